@@ -1,0 +1,46 @@
+# The two commands a new user needs (README): `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: run test lint services snapshot clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@ $(VENV)/.runtime
+
+## make run: install, migrate, load the bundled snapshot into SQLite (var/), serve http://$(HOST):$(PORT)
+run: $(VENV)/.runtime
+	mkdir -p var
+	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py migrate --noinput
+	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py load_snapshot
+	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+## make test: lint, then the whole suite (PostgreSQL and Redis on this machine; REQUIRE_SERVICES=1 fails if absent)
+test: $(VENV)/.dev
+	@if [ "$(REQUIRE_SERVICES)" = "1" ]; then $(MAKE) --no-print-directory services; fi
+	$(BIN)/ruff check .
+	$(BIN)/python manage.py makemigrations --check --dry-run --settings=comparator.settings.test
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+## make services: start this machine's PostgreSQL and Redis if they are not answering
+services:
+	@pg_isready -h 127.0.0.1 -p 5432 -q || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
+	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
+	@for i in $$(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 1; done; echo "PostgreSQL or Redis did not come up" >&2; exit 1
+
+lint: $(VENV)/.dev
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) var

@@ -1,0 +1,22 @@
+"""Test settings: PostgreSQL on this machine by default (tests/conftest.py falls back to SQLite only when it is
+unreachable and REQUIRE_SERVICES is not set), fast password hashing, no outgoing mail."""
+
+import os
+
+import dj_database_url
+
+from .base import *  # noqa: F401,F403
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), conn_max_age=0
+    )
+}
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL

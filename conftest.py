@@ -1,0 +1,47 @@
+"""Test-wide setup (repository root, so it runs before Django reads its settings).
+
+PostgreSQL and Redis on this machine are the real services the suite runs against.
+
+When REQUIRE_SERVICES=1 (CI) a missing service fails the session at once; otherwise the suite falls back to
+SQLite and skips the tests marked `services`, saying so.
+"""
+
+import os
+import socket
+
+import pytest
+
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+POSTGRES_UP = _reachable("127.0.0.1", 5432)
+REDIS_UP = _reachable("127.0.0.1", 6379)
+
+
+MISSING = [name for name, up in (("PostgreSQL 127.0.0.1:5432", POSTGRES_UP), ("Redis 127.0.0.1:6379", REDIS_UP))
+           if not up]
+if not POSTGRES_UP and "DATABASE_URL" not in os.environ:
+    # Read by comparator.settings.test, which Django imports after this file.
+    os.environ["DATABASE_URL"] = "sqlite:///:memory:"
+
+
+def pytest_configure(config):
+    if MISSING and REQUIRE_SERVICES:
+        raise pytest.UsageError(f"REQUIRE_SERVICES=1 but not reachable: {', '.join(MISSING)}")
+
+
+def pytest_collection_modifyitems(config, items):
+    if POSTGRES_UP and REDIS_UP:
+        return
+    skip = pytest.mark.skip(reason="PostgreSQL or Redis not reachable (set REQUIRE_SERVICES=1 to fail instead)")
+    for item in items:
+        if "services" in item.keywords:
+            item.add_marker(skip)

@@ -1,0 +1,84 @@
+"""Admin for every model: the only writer besides the scrapers and the curated-data loader."""
+
+from django.contrib import admin
+
+from .models import (
+    Capability,
+    CapabilityChange,
+    DataSource,
+    ExchangeRate,
+    GpuModel,
+    Offer,
+    PriceObservation,
+    Provider,
+    ScrapeRun,
+)
+
+
+class CapabilityInline(admin.TabularInline):
+    model = Capability
+    extra = 0
+    fields = ("key", "value", "label", "source_url", "verified_on", "confidence", "origin")
+
+
+@admin.register(Provider)
+class ProviderAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "kind", "headquarters")
+    list_filter = ("kind",)
+    search_fields = ("name", "slug", "name_zh")
+    inlines = [CapabilityInline]
+
+
+@admin.register(Capability)
+class CapabilityAdmin(admin.ModelAdmin):
+    list_display = ("provider", "key", "value", "label", "confidence", "verified_on", "origin")
+    list_filter = ("key", "value", "confidence", "origin")
+    search_fields = ("provider__name", "label", "detail")
+
+
+@admin.register(CapabilityChange)
+class CapabilityChangeAdmin(admin.ModelAdmin):
+    list_display = ("provider", "key", "old_value", "new_value", "origin", "changed_at")
+    list_filter = ("origin", "key")
+
+
+@admin.register(GpuModel)
+class GpuModelAdmin(admin.ModelAdmin):
+    list_display = ("name", "slug", "vendor", "family", "memory_gb", "form_factor")
+    list_filter = ("vendor", "family")
+    search_fields = ("name", "slug")
+
+
+@admin.register(DataSource)
+class DataSourceAdmin(admin.ModelAdmin):
+    list_display = ("slug", "name", "kind", "provider", "revision", "as_of")
+    list_filter = ("kind",)
+
+
+@admin.register(ScrapeRun)
+class ScrapeRunAdmin(admin.ModelAdmin):
+    list_display = ("source", "started_at", "status", "created", "updated", "unchanged", "deactivated", "skipped")
+    list_filter = ("status", "source")
+    date_hierarchy = "started_at"
+
+
+@admin.register(Offer)
+class OfferAdmin(admin.ModelAdmin):
+    list_display = ("provider", "instance_type", "region", "gpu", "gpu_count", "price_per_gpu_hour_usd", "is_active")
+    list_filter = ("is_active", "provider", "gpu__family")
+    search_fields = ("instance_type", "region", "gpu_name")
+    list_select_related = ("provider", "gpu")
+    raw_id_fields = ("last_run",)
+
+
+@admin.register(PriceObservation)
+class PriceObservationAdmin(admin.ModelAdmin):
+    list_display = ("offer", "observed_at", "price_hour", "spot_price_hour", "currency", "availability")
+    list_select_related = ("offer", "offer__provider")
+    raw_id_fields = ("offer", "run")
+
+
+@admin.register(ExchangeRate)
+class ExchangeRateAdmin(admin.ModelAdmin):
+    list_display = ("date", "currency", "per_eur")
+    list_filter = ("currency",)

@@ -1,0 +1,75 @@
+"""The Kubernetes questions we answer for every provider, their allowed answers and their grouping.
+
+One definition used by the curated-data loader (validation), the filters (what a query may ask), the API and the
+pages (labels and order). Plain Python: no database access.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.utils.translation import gettext_lazy as _
+
+UNKNOWN = "unknown"
+NOT_APPLICABLE = "n/a"
+YES_NO = ("yes", "no", NOT_APPLICABLE)
+
+
+@dataclass(frozen=True)
+class Question:
+    key: str
+    label: str
+    group: str
+    values: tuple[str, ...]
+    help: str = ""
+
+
+CAPABILITIES: tuple[Question, ...] = (
+    Question("offering", _("Kubernetes offering"), "control_plane", ("managed", "byo", "none"),
+             _("Managed control plane with GPU node pools, or raw GPU machines you join to your own cluster.")),
+    Question("control_plane_fee", _("Control-plane fee"), "control_plane", ("free", "paid", NOT_APPLICABLE),
+             _("What the managed control plane costs per cluster-hour.")),
+    Question("gpu_operator", _("GPU driver / Operator"), "gpu_stack",
+             ("preinstalled", "add_on", "user_installs", NOT_APPLICABLE),
+             _("Who installs the NVIDIA driver, device plugin or GPU Operator on GPU nodes.")),
+    Question("mig", _("MIG"), "sharing", YES_NO, _("Multi-Instance GPU partitions usable from Kubernetes.")),
+    Question("mps", _("MPS"), "sharing", YES_NO, _("NVIDIA Multi-Process Service sharing.")),
+    Question("time_slicing", _("Time-slicing"), "sharing", YES_NO, _("Several pods take turns on one GPU.")),
+    Question("vendor_sharing", _("Vendor GPU sharing"), "sharing", YES_NO,
+             _("The provider's own sharing scheme, such as Alibaba cGPU or Tencent qGPU.")),
+    Question("infiniband", _("InfiniBand"), "interconnect", YES_NO),
+    Question("roce", _("RoCE"), "interconnect", YES_NO),
+    Question("efa", _("EFA"), "interconnect", YES_NO),
+    Question("gpudirect_tcpx", _("GPUDirect-TCPX"), "interconnect", YES_NO),
+    Question("node_autoscaling", _("Node autoscaling"), "scaling", YES_NO),
+    Question("scale_to_zero", _("Scale to zero"), "scaling", YES_NO,
+             _("A GPU node pool can shrink to zero nodes, so idle GPUs cost nothing.")),
+    Question("spot_nodes", _("Spot GPU nodes"), "scaling", YES_NO),
+    Question("rwx_storage", _("Shared RWX storage"), "storage", YES_NO,
+             _("ReadWriteMany volumes through a CSI driver, for datasets and checkpoints shared by many pods.")),
+    Question("gang_scheduling", _("Gang / queue scheduling"), "scheduling", YES_NO,
+             _("All-or-nothing scheduling of distributed jobs (Kueue, Volcano, ...).")),
+    Question("nvidia", _("NVIDIA GPUs"), "vendors", ("yes", "no")),
+    Question("amd", _("AMD GPUs"), "vendors", ("yes", "no")),
+    Question("intel", _("Intel accelerators"), "vendors", ("yes", "no")),
+    Question("other_accelerators", _("Other accelerators"), "vendors", ("yes", "no")),
+)
+
+QUESTIONS: dict[str, Question] = {question.key: question for question in CAPABILITIES}
+
+GROUPS = {
+    "control_plane": _("Control plane"),
+    "gpu_stack": _("GPU software"),
+    "sharing": _("GPU sharing"),
+    "interconnect": _("RDMA fabric"),
+    "scaling": _("Scaling"),
+    "storage": _("Storage"),
+    "scheduling": _("Scheduling"),
+    "vendors": _("Accelerators"),
+}
+
+RDMA_FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx")
+
+
+def allowed_values(key: str) -> tuple[str, ...]:
+    return (*QUESTIONS[key].values, UNKNOWN)

@@ -1,0 +1,144 @@
+"""Reads and validates the curated provider files (providers/data/providers/*.toml, format in providers/data/README.md).
+
+Validation is strict because these cells are the product: a cell without a source, a date or an allowed value is
+refused with an error naming the file, the key and the problem, before anything is written.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+
+from .capabilities import QUESTIONS, UNKNOWN, allowed_values
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+PROVIDERS_DIR = DATA_DIR / "providers"
+
+KINDS = {"hyperscaler", "gpu_cloud", "marketplace", "regional_cloud"}
+CONFIDENCES = {"documented", "third_party", "inferred"}
+SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+CELL_FIELDS = {"value", "label", "detail", "source_url", "verified_on", "confidence", "amount", "currency"}
+
+
+class CuratedDataError(ValueError):
+    """A curated file breaks the rules; the message names the file, the key and the problem."""
+
+
+@dataclass(frozen=True)
+class CapabilityRecord:
+    key: str
+    value: str
+    label: str = ""
+    detail: str = ""
+    source_url: str = ""
+    verified_on: date | None = None
+    confidence: str = ""
+    amount: Decimal | None = None
+    currency: str = ""
+
+
+@dataclass(frozen=True)
+class ProviderRecord:
+    slug: str
+    name: str
+    name_zh: str
+    website: str
+    kind: str
+    headquarters: str
+    capabilities: dict[str, CapabilityRecord] = field(default_factory=dict)
+
+
+def parse_provider(data: dict, origin: str, today: date | None = None) -> ProviderRecord:
+    today = today or date.today()
+
+    def fail(message: str) -> CuratedDataError:
+        return CuratedDataError(f"{origin}: {message}")
+
+    for required in ("slug", "name", "website", "kind", "headquarters"):
+        if not isinstance(data.get(required), str) or not data[required].strip():
+            raise fail(f"'{required}' is required")
+    if not SLUG_RE.match(data["slug"]):
+        raise fail(f"slug {data['slug']!r} must be lowercase letters, digits and dashes")
+    if data["kind"] not in KINDS:
+        raise fail(f"kind {data['kind']!r} must be one of {sorted(KINDS)}")
+    if not re.fullmatch(r"[A-Z]{2}", data["headquarters"]):
+        raise fail("headquarters must be an ISO 3166-1 alpha-2 code such as 'US'")
+    if not data["website"].startswith(("https://", "http://")):
+        raise fail("website must be an http(s) URL")
+
+    cells: dict[str, CapabilityRecord] = {}
+    for key, cell in (data.get("capabilities") or {}).items():
+        where = f"capability '{key}'"
+        if key not in QUESTIONS:
+            raise fail(f"{where} is not a known question (known: {', '.join(QUESTIONS)})")
+        if not isinstance(cell, dict):
+            raise fail(f"{where} must be a table")
+        extra = set(cell) - CELL_FIELDS
+        if extra:
+            raise fail(f"{where} has unknown fields {sorted(extra)}")
+        value = cell.get("value")
+        if value not in allowed_values(key):
+            raise fail(f"{where} value {value!r} must be one of {list(allowed_values(key))}")
+        source_url = cell.get("source_url", "")
+        verified_on = cell.get("verified_on")
+        confidence = cell.get("confidence", "")
+        if value != UNKNOWN:
+            if not isinstance(source_url, str) or not source_url.startswith(("https://", "http://")):
+                raise fail(f"{where} = {value!r} has no source_url: every published cell needs its source")
+            if not isinstance(verified_on, date):
+                raise fail(f"{where} = {value!r} has no verified_on date (a TOML date such as 2026-11-29)")
+            if confidence not in CONFIDENCES:
+                raise fail(f"{where} confidence {confidence!r} must be one of {sorted(CONFIDENCES)}")
+        if isinstance(verified_on, date) and verified_on > today:
+            raise fail(f"{where} verified_on {verified_on} is in the future")
+        amount = None
+        if cell.get("amount") not in (None, ""):
+            try:
+                amount = Decimal(str(cell["amount"]))
+            except InvalidOperation as exc:
+                raise fail(f"{where} amount {cell['amount']!r} is not a number") from exc
+            if amount < 0:
+                raise fail(f"{where} amount must not be negative")
+            if not re.fullmatch(r"[A-Z]{3}", cell.get("currency", "")):
+                raise fail(f"{where} amount needs an ISO 4217 currency")
+        if key == "control_plane_fee" and value == "paid" and amount is None:
+            raise fail(f"{where} = 'paid' needs the amount per cluster-hour")
+        cells[key] = CapabilityRecord(
+            key=key,
+            value=value,
+            label=cell.get("label", ""),
+            detail=cell.get("detail", ""),
+            source_url=source_url or "",
+            verified_on=verified_on if isinstance(verified_on, date) else None,
+            confidence=confidence or "",
+            amount=amount,
+            currency=cell.get("currency", "") if amount is not None else "",
+        )
+    return ProviderRecord(
+        slug=data["slug"],
+        name=data["name"],
+        name_zh=data.get("name_zh", "") or "",
+        website=data["website"],
+        kind=data["kind"],
+        headquarters=data["headquarters"],
+        capabilities=cells,
+    )
+
+
+def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
+    records = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            with path.open("rb") as handle:
+                data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise CuratedDataError(f"{path.name}: not valid TOML: {exc}") from exc
+        record = parse_provider(data, origin=path.name)
+        if record.slug != path.stem:
+            raise CuratedDataError(f"{path.name}: slug {record.slug!r} must match the file name")
+        records.append(record)
+    return records

@@ -1,0 +1,22 @@
+"""`manage.py load_snapshot`: the bundled real data (GPU catalog, curated providers, recorded catalog payloads),
+loaded through the same services a live scrape uses. Safe to run again: it changes nothing the second time."""
+
+from django.core.management.base import BaseCommand
+
+from providers import services
+
+
+class Command(BaseCommand):
+    help = "Load the bundled snapshot: GPU catalog, curated Kubernetes capabilities and recorded catalog offers."
+
+    def handle(self, *args, **options):
+        runs = services.snapshot_load()
+        for run in runs:
+            self.stdout.write(
+                f"{run.source.slug:24} {run.status:10} created {run.created:5} updated {run.updated:5} "
+                f"unchanged {run.unchanged:5} rejected {run.skipped:3} unknown GPUs {sum(run.unknown_gpus.values())}"
+                + (f"  {run.error}" if run.error else "")
+            )
+        failed = [run for run in runs if run.status != "succeeded"]
+        if failed:
+            self.stderr.write(f"{len(failed)} source(s) failed; their earlier offers are kept.")

@@ -1,0 +1,271 @@
+"""The domain: providers, their Kubernetes capabilities (each with provenance), the GPU catalog, rentable offers with
+their price and availability history, the data sources and every run that fed them.
+
+Nothing here computes or writes on its own: services.py writes, selectors.py reads.
+"""
+
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+
+class ProviderKind(models.TextChoices):
+    HYPERSCALER = "hyperscaler", _("Hyperscaler")
+    GPU_CLOUD = "gpu_cloud", _("GPU cloud")
+    MARKETPLACE = "marketplace", _("Marketplace")
+    REGIONAL_CLOUD = "regional_cloud", _("Regional cloud")
+
+
+class Provider(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    name_zh = models.CharField(max_length=100, blank=True)
+    website = models.URLField()
+    kind = models.CharField(max_length=20, choices=ProviderKind.choices)
+    headquarters = models.CharField(max_length=2, help_text="ISO 3166-1 alpha-2 country code")
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Confidence(models.TextChoices):
+    DOCUMENTED = "documented", _("Documented by the provider")
+    THIRD_PARTY = "third_party", _("Documented by a third party")
+    INFERRED = "inferred", _("Inferred")
+
+
+class CapabilityOrigin(models.TextChoices):
+    CURATED = "curated", _("Curated by us")
+    PROVIDER_API = "provider_api", _("Provider API")
+
+
+class Capability(models.Model):
+    """One answered question about one provider's Kubernetes offering ("MIG supported?" -> "yes"), with its source.
+
+    The question is `key` (see providers.capabilities.CAPABILITIES for the questions and their allowed answers);
+    the machine-readable answer is `value`, so a filter asks `key="mig", value="yes"` and never parses prose.
+    An unknown answer is stored as "unknown", never guessed.
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="capabilities")
+    key = models.CharField(max_length=32)
+    value = models.CharField(max_length=32)
+    label = models.CharField(max_length=200, blank=True)
+    detail = models.TextField(blank=True)
+    amount = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
+    currency = models.CharField(max_length=3, blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+    verified_on = models.DateField(null=True, blank=True)
+    confidence = models.CharField(max_length=20, choices=Confidence.choices, blank=True)
+    origin = models.CharField(max_length=20, choices=CapabilityOrigin.choices, default=CapabilityOrigin.CURATED)
+    fetched_at = models.DateTimeField(null=True, blank=True, help_text="When a provider API reported this value")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["provider", "key"], name="capability_unique_per_provider")]
+        indexes = [models.Index(fields=["key", "value"])]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}:{self.key}={self.value}"
+
+
+class CapabilityChange(models.Model):
+    """A recorded change of a capability's answer (curated edit or a fresher provider-API fact)."""
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="capability_changes")
+    key = models.CharField(max_length=32)
+    old_value = models.CharField(max_length=32, blank=True)
+    new_value = models.CharField(max_length=32)
+    old_label = models.CharField(max_length=200, blank=True)
+    new_label = models.CharField(max_length=200, blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+    origin = models.CharField(max_length=20, choices=CapabilityOrigin.choices)
+    changed_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["-changed_at"]
+        indexes = [models.Index(fields=["changed_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}:{self.key} {self.old_value or '-'} -> {self.new_value}"
+
+
+class GpuVendor(models.TextChoices):
+    NVIDIA = "nvidia", "NVIDIA"
+    AMD = "amd", "AMD"
+    INTEL = "intel", "Intel"
+    OTHER = "other", _("Other")
+
+
+class GpuModel(models.Model):
+    """One accelerator of the curated catalog (providers/data/gpus.toml)."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=100)
+    vendor = models.CharField(max_length=10, choices=GpuVendor.choices)
+    family = models.CharField(max_length=40, db_index=True)
+    architecture = models.CharField(max_length=40)
+    memory_gb = models.DecimalField(max_digits=7, decimal_places=1)
+    memory_type = models.CharField(max_length=20, blank=True)
+    form_factor = models.CharField(max_length=20)
+    mig_profiles = models.JSONField(default=list, blank=True)
+    mig_source_url = models.URLField(max_length=500, blank=True)
+    source_url = models.URLField(max_length=500)
+    verified_on = models.DateField()
+
+    class Meta:
+        ordering = ["vendor", "family", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def supports_mig(self) -> bool:
+        return bool(self.mig_profiles)
+
+
+class SourceKind(models.TextChoices):
+    API = "api", _("Provider API")
+    CATALOG = "catalog", _("Public catalog")
+    CURATED = "curated", _("Curated price table")
+
+
+class DataSource(models.Model):
+    """Where offers come from: one provider API, one public catalog file, or one curated price page."""
+
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=120)
+    kind = models.CharField(max_length=10, choices=SourceKind.choices)
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="sources")
+    url = models.URLField(max_length=500)
+    license = models.CharField(max_length=100, blank=True)
+    as_of = models.DateField(null=True, blank=True, help_text="Date of the data when the source states one")
+    revision = models.CharField(max_length=64, blank=True, help_text="e.g. the catalog's git commit")
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RunStatus(models.TextChoices):
+    RUNNING = "running", _("Running")
+    SUCCEEDED = "succeeded", _("Succeeded")
+    FAILED = "failed", _("Failed")
+    NOT_CONFIGURED = "not_configured", _("Not configured")
+
+
+class ScrapeRun(models.Model):
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="runs")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    offline = models.BooleanField(default=False, help_text="Replayed from recorded payloads")
+    created = models.PositiveIntegerField(default=0)
+    updated = models.PositiveIntegerField(default=0)
+    unchanged = models.PositiveIntegerField(default=0)
+    deactivated = models.PositiveIntegerField(default=0)
+    skipped = models.PositiveIntegerField(default=0, help_text="Rows refused as invalid")
+    unknown_gpus = models.JSONField(default=dict, blank=True, help_text="Unmapped GPU name -> row count")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["source", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class Availability(models.TextChoices):
+    AVAILABLE = "available", _("Available")
+    LIMITED = "limited", _("Limited")
+    UNAVAILABLE = "unavailable", _("Unavailable")
+    UNKNOWN = "unknown", _("Unknown")
+
+
+class Offer(models.Model):
+    """One rentable configuration in one region, as one source reports it.
+
+    Natural key: (source, instance_type, region). Prices are kept in the source's currency and normalised to USD
+    (`*_usd`) at ingestion with a dated rate; `price_per_gpu_hour_usd` is what users compare.
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="offers")
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="offers")
+    instance_type = models.CharField(max_length=120)
+    region = models.CharField(max_length=120)
+    country = models.CharField(max_length=2, blank=True)
+    continent = models.CharField(max_length=2, blank=True, help_text="AF AN AS EU NA OC SA")
+    gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="offers")
+    gpu_name = models.CharField(max_length=100, help_text="The GPU name as the source wrote it")
+    gpu_count = models.DecimalField(max_digits=6, decimal_places=3)
+    gpu_memory_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True, help_text="Per GPU")
+    vcpus = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
+    ram_gb = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    availability = models.CharField(max_length=12, choices=Availability.choices, default=Availability.UNKNOWN)
+    available_count = models.PositiveIntegerField(null=True, blank=True)
+    first_seen = models.DateTimeField()
+    last_seen = models.DateTimeField()
+    is_active = models.BooleanField(default=True)
+    last_run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "instance_type", "region"], name="offer_natural_key"),
+        ]
+        indexes = [
+            models.Index(fields=["is_active", "price_per_gpu_hour_usd"]),
+            models.Index(fields=["gpu", "is_active"]),
+            models.Index(fields=["provider", "is_active"]),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id} {self.instance_type} {self.region}"
+
+
+class PriceObservation(models.Model):
+    """Price and availability of one offer from a moment on; appended only when one of them changed."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="history")
+    observed_at = models.DateTimeField()
+    price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    currency = models.CharField(max_length=3)
+    availability = models.CharField(max_length=12, choices=Availability.choices)
+    available_count = models.PositiveIntegerField(null=True, blank=True)
+    run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        ordering = ["offer", "observed_at"]
+        indexes = [models.Index(fields=["offer", "observed_at"]), models.Index(fields=["observed_at"])]
+
+    def __str__(self) -> str:
+        return f"offer {self.offer_id} at {self.observed_at:%Y-%m-%d %H:%M}: {self.price_hour} {self.currency}"
+
+
+class ExchangeRate(models.Model):
+    """Units of `currency` per 1 EUR on `date`, as the European Central Bank published them."""
+
+    currency = models.CharField(max_length=3)
+    date = models.DateField()
+    per_eur = models.DecimalField(max_digits=14, decimal_places=6)
+    source_url = models.URLField(max_length=500)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["currency", "date"], name="rate_unique_per_day")]
+        ordering = ["-date", "currency"]
+
+    def __str__(self) -> str:
+        return f"{self.date} 1 EUR = {self.per_eur} {self.currency}"

@@ -1,0 +1,89 @@
+"""What every provider client returns and raises. Plain Python: nothing under scrapers/ touches the database.
+
+A client is a class with a `slug`, built around an injected `httpx.Client`, whose `fetch()` returns a
+`ScrapeResult` (offers plus what it noticed) or raises one of the errors below. The ingestion service
+(providers.services.offers_sync) is the only consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import ClassVar, Protocol
+
+import httpx
+
+
+class ScrapeError(Exception):
+    """The source could not be read; nothing it returned is trusted. The run fails, stored offers stay."""
+
+
+class TransientScrapeError(ScrapeError):
+    """Worth retrying later: timeouts, connection errors, 429 and 5xx answers."""
+
+    def __init__(self, message: str, retry_after: float | None = None):
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class AuthScrapeError(ScrapeError):
+    """The provider refused our credentials (401/403): retrying cannot help."""
+
+
+class SchemaScrapeError(ScrapeError):
+    """The response is not what the provider's contract says (not JSON/CSV, a field missing or renamed)."""
+
+
+class NotConfiguredError(ScrapeError):
+    """The source needs an API key that is not set; the run is recorded as not configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapedOffer:
+    """One rentable configuration in one region, in the source's own currency, units already converted.
+
+    gpu_memory_gb is per GPU; prices are per instance-hour; None means the source did not say.
+    """
+
+    instance_type: str
+    region: str
+    gpu_name: str
+    gpu_count: Decimal
+    currency: str
+    price_hour: Decimal | None
+    spot_price_hour: Decimal | None = None
+    gpu_memory_gb: Decimal | None = None
+    vcpus: Decimal | None = None
+    ram_gb: Decimal | None = None
+    availability: str = "unknown"  # available | limited | unavailable | unknown
+    available_count: int | None = None
+
+
+@dataclass(slots=True)
+class ScrapeResult:
+    offers: list[ScrapedOffer]
+    # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
+    rejected: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceInfo:
+    """Static facts about a source, mirrored into the DataSource table."""
+
+    slug: str
+    provider: str
+    name: str
+    kind: str  # api | catalog | curated
+    url: str
+    license: str = ""
+    revision: str = ""
+    as_of: str = ""  # ISO date, when the source states one
+    api_key_env: str = ""
+
+
+class ProviderClient(Protocol):
+    info: ClassVar[SourceInfo]
+
+    def __init__(self, http: httpx.Client) -> None: ...
+
+    def fetch(self) -> ScrapeResult: ...

@@ -1,0 +1,86 @@
+"""The one place that builds httpx clients for scrapers: timeouts, a user agent, and HTTP errors translated into
+the scraper error classes, so every client fails the same way.
+
+Retries are not done here: Celery retries a whole run with backoff (providers.tasks), which keeps one
+transaction per run and never mixes pages from two attempts.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import time
+from pathlib import Path
+
+import httpx
+
+from .base import AuthScrapeError, SchemaScrapeError, ScrapeError, TransientScrapeError
+
+USER_AGENT = "gpu-k8s-comparator/1.0 (+https://github.com/; price comparison; contact via repository)"
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+
+
+def build_client(transport: httpx.BaseTransport | None = None, **kwargs) -> httpx.Client:
+    return httpx.Client(
+        transport=transport,
+        timeout=kwargs.pop("timeout", DEFAULT_TIMEOUT),
+        headers={"User-Agent": USER_AGENT, **kwargs.pop("headers", {})},
+        follow_redirects=True,
+        **kwargs,
+    )
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        parsed = email.utils.parsedate_to_datetime(value)
+        return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+
+
+def get(http: httpx.Client, url: str, **kwargs) -> httpx.Response:
+    """GET `url`, raising the matching ScrapeError for anything but a 2xx answer."""
+    try:
+        response = http.get(url, **kwargs)
+    except httpx.TimeoutException as exc:
+        raise TransientScrapeError(f"timed out fetching {url}") from exc
+    except httpx.TransportError as exc:
+        raise TransientScrapeError(f"could not connect to {url}: {exc}") from exc
+    status = response.status_code
+    if status in (401, 403):
+        raise AuthScrapeError(f"{url} refused our credentials (HTTP {status})")
+    if status == 429:
+        retry_after = _retry_after_seconds(response.headers.get("Retry-After"))
+        raise TransientScrapeError(f"{url} is rate limiting us (HTTP 429)", retry_after=retry_after)
+    if status >= 500:
+        raise TransientScrapeError(f"{url} answered HTTP {status}")
+    if status >= 400:
+        raise ScrapeError(f"{url} answered HTTP {status}")
+    return response
+
+
+def get_json(http: httpx.Client, url: str, **kwargs):
+    response = get(http, url, **kwargs)
+    try:
+        return response.json()
+    except ValueError as exc:
+        raise SchemaScrapeError(f"{url} did not return JSON ({len(response.content)} bytes)") from exc
+
+
+class RecordedTransport(httpx.BaseTransport):
+    """Replays recorded payloads from files, by exact URL; any other request is an error (never the network).
+
+    Used by `manage.py scrape --offline` (the embedded default) and by tests.
+    """
+
+    def __init__(self, routes: dict[str, Path]):
+        self.routes = routes
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = str(request.url)
+        path = self.routes.get(url)
+        if path is None:
+            raise httpx.ConnectError(f"no recorded payload for {url}", request=request)
+        content_type = "application/json" if path.suffix == ".json" else "text/csv"
+        return httpx.Response(200, content=path.read_bytes(), headers={"Content-Type": content_type})

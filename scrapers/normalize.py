@@ -1,0 +1,244 @@
+"""Normalisation in one place: GPU names onto the curated catalog, numbers to Decimal, regions onto countries and
+continents, prices to USD per GPU-hour.
+
+The GPU table is providers/data/gpus.toml and the region table scrapers/data/regions.toml: both curated, both with
+sources. A name or region that the tables do not know stays unknown (and is counted by the caller), never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GPU_CATALOG_PATH = ROOT / "providers" / "data" / "gpus.toml"
+REGIONS_PATH = Path(__file__).resolve().parent / "data" / "regions.toml"
+
+CENT = Decimal("0.00001")
+
+
+# --- numbers -------------------------------------------------------------------------------------------------
+
+
+def to_decimal(value: object) -> Decimal | None:
+    """A price or size as Decimal; None for blanks. Floats go through str() so 0.1 stays 0.1."""
+    if value is None:
+        return None
+    if isinstance(value, Decimal):
+        return value
+    text = str(value).strip()
+    if not text or text.lower() in {"nan", "none", "null"}:
+        return None
+    try:
+        result = Decimal(text)
+    except InvalidOperation as exc:
+        raise ValueError(f"not a number: {value!r}") from exc
+    if not result.is_finite():
+        raise ValueError(f"not a finite number: {value!r}")
+    return result
+
+
+def mib_to_gb(mib: object) -> Decimal | None:
+    """MiB -> GB as marketed (81920 MiB -> 80, 143771 MiB -> 140.4): GPU memory is sold in GiB-ish units."""
+    value = to_decimal(mib)
+    if value is None:
+        return None
+    return (value / Decimal(1024)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)
+
+
+def quantize_money(value: Decimal | None) -> Decimal | None:
+    return None if value is None else value.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+# --- GPU names -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpec:
+    slug: str
+    name: str
+    vendor: str
+    family: str
+    architecture: str
+    memory_gb: Decimal
+    memory_type: str
+    form_factor: str
+    aliases: tuple[str, ...]
+    mig_profiles: tuple[str, ...]
+    mig_source_url: str
+    source_url: str
+    verified_on: date
+
+
+GPU_REQUIRED = ("slug", "name", "vendor", "family", "architecture", "memory_gb", "form_factor", "source_url",
+                "verified_on")
+GPU_VENDORS = {"nvidia", "amd", "intel", "other"}
+
+
+def name_key(name: str) -> str:
+    """Spellings differ only by case, spaces, '-', '_' and '.': 'H100_SXM5' == 'h100 sxm5' == 'H100-SXM5'."""
+    return re.sub(r"[\s\-_.]+", "", name).lower()
+
+
+def parse_gpu_catalog(data: dict, origin: str = "gpus.toml") -> list[GpuSpec]:
+    """Validate the catalog; raise ValueError naming the entry and the problem."""
+    specs: list[GpuSpec] = []
+    seen_slugs: set[str] = set()
+    seen_aliases: dict[str, str] = {}
+    for index, entry in enumerate(data.get("gpu", [])):
+        where = f"{origin}: gpu #{index + 1} ({entry.get('slug', '?')})"
+        missing = [key for key in GPU_REQUIRED if entry.get(key) in (None, "")]
+        if missing:
+            raise ValueError(f"{where}: missing {', '.join(missing)}")
+        if entry["vendor"] not in GPU_VENDORS:
+            raise ValueError(f"{where}: vendor must be one of {sorted(GPU_VENDORS)}")
+        if not isinstance(entry["verified_on"], date):
+            raise ValueError(f"{where}: verified_on must be a TOML date")
+        if entry["slug"] in seen_slugs:
+            raise ValueError(f"{where}: duplicate slug")
+        seen_slugs.add(entry["slug"])
+        mig = tuple(entry.get("mig_profiles", []))
+        if mig and not entry.get("mig_source_url"):
+            raise ValueError(f"{where}: mig_profiles need mig_source_url")
+        aliases = tuple(entry.get("aliases", []))
+        for alias in (entry["slug"], entry["name"], *aliases):
+            key = name_key(alias)
+            owner = seen_aliases.get(key)
+            if owner is not None and owner != entry["slug"]:
+                raise ValueError(f"{where}: alias {alias!r} already belongs to {owner}")
+            seen_aliases[key] = entry["slug"]
+        specs.append(
+            GpuSpec(
+                slug=entry["slug"],
+                name=entry["name"],
+                vendor=entry["vendor"],
+                family=entry["family"],
+                architecture=entry["architecture"],
+                memory_gb=Decimal(str(entry["memory_gb"])),
+                memory_type=entry.get("memory_type", ""),
+                form_factor=entry["form_factor"],
+                aliases=aliases,
+                mig_profiles=mig,
+                mig_source_url=entry.get("mig_source_url", ""),
+                source_url=entry["source_url"],
+                verified_on=entry["verified_on"],
+            )
+        )
+    return specs
+
+
+@cache
+def gpu_catalog(path: Path = GPU_CATALOG_PATH) -> tuple[GpuSpec, ...]:
+    with path.open("rb") as handle:
+        return tuple(parse_gpu_catalog(tomllib.load(handle), origin=path.name))
+
+
+class GpuResolver:
+    """Maps a provider's GPU spelling (plus, when known, its memory) onto one catalog slug, or None."""
+
+    def __init__(self, specs: tuple[GpuSpec, ...] | list[GpuSpec]):
+        self.specs = {spec.slug: spec for spec in specs}
+        self.by_name: dict[str, GpuSpec] = {}
+        for spec in specs:
+            for alias in (spec.slug, spec.name, *spec.aliases):
+                self.by_name[name_key(alias)] = spec
+
+    def resolve(self, name: str, memory_gb: Decimal | None = None) -> str | None:
+        spec = self.by_name.get(name_key(name)) if name else None
+        if spec is None:
+            return None
+        if memory_gb is not None and spec.memory_gb and not _close(spec.memory_gb, memory_gb):
+            # The spelling named a sibling with other memory ("A100" reported with 80 GB): pick the family member
+            # the memory says, preferring the one whose form factor is as unspecified as the spelling was.
+            siblings = [
+                other for other in self.specs.values()
+                if other.family == spec.family and _close(other.memory_gb, memory_gb)
+            ]
+            siblings.sort(key=lambda other: other.form_factor != spec.form_factor)
+            if siblings:
+                return siblings[0].slug
+        return spec.slug
+
+
+def _close(expected: Decimal, reported: Decimal) -> bool:
+    return abs(expected - reported) <= expected * Decimal("0.10")
+
+
+@cache
+def default_gpu_resolver() -> GpuResolver:
+    return GpuResolver(gpu_catalog())
+
+
+# --- geography -----------------------------------------------------------------------------------------------
+
+# ISO 3166-1 alpha-2 -> continent code (AF AN AS EU NA OC SA), for the countries that GPU regions are in.
+CONTINENT_OF_COUNTRY = {
+    **dict.fromkeys("US CA MX".split(), "NA"),
+    **dict.fromkeys("BR CL CO AR PE".split(), "SA"),
+    **dict.fromkeys(
+        "GB IE FR DE NL BE LU CH AT IT ES PT SE NO FI DK IS PL CZ SK HU RO BG HR SI RS GR EE LV LT UA".split(), "EU"
+    ),
+    **dict.fromkeys("CN HK TW JP KR SG IN ID MY TH VN PH IL AE SA QA TR KZ".split(), "AS"),
+    **dict.fromkeys("AU NZ".split(), "OC"),
+    **dict.fromkeys("ZA MA EG NG KE".split(), "AF"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Geography:
+    country: str = ""
+    continent: str = ""
+
+
+@cache
+def region_table(path: Path = REGIONS_PATH) -> dict[str, dict[str, str]]:
+    with path.open("rb") as handle:
+        return tomllib.load(handle)["regions"]
+
+
+def region_geography(provider: str, region: str) -> Geography:
+    """Country and continent of a provider's region from the curated table; blank when not known.
+
+    A table value is "US" (a country) or "continent:EU" (the region name states only the continent).
+    Vast.ai-style regions ("Texas, US, NA") carry their own country and continent.
+    """
+    value = region_table().get(provider, {}).get(region)
+    if value is None:
+        parts = [part.strip() for part in region.split(",")]
+        if len(parts) == 3 and len(parts[1]) == 2 and parts[1].isupper() and len(parts[2]) == 2:
+            return Geography(parts[1], parts[2])
+        return Geography()
+    if value.startswith("continent:"):
+        return Geography("", value.split(":", 1)[1])
+    return Geography(value, CONTINENT_OF_COUNTRY.get(value, ""))
+
+
+# --- money ---------------------------------------------------------------------------------------------------
+
+
+def to_usd(amount: Decimal | None, currency: str, per_eur: dict[str, Decimal]) -> Decimal | None:
+    """Convert via the ECB's EUR reference rates (`per_eur[c]` = units of c per 1 EUR). None if no rate."""
+    if amount is None:
+        return None
+    if currency == "USD":
+        return amount
+    if currency == "EUR":
+        eur = amount
+    elif currency in per_eur:
+        eur = amount / per_eur[currency]
+    else:
+        return None
+    if "USD" not in per_eur:
+        return None
+    return quantize_money(eur * per_eur["USD"])
+
+
+def per_gpu(amount: Decimal | None, gpu_count: Decimal) -> Decimal | None:
+    if amount is None or not gpu_count:
+        return None
+    return quantize_money(amount / gpu_count)

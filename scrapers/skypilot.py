@@ -1,0 +1,190 @@
+"""Public multi-cloud GPU catalogs from SkyPilot (github.com/skypilot-org/skypilot-catalog, Apache-2.0).
+
+SkyPilot's maintainers regenerate one `vms.csv` per cloud from each provider's API; we import them for providers we
+have no client for yet, marked as catalog-derived with the catalog's commit (the bundled snapshot replays the files
+at the commits below; a live run fetches the same paths). Columns: InstanceType, AcceleratorName, AcceleratorCount,
+vCPUs, MemoryGiB, Price, SpotPrice (USD per instance-hour), Region and GpuInfo (a Python/JSON literal with
+per-GPU `MemoryInfo.SizeInMiB` and `TotalGpuMemoryInMiB`). Rows without an accelerator are CPU machines and are
+not offers for this product.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import io
+import json
+import logging
+from decimal import Decimal
+
+import httpx
+
+from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .http import get
+from .normalize import mib_to_gb, to_decimal
+
+logger = logging.getLogger(__name__)
+
+REPOSITORY = "https://github.com/skypilot-org/skypilot-catalog"
+RAW = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog"
+REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region"}
+
+
+def catalog_url(revision: str, path: str) -> str:
+    return f"{RAW}/{revision}/{path}"
+
+
+class SkyPilotCatalogClient:
+    """Base for one provider's SkyPilot catalog file; subclasses set `info` and `path`."""
+
+    info: SourceInfo
+    path: str
+    memory_size_is_total = False
+
+    def __init__(self, http: httpx.Client):
+        self.http = http
+
+    @classmethod
+    def url(cls) -> str:
+        return catalog_url(cls.info.revision, cls.path)
+
+    def fetch(self) -> ScrapeResult:
+        response = get(self.http, self.url())
+        text = response.text
+        reader = csv.DictReader(io.StringIO(text))
+        missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
+        if missing:
+            raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
+        result = ScrapeResult(offers=[])
+        seen: set[tuple[str, str]] = set()
+        for line, row in enumerate(reader, start=2):
+            if not (row.get("AcceleratorName") or "").strip():
+                continue
+            key = (row["InstanceType"], row["Region"])
+            if key in seen:
+                # The same instance type listed once per availability zone (OCI): one offer per region.
+                continue
+            try:
+                offer = parse_row(row, size_is_total=self.memory_size_is_total)
+            except ValueError as exc:
+                result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
+                continue
+            seen.add(key)
+            result.offers.append(offer)
+        if not result.offers:
+            raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")
+        return result
+
+
+def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
+    count = to_decimal(row["AcceleratorCount"])
+    if count is None or count <= 0:
+        raise ValueError(f"GPU count {row['AcceleratorCount']!r}")
+    price = to_decimal(row["Price"])
+    spot = to_decimal(row["SpotPrice"])
+    if spot is not None and spot == 0:
+        spot = None  # Vast.ai rows write 0.00 where there is no interruptible price.
+    if price is not None and price <= 0:
+        raise ValueError(f"on-demand price {row['Price']!r}")
+    if spot is not None and spot < 0:
+        raise ValueError(f"spot price {row['SpotPrice']!r}")
+    if price is None and spot is None:
+        raise ValueError("no price")
+    return ScrapedOffer(
+        instance_type=row["InstanceType"],
+        region=row["Region"],
+        gpu_name=row["AcceleratorName"].strip(),
+        gpu_count=count,
+        gpu_memory_gb=gpu_memory_per_gpu(row.get("GpuInfo") or "", count, size_is_total),
+        vcpus=to_decimal(row.get("vCPUs")),
+        ram_gb=to_decimal(row.get("MemoryGiB")),
+        currency="USD",
+        price_hour=price,
+        spot_price_hour=spot,
+    )
+
+
+def gpu_memory_per_gpu(gpu_info: str, count: Decimal, size_is_total: bool = False) -> Decimal | None:
+    """Per-GPU memory from GpuInfo's `MemoryInfo.SizeInMiB`, or None when it does not say.
+
+    The catalogs disagree on the field: most give per-GPU MiB (and TotalGpuMemoryInMiB is not reliable: Lambda's
+    repeats the per-GPU size for 8-GPU machines), Vast.ai's holds the total of all GPUs (`size_is_total`), and
+    Shadeform's holds GB mislabelled as MiB (`SizeInMiB: 48` for an A6000): no GPU has under 1 GiB of memory.
+    DigitalOcean's file spells the keys in lower case.
+    """
+    info = _literal(gpu_info)
+    if not isinstance(info, dict):
+        return None
+    info = _lower_keys(info)
+    gpus = info.get("gpus") or [{}]
+    size = to_decimal((gpus[0].get("memoryinfo") or {}).get("sizeinmib"))
+    if size is None or size <= 0:
+        return None
+    if size_is_total:
+        size = size / count
+    if size < 1024:
+        return size.quantize(Decimal("0.1"))
+    return mib_to_gb(size)
+
+
+def _lower_keys(value):
+    if isinstance(value, dict):
+        return {str(key).lower(): _lower_keys(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_lower_keys(item) for item in value]
+    return value
+
+
+def _literal(text: str):
+    if not text or text[0] != "{":
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text.replace(": null", ": None"))
+    except (ValueError, SyntaxError):
+        logger.warning("unparsable GpuInfo %r", text[:80])
+        return None
+
+
+def _catalog(slug: str, provider: str, name: str, path: str, revision: str) -> type[SkyPilotCatalogClient]:
+    # Vast.ai's rows give the memory of all GPUs together (2x H200: 287542 MiB).
+    info = SourceInfo(
+        slug=slug,
+        provider=provider,
+        name=f"SkyPilot catalog: {name}",
+        kind="catalog",
+        url=f"{REPOSITORY}/blob/{revision}/{path}",
+        license="Apache-2.0",
+        revision=revision,
+    )
+    attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai"}
+    return type(f"SkyPilot{name.replace(' ', '').replace('.', '')}Client", (SkyPilotCatalogClient,), attributes)
+
+
+# (source slug, provider slug, display name, path in the repository, commit the bundled copy was taken at)
+CATALOGS = [
+    ("skypilot-lambda", "lambda", "Lambda", "catalogs/v8/lambda/vms.csv", "0f4070387edc953d7004cff197940e1918a1d6aa"),
+    ("skypilot-verda", "verda", "Verda", "catalogs/v8/verda/vms.csv", "000c1d0bf24621f4ac37cfa585f0897c1aa1d9cf"),
+    ("skypilot-nebius", "nebius", "Nebius", "catalogs/v8/nebius/vms.csv", "0082b0435f3912ae4c566856b272455cc78f4f61"),
+    ("skypilot-shadeform", "shadeform", "Shadeform", "catalogs/v8/shadeform/vms.csv",
+     "002363dac75913b446b2d3d564ae795678849dfd"),
+    ("skypilot-vast", "vastai", "Vast.ai", "catalogs/v8/vast/vms.csv", "01b8cdda287814b30ff0acb49746cca19fbd4355"),
+    ("skypilot-hyperstack", "hyperstack", "Hyperstack", "catalogs/v8/hyperstack/vms.csv",
+     "fdc9d908ab0b2af9f468f139fb3f662c8c6b3257"),
+    ("skypilot-cudo", "cudo", "Cudo Compute", "catalogs/v8/cudo/vms.csv", "113567a74b2f208af08e0c9236e26cc354a2bf65"),
+    ("skypilot-jarvislabs", "jarvislabs", "JarvisLabs", "catalogs/v8/jarvislabs/vms.csv",
+     "57d65781a544958d7d07014f062f7d1cad8415a7"),
+    ("skypilot-oci", "oci", "Oracle Cloud", "catalogs/v8/oci/vms.csv", "0588751183820cf2dab5c8a89447e8aac9f73fd5"),
+    ("skypilot-azure", "azure", "Azure", "catalogs/v6/azure/vms.csv", "098741e70562f65d7af1cceb81e33b284f742604"),
+    ("skypilot-digitalocean", "digitalocean", "DigitalOcean", "catalogs/v6/do/vms.csv",
+     "1fbe7331dd1f13d70ac4f249bb7ee7a659fc6b6a"),
+    ("skypilot-fluidstack", "fluidstack", "FluidStack", "catalogs/v6/fluidstack/vms.csv",
+     "002403bca05e2ab5110637448f3b1654c983d5d5"),
+    ("skypilot-paperspace", "paperspace", "Paperspace", "catalogs/v6/paperspace/vms.csv",
+     "e520054145d1bce6748bcf18c9a25ddd6ea9a348"),
+]
+
+CLIENTS = {slug: _catalog(slug, provider, name, path, rev) for slug, provider, name, path, rev in CATALOGS}

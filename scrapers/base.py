@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import ClassVar, Protocol
 
 import httpx
@@ -59,11 +60,31 @@ class ScrapedOffer:
     available_count: int | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ScrapedCapability:
+    """A Kubernetes fact a provider API states (e.g. the EKS control-plane fee), keyed like providers.capabilities.
+
+    The ingestion service lets it replace the curated value and records the change; `source_url` is the API URL.
+    """
+
+    key: str
+    value: str
+    source_url: str
+    label: str = ""
+    detail: str = ""
+    amount: Decimal | None = None
+    currency: str = ""
+
+
 @dataclass(slots=True)
 class ScrapeResult:
     offers: list[ScrapedOffer]
     # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
     rejected: list[str] = field(default_factory=list)
+    capabilities: list[ScrapedCapability] = field(default_factory=list)
+    # Facts shown beside the capabilities but not one of the questions (Kubernetes versions, regions with
+    # managed Kubernetes): free-form name -> JSON-able value.
+    kubernetes_facts: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +105,11 @@ class SourceInfo:
 class ProviderClient(Protocol):
     info: ClassVar[SourceInfo]
 
-    def __init__(self, http: httpx.Client) -> None: ...
+    def __init__(self, http: httpx.Client, api_key: str | None = None) -> None: ...
+
+    @classmethod
+    def recorded(cls) -> dict[str, Path]:
+        """URL -> recorded payload file (under scrapers/recorded/) that `scrape --offline` and tests replay."""
+        ...
 
     def fetch(self) -> ScrapeResult: ...

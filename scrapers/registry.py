@@ -3,15 +3,14 @@ payloads and tests: tests/scrapers/test_registry.py checks that every source has
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import httpx
 
 from . import skypilot
-from .base import ProviderClient
+from .base import NotConfiguredError, ProviderClient
 from .http import RecordedTransport, build_client
-
-RECORDED = Path(__file__).resolve().parent / "recorded"
 
 SOURCES: dict[str, type[ProviderClient]] = {
     **skypilot.CLIENTS,
@@ -20,13 +19,18 @@ SOURCES: dict[str, type[ProviderClient]] = {
 
 def recorded_routes(slug: str) -> dict[str, Path]:
     """URL -> recorded payload file for one source (what `scrape --offline` and the tests replay)."""
-    client = SOURCES[slug]
-    if issubclass(client, skypilot.SkyPilotCatalogClient):
-        return {client.url(): RECORDED / "skypilot" / client.path}
-    raise KeyError(f"no recorded payloads declared for {slug}")
+    return SOURCES[slug].recorded()
 
 
 def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ProviderClient:
+    """Build a source's client. A source that needs an API key gets it from the environment variable its `info`
+    names, and raises NotConfiguredError when it is unset (offline replays need no key)."""
+    client = SOURCES[slug]
+    api_key = None
+    if client.info.api_key_env:
+        api_key = "offline-replay" if offline else os.environ.get(client.info.api_key_env, "").strip()
+        if not api_key:
+            raise NotConfiguredError(f"{client.info.api_key_env} is not set; {slug} needs an API key")
     if offline and transport is None:
         transport = RecordedTransport(recorded_routes(slug))
-    return SOURCES[slug](build_client(transport=transport))
+    return client(build_client(transport=transport), api_key=api_key)

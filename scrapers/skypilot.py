@@ -16,6 +16,7 @@ import io
 import json
 import logging
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 
@@ -25,6 +26,7 @@ from .normalize import mib_to_gb, to_decimal
 
 logger = logging.getLogger(__name__)
 
+RECORDED = Path(__file__).resolve().parent / "recorded"
 REPOSITORY = "https://github.com/skypilot-org/skypilot-catalog"
 RAW = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog"
 REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region"}
@@ -41,12 +43,16 @@ class SkyPilotCatalogClient:
     path: str
     memory_size_is_total = False
 
-    def __init__(self, http: httpx.Client):
+    def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
 
     @classmethod
     def url(cls) -> str:
         return catalog_url(cls.info.revision, cls.path)
+
+    @classmethod
+    def recorded(cls) -> dict[str, Path]:
+        return {cls.url(): RECORDED / "skypilot" / cls.path}
 
     def fetch(self) -> ScrapeResult:
         response = get(self.http, self.url())

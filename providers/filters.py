@@ -1,0 +1,246 @@
+"""OfferFilterSet: the one definition of how offers are filtered and ordered, shared by the HTML pages, the REST API
+and the weekly digest's saved filters (NetBox-style: one FilterSet, many consumers).
+
+Every parameter validates its input: an unknown GPU or provider slug, a negative price or a word where a number
+belongs makes the form invalid, and the API turns that into a 400 naming the parameter. Multi-valued parameters
+accept repeated keys (`gpu=h100&gpu=a100`, what an HTML form sends) and comma-separated lists (`gpu=h100,a100`).
+
+Capability filters ask the provider's answer to a Kubernetes question (providers.capabilities) without parsing
+prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unknown` those with no known answer.
+With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+
+import django_filters as filters
+from django import forms
+from django.db.models import F, Q, QuerySet
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+
+from .capabilities import NOT_APPLICABLE, QUESTIONS, RDMA_FABRICS, UNKNOWN
+from .models import Availability, Capability, Confidence, GpuModel, GpuVendor, Offer, Provider, ProviderKind
+
+CONTINENTS = [
+    ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
+    ("OC", _("Oceania")), ("SA", _("South America")),
+]
+YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")), (UNKNOWN, _("unknown"))]
+
+# Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
+BOOLEAN_CAPABILITIES = (
+    "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes",
+    "rwx_storage", "gang_scheduling",
+)
+
+
+class CommaMultipleChoiceField(forms.MultipleChoiceField):
+    """Accepts `?x=a&x=b` and `?x=a,b` alike."""
+
+    def to_python(self, value):
+        values = super().to_python([value] if isinstance(value, str) else value)
+        return [part.strip() for item in values for part in str(item).split(",") if part.strip()]
+
+
+class MultipleChoice(filters.MultipleChoiceFilter):
+    field_class = CommaMultipleChoiceField
+
+
+class CountryListField(forms.CharField):
+    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if not value:
+            return []
+        codes = [code.strip().upper() for code in value.split(",") if code.strip()]
+        invalid = [code for code in codes if len(code) != 2 or not code.isalpha()]
+        if invalid:
+            raise forms.ValidationError(
+                _("Use two-letter ISO country codes such as US or DE; not understood: %(codes)s"),
+                params={"codes": ", ".join(invalid)},
+            )
+        return codes
+
+
+class CountryFilter(filters.Filter):
+    field_class = CountryListField
+
+    def filter(self, qs, value):
+        return qs.filter(country__in=value) if value else qs
+
+
+def gpu_choices():
+    return list(GpuModel.objects.order_by("slug").values_list("slug", "name"))
+
+
+def gpu_family_choices():
+    families = GpuModel.objects.order_by("family").values_list("family", flat=True).distinct()
+    return [(family, family) for family in families]
+
+
+def provider_choices():
+    return list(Provider.objects.order_by("name").values_list("slug", "name"))
+
+
+class NullsLastOrderingFilter(filters.OrderingFilter):
+    """Orders with unknown values (no price, no memory) last either way, and ties broken by id so pages are stable."""
+
+    def get_ordering_value(self, param):
+        descending = param.startswith("-")
+        field = self.param_map[param.lstrip("-")]
+        return F(field).desc(nulls_last=True) if descending else F(field).asc(nulls_last=True)
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        return qs.order_by(*[self.get_ordering_value(param) for param in value], "id")
+
+
+class OfferFilterSet(filters.FilterSet):
+    gpu = MultipleChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
+    gpu_family = MultipleChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
+    vendor = MultipleChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
+    gpu_count_min = filters.NumberFilter(field_name="gpu_count", lookup_expr="gte", min_value=0,
+                                         label=_("Minimum GPUs per instance"))
+    gpu_count_max = filters.NumberFilter(field_name="gpu_count", lookup_expr="lte", min_value=0,
+                                         label=_("Maximum GPUs per instance"))
+    gpu_memory_min = filters.NumberFilter(field_name="gpu_memory_gb", lookup_expr="gte", min_value=0,
+                                          label=_("Minimum memory per GPU (GB)"))
+    price_per_gpu_hour_max = filters.NumberFilter(field_name="price_per_gpu_hour_usd", lookup_expr="lte",
+                                                  min_value=0, label=_("Maximum USD per GPU-hour"))
+    price_hour_max = filters.NumberFilter(field_name="price_hour_usd", lookup_expr="lte", min_value=0,
+                                          label=_("Maximum USD per instance-hour"))
+    spot = filters.BooleanFilter(method="filter_spot", label=_("Spot price available"))
+    available = filters.BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
+    provider = MultipleChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
+    provider_kind = MultipleChoice(field_name="provider__kind", choices=ProviderKind.choices,
+                                   label=_("Provider kind"))
+    country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
+    continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
+    region = filters.CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
+    offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
+                              label=_("Kubernetes offering"))
+    gpu_operator = MultipleChoice(method="filter_gpu_operator",
+                                  choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
+                                  label=_("GPU driver / Operator"))
+    rdma = MultipleChoice(method="filter_rdma", choices=[(f, f) for f in RDMA_FABRICS] + [("any", "any")],
+                          label=_("RDMA fabric"))
+    control_plane_fee_max = filters.NumberFilter(method="filter_fee", min_value=0,
+                                                 label=_("Maximum control-plane fee (USD per cluster-hour)"))
+    documented_only = filters.BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
+    seen_within_hours = filters.NumberFilter(method="filter_seen_within", min_value=0, max_value=24 * 365,
+                                             label=_("Seen within the last N hours"))
+    include_inactive = filters.BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
+    ordering = NullsLastOrderingFilter(
+        fields=(
+            ("price_per_gpu_hour_usd", "price_per_gpu_hour"),
+            ("price_hour_usd", "price_hour"),
+            ("spot_price_per_gpu_hour_usd", "spot_price_per_gpu_hour"),
+            ("gpu_memory_gb", "gpu_memory"),
+            ("gpu_count", "gpu_count"),
+            ("provider__name", "provider"),
+            ("last_seen", "last_seen"),
+        ),
+        label=_("Order by"),
+    )
+
+    class Meta:
+        model = Offer
+        fields: list[str] = []
+
+    # --- the queryset ------------------------------------------------------------------------------------------
+
+    def filter_queryset(self, queryset):
+        if not self.form.cleaned_data.get("include_inactive"):
+            queryset = queryset.filter(is_active=True)
+        queryset = super().filter_queryset(queryset)
+        if not self.form.cleaned_data.get("ordering"):
+            queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
+        return queryset
+
+    # --- methods -----------------------------------------------------------------------------------------------
+
+    def filter_noop(self, queryset, name, value):
+        return queryset  # read in filter_queryset / _capability_cells
+
+    def filter_spot(self, queryset, name, value):
+        return queryset.filter(spot_price_hour__isnull=not value)
+
+    def filter_available(self, queryset, name, value):
+        available = Q(availability__in=[Availability.AVAILABLE, Availability.LIMITED])
+        return queryset.filter(available) if value else queryset.exclude(available)
+
+    def filter_seen_within(self, queryset, name, value):
+        return queryset.filter(last_seen__gte=timezone.now() - timedelta(hours=float(value)))
+
+    def _capability_cells(self):
+        cells = Capability.objects.all()
+        if self.form.cleaned_data.get("documented_only"):
+            cells = cells.filter(confidence__in=[Confidence.DOCUMENTED, Confidence.THIRD_PARTY])
+        return cells
+
+    def _providers_answering(self, key: str, values: list[str]):
+        """Provider ids whose answer to `key` is one of `values`; "unknown" means no (counted) known answer."""
+        known = [value for value in values if value != UNKNOWN]
+        cells = self._capability_cells().filter(key=key)
+        condition = Q(pk__in=cells.filter(value__in=known).values("provider_id")) if known else Q(pk__in=[])
+        if UNKNOWN in values:
+            condition |= ~Q(pk__in=cells.exclude(value=UNKNOWN).values("provider_id"))
+        return Provider.objects.filter(condition).values("pk")
+
+    def filter_capability(self, queryset, name, value):
+        if not value:
+            return queryset
+        return queryset.filter(provider_id__in=self._providers_answering(name, value))
+
+    def filter_offering(self, queryset, name, value):
+        return queryset.filter(provider_id__in=self._providers_answering("offering", value)) if value else queryset
+
+    def filter_gpu_operator(self, queryset, name, value):
+        return queryset.filter(provider_id__in=self._providers_answering("gpu_operator", value)) if value else queryset
+
+    def filter_rdma(self, queryset, name, value):
+        if not value:
+            return queryset
+        fabrics = RDMA_FABRICS if "any" in value else value
+        cells = self._capability_cells().filter(key__in=fabrics, value="yes")
+        return queryset.filter(provider_id__in=cells.values("provider_id"))
+
+    def filter_fee(self, queryset, name, value):
+        """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.
+
+        Fees stated in another currency are converted with the latest ECB rate; without a rate they do not match.
+        """
+        from scrapers.normalize import to_usd
+
+        from .selectors import exchange_rates_latest
+
+        cells = self._capability_cells().filter(key="control_plane_fee")
+        matching = set(cells.filter(value="free").values_list("provider_id", flat=True))
+        rates = exchange_rates_latest()
+        for provider_id, amount, currency in cells.filter(value="paid").values_list("provider_id", "amount",
+                                                                                     "currency"):
+            usd = to_usd(amount, currency, rates)
+            if usd is not None and usd <= Decimal(str(value)):
+                matching.add(provider_id)
+        return queryset.filter(provider_id__in=matching)
+
+
+# One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).
+for _key in BOOLEAN_CAPABILITIES:
+    OfferFilterSet.base_filters[_key] = MultipleChoice(
+        field_name=_key, method="filter_capability", choices=YES_NO_CHOICES, label=QUESTIONS[_key].label,
+        help_text=QUESTIONS[_key].help,
+    )
+
+
+def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:
+    """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors` or `.qs`."""
+    from .selectors import offer_list
+
+    return OfferFilterSet(data, queryset=queryset if queryset is not None else offer_list(include_inactive=True),
+                          request=request)

@@ -226,7 +226,7 @@ def to_usd(amount: Decimal | None, currency: str, per_eur: dict[str, Decimal]) -
     if amount is None:
         return None
     if currency == "USD":
-        return amount
+        return quantize_money(amount)
     if currency == "EUR":
         eur = amount
     elif currency in per_eur:

@@ -105,6 +105,8 @@ def test_region_geography(provider, region, country, continent):
 def test_to_usd_crosses_through_eur():
     rates = {"USD": Decimal("1.10"), "CNY": Decimal("7.70")}
     assert to_usd(Decimal("10"), "USD", rates) == Decimal("10")
+    # Stored prices have 5 decimal places: a longer USD price must not differ from its stored self on every run.
+    assert to_usd(Decimal("0.788424"), "USD", rates) == Decimal("0.78842")
     assert to_usd(Decimal("10"), "EUR", rates) == Decimal("11.00000")
     assert to_usd(Decimal("77"), "CNY", rates) == Decimal("11.00000")
     assert to_usd(Decimal("1"), "JPY", rates) is None

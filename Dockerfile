@@ -1,0 +1,15 @@
+# One image for web, worker and beat (docker-compose.yml picks the command).
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 DJANGO_SETTINGS_MODULE=comparator.settings.production
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends gettext && rm -rf /var/lib/apt/lists/*
+COPY requirements.txt .
+RUN pip install --no-cache-dir -r requirements.txt
+COPY . .
+# Static files and translations are built into the image; the build needs a secret key but not a real one.
+RUN DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput \
+    && (python manage.py compilemessages || true)
+RUN useradd --create-home app && chown -R app /app
+USER app
+EXPOSE 8000
+CMD ["gunicorn", "comparator.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]

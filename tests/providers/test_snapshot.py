@@ -1,0 +1,80 @@
+"""The bundled snapshot: what `make run` loads. Idempotent, real, and loadable into the embedded SQLite default."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from providers import services
+from providers.models import Capability, CapabilityChange, DataSource, GpuModel, Offer, PriceObservation, Provider
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def offer_state():
+    return sorted(
+        tuple(row.values())
+        for row in Offer.objects.values(
+            "source__slug", "instance_type", "region", "gpu_id", "gpu_count", "price_hour", "spot_price_hour",
+            "price_per_gpu_hour_usd", "is_active", "first_seen",
+        )
+    )
+
+
+@pytest.mark.django_db
+def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_nothing():
+    runs = services.snapshot_load()
+    assert all(run.status == "succeeded" for run in runs), [(r.source.slug, r.error) for r in runs]
+    providers_with_offers = Provider.objects.filter(offers__is_active=True).distinct().count()
+    assert providers_with_offers >= 12
+    assert Provider.objects.filter(capabilities__isnull=False).distinct().count() >= 30
+    assert GpuModel.objects.count() >= 25
+    # Catalog-derived offers say where they come from and as of which commit.
+    for source in DataSource.objects.filter(kind="catalog"):
+        assert len(source.revision) == 40 and source.url.startswith("https://github.com/skypilot-org/")
+
+    before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
+              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
+    second = services.snapshot_load()
+    assert all(run.created == run.updated == run.deactivated == 0 for run in second)
+    after = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
+             sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
+    assert before == after
+
+
+@pytest.mark.django_db
+def test_editing_a_curated_cell_records_the_change(tmp_path):
+    from dataclasses import replace
+
+    from providers.curated import load_providers
+
+    records = load_providers()
+    services.providers_sync(records=records)
+    aws = next(record for record in records if record.slug == "aws")
+    cells = dict(aws.capabilities)
+    cells["mig"] = replace(cells["mig"], value="no" if cells["mig"].value != "no" else "yes")
+    services.providers_sync(records=[replace(aws, capabilities=cells)])
+    change = CapabilityChange.objects.filter(provider__slug="aws", key="mig").latest("changed_at")
+    assert change.new_value == cells["mig"].value and change.old_value != change.new_value
+
+
+def test_make_run_path_loads_the_snapshot_into_sqlite(tmp_path):
+    """What `make run` does before serving: migrate and load_snapshot into a fresh SQLite file, no Redis."""
+    database = tmp_path / "embedded.sqlite3"
+    env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "DJANGO_SETTINGS_MODULE": "comparator.settings.local",
+           "CELERY_BROKER_URL": "redis://127.0.0.1:1/0"}  # a broker that does not exist: nothing may need it
+    for command in (["migrate", "--noinput"], ["load_snapshot"], ["load_snapshot"]):
+        completed = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True,
+                                   text=True, timeout=300)
+        assert completed.returncode == 0, completed.stderr[-2000:]
+    with sqlite3.connect(database) as db:
+        (providers_with_offers,) = db.execute(
+            "select count(distinct provider_id) from providers_offer where is_active").fetchone()
+        (providers_with_caps,) = db.execute("select count(distinct provider_id) from providers_capability").fetchone()
+        (history,) = db.execute("select count(*) from providers_priceobservation").fetchone()
+        (offers,) = db.execute("select count(*) from providers_offer").fetchone()
+    assert providers_with_offers >= 12 and providers_with_caps >= 30
+    assert history == offers  # the second load appended no history: nothing changed

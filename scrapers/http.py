@@ -41,8 +41,17 @@ def _retry_after_seconds(value: str | None) -> float | None:
 
 def get(http: httpx.Client, url: str, **kwargs) -> httpx.Response:
     """GET `url`, raising the matching ScrapeError for anything but a 2xx answer."""
+    return _send(http, "GET", url, **kwargs)
+
+
+def post(http: httpx.Client, url: str, **kwargs) -> httpx.Response:
+    """POST to `url` (GraphQL queries, OAuth token exchanges) with the same error translation as `get`."""
+    return _send(http, "POST", url, **kwargs)
+
+
+def _send(http: httpx.Client, method: str, url: str, **kwargs) -> httpx.Response:
     try:
-        response = http.get(url, **kwargs)
+        response = http.request(method, url, **kwargs)
     except httpx.TimeoutException as exc:
         raise TransientScrapeError(f"timed out fetching {url}") from exc
     except httpx.TransportError as exc:
@@ -61,11 +70,23 @@ def get(http: httpx.Client, url: str, **kwargs) -> httpx.Response:
 
 
 def get_json(http: httpx.Client, url: str, **kwargs):
-    response = get(http, url, **kwargs)
+    return _decode_json(get(http, url, **kwargs), url)
+
+
+def post_json(http: httpx.Client, url: str, **kwargs):
+    return _decode_json(post(http, url, **kwargs), url)
+
+
+def _decode_json(response: httpx.Response, url: str):
     try:
         return response.json()
     except ValueError as exc:
         raise SchemaScrapeError(f"{url} did not return JSON ({len(response.content)} bytes)") from exc
+
+
+# The stand-in key registry.make_client hands a keyed client for an offline replay: the recorded transport checks no
+# credentials, and a client that must exchange its key first (Verda's OAuth token) skips the exchange for it.
+OFFLINE_API_KEY = "offline-replay"
 
 
 class RecordedTransport(httpx.BaseTransport):

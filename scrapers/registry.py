@@ -8,12 +8,31 @@ from pathlib import Path
 
 import httpx
 
-from . import skypilot
+from . import (
+    curated_prices,
+    digitalocean,
+    hyperstack,
+    lambdalabs,
+    linode,
+    oci,
+    runpod,
+    skypilot,
+    vastai,
+    verda,
+    vultr,
+)
 from .base import NotConfiguredError, ProviderClient
-from .http import RecordedTransport, build_client
+from .http import OFFLINE_API_KEY, RecordedTransport, build_client
 
 SOURCES: dict[str, type[ProviderClient]] = {
     **skypilot.CLIENTS,
+    **curated_prices.CLIENTS,
+    **oci.CLIENTS,
+    # GPU and regional clouds' own APIs (issue 3).
+    **{client.info.slug: client for client in (
+        vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,
+        digitalocean.DigitalOceanClient, verda.VerdaClient, hyperstack.HyperstackClient,
+    )},
 }
 
 
@@ -28,7 +47,7 @@ def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransp
     client = SOURCES[slug]
     api_key = None
     if client.info.api_key_env:
-        api_key = "offline-replay" if offline else os.environ.get(client.info.api_key_env, "").strip()
+        api_key = OFFLINE_API_KEY if offline else os.environ.get(client.info.api_key_env, "").strip()
         if not api_key:
             raise NotConfiguredError(f"{client.info.api_key_env} is not set; {slug} needs an API key")
     if offline and transport is None:

@@ -1,0 +1,173 @@
+"""Oracle Cloud GPU prices and the OKE enhanced-cluster fee, from Oracle's public price list API (no key).
+
+API: `GET https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD`, the data behind Oracle's
+public price list (https://www.oracle.com/cloud/price-list/), used unauthenticated by several public clients
+(provider-apis.md section 4; the shape below is the one in the recorded answer).
+Response `{lastUpdated, items: [{partNumber, displayName, metricName, serviceCategory,
+currencyCodeLocalizations: [{currencyCode, prices: [{model, value}]}]}]}`; no paging fields were seen in the
+recorded answer, so a `hasMore: true` answer is refused rather than half-read.
+
+GPU compute is priced per GPU-hour (`metricName == "GPU Per Hour"`) under one part number per GPU generation, with
+no shape and no region: each such part becomes one offer of ONE GPU (gpu_count 1, the part's price), region
+"global", named after the part (`displayName`). The GPU name is the last " - " segment of `displayName` as Oracle
+spells it ("H100", "MI300X", "A100 - v2" stays whole); a label the GPU table (providers/data/gpus.toml) does not know
+("X7", "E4", "H100T") is never guessed: the row goes to `result.rejected` with the label.
+Rows that are not public rentals are left out: NVIDIA AI Enterprise
+(a software licence with the same metric and category), Cloud@Customer and VMware (other service categories).
+Preemptible prices are not in the list and stay unknown.
+
+OKE: the enhanced cluster is part B96545, displayName "OCI Kubernetes Engine - Enhanced Cluster", metric
+"Cluster Per Hour" (kubernetes-apis.md section 10); when the list carries it, it becomes `control_plane_fee`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+
+from .base import SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
+from .http import get
+from .normalize import default_gpu_resolver, to_decimal
+
+logger = logging.getLogger(__name__)
+
+RECORDED = Path(__file__).resolve().parent / "recorded" / "oci"
+PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD"
+DOCS_URL = "https://www.oracle.com/cloud/price-list/"
+CURRENCY = "USD"
+GPU_METRIC = "GPU Per Hour"
+GPU_CATEGORIES = ("Compute - GPU", "Compute - GPU - Other")
+LICENCE_MARKER = "AI Enterprise"
+OKE_PART = "B96545"
+OKE_METRIC = "Cluster Per Hour"
+REGION = "global"
+ITEM_FIELDS = ("partNumber", "displayName", "metricName", "serviceCategory", "currencyCodeLocalizations")
+
+
+class OciPriceListClient:
+    info = SourceInfo(slug="oci", provider="oci", name="Oracle Cloud price list API", kind="api", url=DOCS_URL)
+
+    def __init__(self, http: httpx.Client, api_key: str | None = None):
+        self.http = http
+
+    @classmethod
+    def recorded(cls) -> dict[str, Path]:
+        return {PRODUCTS_URL: RECORDED / "products_usd.json"}
+
+    def fetch(self) -> ScrapeResult:
+        response = get(self.http, PRODUCTS_URL)
+        try:
+            payload = json.loads(response.content, parse_float=Decimal)
+        except ValueError as exc:
+            raise SchemaScrapeError(f"{PRODUCTS_URL} did not return JSON ({len(response.content)} bytes)") from exc
+        return parse_products(payload)
+
+
+def _gpu_label(display_name: str) -> str:
+    """'Oracle Cloud Infrastructure - Compute - GPU - H100' -> 'H100'; 'Compute - GPU - A100 - v2' -> 'A100 - v2'."""
+    text = re.sub(r"\s+", " ", display_name).strip()
+    _, marker, rest = text.partition("GPU - ")
+    return rest.strip() if marker else text.rsplit(" - ", 1)[-1].strip()
+
+
+def _payg_price(item: dict) -> Decimal | None:
+    """The USD pay-as-you-go value; ValueError when it is missing, ambiguous or not a number."""
+    localizations = [loc for loc in item["currencyCodeLocalizations"] or [] if loc.get("currencyCode") == CURRENCY]
+    if len(localizations) != 1:
+        raise ValueError(f"{len(localizations)} {CURRENCY} price localizations")
+    prices = [price for price in localizations[0].get("prices") or [] if price.get("model") == "PAY_AS_YOU_GO"]
+    if len(prices) != 1:
+        raise ValueError(f"{len(prices)} PAY_AS_YOU_GO prices")
+    value = prices[0].get("value")
+    if isinstance(value, bool) or not isinstance(value, int | Decimal | float):
+        raise ValueError(f"price {value!r} is not a number")
+    return to_decimal(value)
+
+
+def parse_products(payload: object) -> ScrapeResult:
+    if not isinstance(payload, dict) or not isinstance(payload.get("items"), list):
+        raise SchemaScrapeError(f"{PRODUCTS_URL}: response has no 'items' list")
+    if payload.get("hasMore") is True:
+        raise SchemaScrapeError(f"{PRODUCTS_URL}: the answer is paged (hasMore) and paging is not implemented")
+    items = payload["items"]
+    if not items:
+        raise SchemaScrapeError(f"{PRODUCTS_URL}: the price list is empty")
+    result = ScrapeResult(offers=[])
+    names: set[str] = set()
+    for index, item in enumerate(items, start=1):
+        for field in ITEM_FIELDS:
+            if not isinstance(item, dict) or field not in item:
+                raise SchemaScrapeError(f"{PRODUCTS_URL}: item #{index} has no '{field}' field")
+        if item["partNumber"] == OKE_PART or (item["metricName"] == OKE_METRIC and "Enhanced Cluster" in
+                                              str(item["displayName"])):
+            result.capabilities.append(_oke_fee(item))
+            continue
+        if (
+            item["metricName"] != GPU_METRIC
+            or item["serviceCategory"] not in GPU_CATEGORIES
+            or LICENCE_MARKER in str(item["displayName"])
+        ):
+            continue
+        name = re.sub(r"\s+", " ", str(item["displayName"])).strip()
+        where = f"{item['partNumber']} ({name})"
+        try:
+            price = _payg_price(item)
+        except ValueError as exc:
+            result.rejected.append(f"{where}: {exc}")
+            continue
+        if price is None or price <= 0:
+            result.rejected.append(f"{where}: price {price}")
+            continue
+        label = _gpu_label(name)
+        if default_gpu_resolver().resolve(label) is None:
+            # "X7", "E4", "V2" name hardware generations, "H100T" and "A100 - v2" variants nobody has mapped with a
+            # source yet: an offer without a GPU is no use to a GPU comparison, so it is counted, not stored.
+            result.rejected.append(f"{where}: GPU label {label!r} is not in providers/data/gpus.toml")
+            continue
+        if name in names:
+            result.rejected.append(f"{where}: second part with the same name")
+            continue
+        names.add(name)
+        result.offers.append(
+            ScrapedOffer(
+                instance_type=name,
+                region=REGION,
+                gpu_name=label,
+                gpu_count=Decimal(1),
+                currency=CURRENCY,
+                price_hour=price,
+            )
+        )
+    if not result.offers:
+        raise SchemaScrapeError(f"{PRODUCTS_URL}: no '{GPU_METRIC}' rental rows among {len(items)} items")
+    if not result.capabilities:
+        logger.info("oci: the price list has no OKE enhanced-cluster part (%s); fee left unknown", OKE_PART)
+    if payload.get("lastUpdated"):
+        logger.info("oci: price list lastUpdated %s", payload["lastUpdated"])
+    return result
+
+
+def _oke_fee(item: dict) -> ScrapedCapability:
+    try:
+        amount = _payg_price(item)
+    except ValueError as exc:
+        raise SchemaScrapeError(f"OKE enhanced cluster ({item['partNumber']}): {exc}") from exc
+    if amount is None or amount < 0:
+        raise SchemaScrapeError(f"OKE enhanced cluster ({item['partNumber']}): price {amount}")
+    return ScrapedCapability(
+        key="control_plane_fee",
+        value="paid" if amount > 0 else "free",
+        amount=amount,
+        currency=CURRENCY,
+        label=f"{amount} {CURRENCY} per enhanced cluster-hour",
+        detail=f"Oracle price list part {item['partNumber']} '{item['displayName']}' ({item['metricName']}).",
+        source_url=f"{PRODUCTS_URL}&partNumber={item['partNumber']}",
+    )
+
+
+CLIENTS = {"oci": OciPriceListClient}

@@ -8,6 +8,8 @@ from .models import (
     DataSource,
     ExchangeRate,
     GpuModel,
+    KubernetesFact,
+    LinkCheck,
     Offer,
     PriceObservation,
     Provider,
@@ -57,7 +59,8 @@ class DataSourceAdmin(admin.ModelAdmin):
 
 @admin.register(ScrapeRun)
 class ScrapeRunAdmin(admin.ModelAdmin):
-    list_display = ("source", "started_at", "status", "created", "updated", "unchanged", "deactivated", "skipped")
+    list_display = ("source", "started_at", "status", "created", "updated", "unchanged", "deactivated", "skipped",
+                    "capabilities_changed", "capabilities_rejected")
     list_filter = ("status", "source")
     date_hierarchy = "started_at"
 
@@ -82,3 +85,19 @@ class PriceObservationAdmin(admin.ModelAdmin):
 class ExchangeRateAdmin(admin.ModelAdmin):
     list_display = ("date", "currency", "per_eur")
     list_filter = ("currency",)
+
+
+@admin.register(KubernetesFact)
+class KubernetesFactAdmin(admin.ModelAdmin):
+    list_display = ("provider", "name", "source", "fetched_at")
+    list_filter = ("provider",)
+    search_fields = ("name",)
+
+
+@admin.register(LinkCheck)
+class LinkCheckAdmin(admin.ModelAdmin):
+    """The weekly check of curated source links: broken ones first."""
+
+    list_display = ("url", "ok", "status_code", "error", "checked_at", "failing_since")
+    list_filter = ("ok",)
+    search_fields = ("url",)

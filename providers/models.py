@@ -142,6 +142,11 @@ class DataSource(models.Model):
     license = models.CharField(max_length=100, blank=True)
     as_of = models.DateField(null=True, blank=True, help_text="Date of the data when the source states one")
     revision = models.CharField(max_length=64, blank=True, help_text="e.g. the catalog's git commit")
+    # Denormalised from ScrapeRun by services.source_scrape so that flagging stale offers is a join, not a
+    # subquery per offer (selectors.offer_list annotates `is_stale` from it).
+    last_success_at = models.DateTimeField(
+        null=True, blank=True, help_text="Start of the latest successful run: when its offers were last confirmed"
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -169,6 +174,16 @@ class ScrapeRun(models.Model):
     deactivated = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0, help_text="Rows refused as invalid")
     unknown_gpus = models.JSONField(default=dict, blank=True, help_text="Unmapped GPU name -> row count")
+    capabilities_changed = models.PositiveIntegerField(
+        default=0, help_text="Capabilities whose value, label or amount the provider API changed"
+    )
+    capabilities_rejected = models.PositiveIntegerField(
+        default=0, help_text="Capability facts refused as invalid (unknown key or value, no source URL)"
+    )
+    facts_stored = models.PositiveIntegerField(default=0, help_text="Kubernetes facts stored from this run")
+    rejections = models.JSONField(
+        default=list, blank=True, help_text="Why rows or facts were refused (the first ones, for reviewers)"
+    )
     error = models.TextField(blank=True)
 
     class Meta:
@@ -177,6 +192,59 @@ class ScrapeRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+class KubernetesFact(models.Model):
+    """A free-form Kubernetes fact a provider API states that is not one of the capability questions (supported
+    Kubernetes versions, regions with managed Kubernetes), shown beside the curated capabilities.
+
+    One row per (source, name); a later successful run of the source overwrites the value and `fetched_at`. A fact
+    the API stops reporting is kept with its old `fetched_at`, so its age stays visible instead of it vanishing.
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="kubernetes_facts")
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="kubernetes_facts")
+    name = models.CharField(max_length=100)
+    value = models.JSONField()
+    source_url = models.URLField(max_length=500, help_text="The API the fact came from")
+    fetched_at = models.DateTimeField()
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.UniqueConstraint(fields=["source", "name"], name="kubernetes_fact_unique_per_source")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id}:{self.name}"
+
+    @property
+    def display_value(self) -> str:
+        """The value as short text for pages: lists joined with commas, mappings as `key: value` pairs."""
+        if isinstance(self.value, list):
+            return ", ".join(str(item) for item in self.value)
+        if isinstance(self.value, dict):
+            return "; ".join(f"{key}: {item}" for key, item in self.value.items())
+        return str(self.value)
+
+
+class LinkCheck(models.Model):
+    """The latest answer of one curated source URL to the weekly link check (services.source_links_check).
+
+    `ok` is false for a 4xx/5xx answer, a timeout or a connection error; `failing_since` keeps the first failed check
+    of the current failure streak, so a page or an admin can tell a link that just flickered from one long dead.
+    """
+
+    url = models.URLField(max_length=500, unique=True)
+    ok = models.BooleanField()
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    error = models.CharField(max_length=300, blank=True)
+    checked_at = models.DateTimeField()
+    failing_since = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["ok", "url"]
+
+    def __str__(self) -> str:
+        return f"{self.url} {'ok' if self.ok else 'broken'}"
 
 
 class Availability(models.TextChoices):
@@ -215,9 +283,12 @@ class Offer(models.Model):
     availability = models.CharField(max_length=12, choices=Availability.choices, default=Availability.UNKNOWN)
     available_count = models.PositiveIntegerField(null=True, blank=True)
     first_seen = models.DateTimeField()
+    # Advanced by every successful run that lists the offer. Keep it out of indexes: the per-run update of every
+    # active offer relies on being a HOT update on PostgreSQL (migration 0003).
     last_seen = models.DateTimeField()
     is_active = models.BooleanField(default=True)
-    last_run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    last_run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
+                                 help_text="The run that last created, changed or reactivated it")
 
     class Meta:
         constraints = [

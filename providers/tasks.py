@@ -1,21 +1,153 @@
-"""Celery tasks: thin wrappers that take a source slug and call the ingestion service.
+"""Celery tasks: thin wrappers that take a source slug (or nothing) and call one service.
 
-Only transient errors (timeouts, 429, 5xx) are retried, with exponential backoff and a bound; a bad key or a broken
-response is recorded on the ScrapeRun and not retried. Running a task twice is safe: ingestion is idempotent.
+- One task per source run (`provider_scrape`), fanned out per kind of source by `sources_scrape` from the beat table
+  in comparator/celery.py; `exchange_rates_refresh` and `source_links_check` are the daily and weekly chores.
+- Only transient errors (timeouts, connection errors, 429, 5xx) are retried, a bounded number of times, after the
+  delay the provider asked for (Retry-After) or an exponential backoff; a bad key or a broken response is recorded
+  on the ScrapeRun and not retried, and a programming error is never retried.
+- A per-source Redis lock keeps two runs of the same source from overlapping: the second one skips, logs why and
+  says so in its result. A task redelivered after its worker died (acks_late + reject_on_worker_lost, or the broker's
+  visibility timeout) carries the same task id and takes its own lock over instead of waiting for it to expire.
+- Running any task twice is safe: ingestion is idempotent, so acks_late can redeliver freely.
 """
 
+from __future__ import annotations
+
+import logging
+import random
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import redis
 from celery import shared_task
+from django.conf import settings
+from django.db import transaction
 
 from scrapers.base import TransientScrapeError
 
+logger = logging.getLogger(__name__)
 
-@shared_task(bind=True, max_retries=4, acks_late=True)
+MAX_RETRIES = 4
+BASE_BACKOFF_SECONDS = 60
+# A Retry-After longer than this is not waited for inside one task: the next scheduled run will try again.
+MAX_RETRY_DELAY_SECONDS = 1800
+MIN_RETRY_DELAY_SECONDS = 5
+
+# Compare-and-delete: only the holder's token releases the lock (a run that outlived its lock must not free the
+# next run's one).
+_RELEASE = "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end"
+
+
+def _redis() -> redis.Redis:
+    return redis.Redis.from_url(settings.CELERY_BROKER_URL)
+
+
+@contextmanager
+def task_lock(name: str, *, token: str | None) -> Iterator[bool]:
+    """Hold the Redis lock `name` for the body, yielding whether we got it.
+
+    The lock expires after the task hard time limit plus a margin, so a worker killed while holding it cannot block
+    the source for longer than one run could have lasted. `token` is the task id: a redelivery of the very same task
+    (its previous worker is gone) takes the lock over at once.
+    """
+    key = f"comparator:lock:{name}"
+    token = token or uuid.uuid4().hex
+    client = _redis()
+    timeout = int(settings.CELERY_TASK_TIME_LIMIT) + 60
+    acquired = bool(client.set(key, token, nx=True, ex=timeout))
+    if not acquired and client.get(key) == token.encode():
+        logger.warning("lock %s: taking over from an earlier delivery of the same task %s", name, token)
+        acquired = bool(client.set(key, token, xx=True, ex=timeout))
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            client.eval(_RELEASE, 1, key, token)
+        client.close()
+
+
+def retry_delay(exc: TransientScrapeError, retries: int) -> float | None:
+    """Seconds before the next attempt: the provider's Retry-After if it gave one, otherwise 60 s doubled per
+    earlier retry with up to 10% jitter (so sources failing together do not come back together). None when the
+    provider asked for longer than we wait within one task."""
+    if exc.retry_after is not None:
+        if exc.retry_after > MAX_RETRY_DELAY_SECONDS:
+            return None
+        # Not sooner than a few seconds, even for "Retry-After: 0": the retry carries this task's id, and the lock
+        # is only released when this attempt has returned.
+        return max(exc.retry_after, MIN_RETRY_DELAY_SECONDS)
+    delay = BASE_BACKOFF_SECONDS * 2**retries
+    return min(delay + random.uniform(0, delay / 10), MAX_RETRY_DELAY_SECONDS)
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def provider_scrape(self, slug: str, offline: bool = False) -> dict:
+    """Scrape one source (services.source_scrape) under its lock; returns what happened, for the result backend."""
     from providers.services import source_scrape
 
-    try:
-        run = source_scrape(slug=slug, offline=offline)
-    except TransientScrapeError as exc:
-        countdown = exc.retry_after if exc.retry_after is not None else 60 * 2**self.request.retries
-        raise self.retry(exc=exc, countdown=min(countdown, 1800)) from exc
-    return {"run": run.id, "status": run.status, "created": run.created, "updated": run.updated}
+    with task_lock(f"source:{slug}", token=self.request.id) as acquired:
+        if not acquired:
+            logger.warning("source %s: skipped, another run of this source is still in progress", slug)
+            return {"source": slug, "skipped": "another run of this source is still in progress"}
+        try:
+            run = source_scrape(slug=slug, offline=offline)
+        except TransientScrapeError as exc:
+            delay = retry_delay(exc, self.request.retries)
+            if delay is None:
+                logger.warning("source %s: the provider asked us to wait %.0f s; leaving it to the next scheduled "
+                               "run", slug, exc.retry_after)
+                raise
+            raise self.retry(exc=exc, countdown=delay) from exc
+    return {"source": slug, "run": run.id, "status": run.status, "created": run.created, "updated": run.updated,
+            "deactivated": run.deactivated}
+
+
+def provider_scrape_enqueue(*, slugs: list[str], expires: float | None = None) -> None:
+    """Queue one provider_scrape per slug once the current transaction commits (at once outside one), so a worker
+    never starts on data this transaction has not written yet. `expires` (seconds) drops a run that waited too long
+    in a backlog instead of running it late next to a newer one."""
+    for slug in slugs:
+        transaction.on_commit(lambda slug=slug: provider_scrape.apply_async(args=[slug], expires=expires))
+
+
+@shared_task(acks_late=True, reject_on_worker_lost=True)
+def sources_scrape(kind: str, expires: float | None = None) -> list[str]:
+    """Queue a provider_scrape for every registered source of one kind (api | catalog | curated)."""
+    from scrapers import registry
+
+    slugs = [slug for slug, client in registry.SOURCES.items() if client.info.kind == kind]
+    provider_scrape_enqueue(slugs=slugs, expires=expires)
+    logger.info("queued %s %s source(s): %s", len(slugs), kind, ", ".join(slugs) or "none")
+    return slugs
+
+
+@shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
+def exchange_rates_refresh(self, offline: bool = False) -> dict:
+    """Fetch the ECB's reference rates (services.exchange_rates_sync); transient failures are retried."""
+    from providers import services
+
+    with task_lock("exchange-rates", token=self.request.id) as acquired:
+        if not acquired:
+            logger.warning("exchange rates: skipped, another refresh is still in progress")
+            return {"skipped": "another refresh is still in progress"}
+        try:
+            stored = services.exchange_rates_sync(offline=offline)
+        except TransientScrapeError as exc:
+            delay = retry_delay(exc, self.request.retries)
+            if delay is None:
+                raise
+            raise self.retry(exc=exc, countdown=delay) from exc
+    return {"rates": stored}
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
+def source_links_check(self) -> dict:
+    """Check that every curated capability source URL still answers (services.source_links_check)."""
+    from providers import services
+
+    with task_lock("source-links", token=self.request.id) as acquired:
+        if not acquired:
+            logger.warning("source links: skipped, another check is still in progress")
+            return {"skipped": "another check is still in progress"}
+        return services.source_links_check()

@@ -1,0 +1,225 @@
+"""Ingestion benchmark: how fast `providers.services.offers_sync` stores a large response, against a raw bulk insert
+of the same rows into the same PostgreSQL database, measured in the same run.
+
+It creates a scratch database (`bench_ingest_<pid>` on BENCH_POSTGRES_URL, default the local trust server), migrates
+it, runs three syncs of the same source and drops the database at the end, whatever happens:
+
+1. first sync: every offer is new (offers + one history row each);
+2. unchanged re-run: the same response again (nothing but last_seen may be written);
+3. a re-run where 5% of the offers changed price (updates + history for those only).
+
+The rows are synthetic (instance types numbered per GPU and region) and only ever live in the scratch database.
+Figures: seconds, offers/second, ratio to the raw insert, and peak resident memory of this process. Targets from
+issue 3: first sync <= 3x the raw insert, unchanged re-run <= 1x, peak memory under 1 GiB.
+
+    .venv/bin/python bench/ingest.py [--offers 100000] [--changed 0.05]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import resource
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import psycopg
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+logger = logging.getLogger("bench.ingest")
+
+ADMIN_URL = os.environ.get("BENCH_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+GPUS = [("H100", "80"), ("A100", "40"), ("A100", "80"), ("L40S", "48"), ("RTX 4090", "24"), ("H200", "141"),
+        ("MI300X", "192"), ("L4", "24"), ("A10", "24"), ("V100", "16")]
+TARGETS = {"first sync": 3.0, "unchanged re-run": 1.0}
+
+
+def peak_rss_mib() -> float:
+    # ru_maxrss is KiB on Linux: the high-water mark of the whole process (input, ORM and driver buffers included).
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def build_offers(count: int, price_bump: set[int] | None = None):
+    from scrapers.base import ScrapedOffer
+
+    price_bump = price_bump or set()
+    offers = []
+    for index in range(count):
+        gpu, memory = GPUS[index % len(GPUS)]
+        gpus = Decimal((1, 2, 4, 8)[index // len(GPUS) % 4])
+        price = Decimal("1.25") * gpus + Decimal(index % 97) / 100
+        if index in price_bump:
+            price += Decimal("0.10")
+        offers.append(
+            ScrapedOffer(
+                instance_type=f"bench-{gpu.replace(' ', '').lower()}-{index}",
+                region=f"us-east-{index % 40}",
+                gpu_name=gpu,
+                gpu_count=gpus,
+                gpu_memory_gb=Decimal(memory),
+                vcpus=Decimal(16) * gpus,
+                ram_gb=Decimal(64) * gpus,
+                currency="USD",
+                price_hour=price,
+                spot_price_hour=(price / 2).quantize(Decimal("0.0001")) if index % 3 == 0 else None,
+                availability=("available", "limited", "unavailable")[index % 3],
+                available_count=index % 9,
+            )
+        )
+    return offers
+
+
+def timed_sync(source, offers, label: str):
+    from django.db import transaction
+    from django.utils import timezone
+
+    from providers.models import ScrapeRun
+    from providers.services import offers_sync
+    from scrapers.base import ScrapeResult
+
+    now = timezone.now()
+    run = ScrapeRun.objects.create(source=source, started_at=now)
+    started = time.perf_counter()
+    with transaction.atomic():
+        counts = offers_sync(source=source, run=run, result=ScrapeResult(offers=offers), now=now)
+    elapsed = time.perf_counter() - started
+    logger.debug("%s: %s", label, counts)
+    return elapsed, counts
+
+
+def raw_insert(source, offers) -> tuple[float, float]:
+    """Insert the same rows with no ORM and no comparison: pre-built tuples sent with the driver's executemany
+    (psycopg pipelines it: the usual fastest INSERT), then the same rows again with COPY (the fastest way PostgreSQL
+    takes rows at all). Both into the offers table, under a separate source, each rolled back afterwards."""
+    from django.db import connection, transaction
+    from django.utils import timezone
+
+    from providers import services
+    from providers.models import GpuModel
+    from scrapers.normalize import default_gpu_resolver
+
+    now = timezone.now()
+    gpu_ids = dict(GpuModel.objects.values_list("slug", "id"))
+    counts = services.SyncCounts()
+    columns = ["source_id", "instance_type", "region", *services.OFFER_FIELDS, "first_seen", "last_seen"]
+    normaliser = services.OfferNormaliser(source=source, resolver=default_gpu_resolver(), gpu_ids=gpu_ids, rates={})
+    rows = [
+        (source.id, offer.instance_type, offer.region, *normaliser.values(offer, counts), now, now)
+        for offer in offers
+    ]
+    column_sql = ", ".join(columns)
+    figures = []
+    for method in ("insert", "copy"):
+        sid = transaction.savepoint()
+        with connection.cursor() as cursor:
+            started = time.perf_counter()
+            if method == "insert":
+                cursor.executemany(
+                    f"INSERT INTO providers_offer ({column_sql}) VALUES ({', '.join(['%s'] * len(columns))})", rows
+                )
+            else:
+                with cursor.cursor.copy(f"COPY providers_offer ({column_sql}) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+            figures.append(time.perf_counter() - started)
+        transaction.savepoint_rollback(sid)
+    return figures[0], figures[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--offers", type=int, default=100_000)
+    parser.add_argument("--changed", type=float, default=0.05, help="share of offers whose price changes in run 3")
+    args = parser.parse_args()
+    # Our own handler: Django's LOGGING (set up later) keeps the rest of the process quiet at WARNING.
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+
+    name = f"bench_ingest_{os.getpid()}"
+    with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        return run_benchmark(name, args.offers, args.changed)
+    finally:
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        logger.info("dropped scratch database %s", name)
+
+
+def run_benchmark(name: str, count: int, changed_share: float) -> int:
+    base = ADMIN_URL.rsplit("/", 1)[0]
+    os.environ["DATABASE_URL"] = f"{base}/{name}"
+    os.environ["DJANGO_SETTINGS_MODULE"] = "comparator.settings.test"
+    os.environ.setdefault("LOG_LEVEL", "WARNING")
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+    from django.db import transaction
+
+    from providers import services
+    from providers.models import DataSource, Offer, PriceObservation
+    from tests.factories import DataSourceFactory
+
+    call_command("migrate", verbosity=0)
+    services.gpu_catalog_sync()
+    source = DataSourceFactory(slug="bench-api", provider__slug="bench-provider")
+    raw_source = DataSourceFactory(slug="bench-raw", provider=source.provider)
+
+    offers = build_offers(count)
+    step = max(1, round(1 / changed_share)) if changed_share else 0
+    bumped = set(range(0, count, step)) if step else set()
+    changed = build_offers(count, price_bump=bumped)
+    logger.info("scratch database %s, %s offers (synthetic), %s with a changed price in run 3\n",
+                name, f"{count:,}", f"{len(bumped):,}")
+
+    with transaction.atomic():
+        raw_source = DataSource.objects.get(pk=raw_source.pk)
+        raw_seconds, copy_seconds = raw_insert(raw_source, offers)
+    results = []
+    for label, response in (("first sync", offers), ("unchanged re-run", offers), ("5% changed re-run", changed)):
+        seconds, counts = timed_sync(source, response, label)
+        results.append((label, seconds, counts, peak_rss_mib()))
+
+    logger.info("%-22s %9s %13s %12s %11s %15s", "", "seconds", "offers/s", "vs INSERT", "vs COPY", "peak RSS MiB")
+    logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15s", "raw INSERT (baseline)", raw_seconds,
+                f"{count / raw_seconds:,.0f}", 1.0, raw_seconds / copy_seconds, "")
+    logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15s", "raw COPY", copy_seconds, f"{count / copy_seconds:,.0f}",
+                copy_seconds / raw_seconds, 1.0, "")
+    failures = []
+    for label, seconds, counts, rss in results:
+        ratio = seconds / raw_seconds
+        logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15.0f   (created %s, updated %s, unchanged %s)", label,
+                    seconds, f"{count / seconds:,.0f}", ratio, seconds / copy_seconds, rss, counts.created,
+                    counts.updated, counts.unchanged)
+        if label in TARGETS and ratio > TARGETS[label]:
+            failures.append(f"{label}: {ratio:.2f}x the raw insert (target <= {TARGETS[label]}x)")
+    peak = max(rss for *_, rss in results)
+    if peak >= 1024:
+        failures.append(f"peak memory {peak:.0f} MiB (target < 1024 MiB)")
+
+    # The figures only count if the syncs did what they claim.
+    assert results[0][2].created == count and results[1][2].unchanged == count
+    assert results[2][2].updated == len(bumped) and results[2][2].unchanged == count - len(bumped)
+    history = PriceObservation.objects.filter(offer__source=source).count()
+    assert history == count + len(bumped), history
+    assert Offer.objects.filter(source=source, is_active=True).count() == count
+
+    logger.info("\ntargets: first sync <= 3x raw INSERT, unchanged re-run <= 1x, peak memory < 1 GiB: %s",
+                "met" if not failures else "MISSED: " + "; ".join(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -8,6 +8,10 @@ accept repeated keys (`gpu=h100&gpu=a100`, what an HTML form sends) and comma-se
 Capability filters ask the provider's answer to a Kubernetes question (providers.capabilities) without parsing
 prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unknown` those with no known answer.
 With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
+
+Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
+rather than silently "no filter". Numbers are bounded and limited to the precision the column stores, so a value
+like `1e-400` or `1e400` is refused here instead of overflowing the database's numeric type.
 """
 
 from __future__ import annotations
@@ -44,9 +48,78 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
         values = super().to_python([value] if isinstance(value, str) else value)
         return [part.strip() for item in values for part in str(item).split(",") if part.strip()]
 
+    def validate(self, value):
+        # Django checks each value against the choices one by one, and database-backed choices (GPU or provider
+        # slugs) are fetched again for every value: read them once.
+        if not value:
+            if self.required:
+                raise forms.ValidationError(self.error_messages["required"], code="required")
+            return
+        valid = {str(key) for key, _ in self.choices}
+        for item in value:
+            if item not in valid:
+                raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
+                                            params={"value": item})
+
 
 class MultipleChoice(filters.MultipleChoiceFilter):
+    """Every such filter compares a column of the offer or of a forward relation (or runs a method), so it cannot
+    duplicate rows: no DISTINCT, which would otherwise compare every selected column of every row."""
+
     field_class = CommaMultipleChoiceField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("distinct", False)
+        super().__init__(*args, **kwargs)
+
+
+class StrictBooleanField(forms.NullBooleanField):
+    """True, False or None (no filter); an unrecognised word is a validation error, not a silent None."""
+
+    widget_values = {"true": True, "1": True, "yes": True, "on": True,
+                     "false": False, "0": False, "no": False, "off": False,
+                     "": None, "unknown": None}  # "unknown" is what the NullBooleanSelect's empty option sends
+
+    def to_python(self, value):
+        if value is None or isinstance(value, bool):
+            return value
+        key = str(value).strip().lower()
+        if key not in self.widget_values:
+            raise forms.ValidationError(
+                _("Use true or false (also 1/0, yes/no, on/off); not understood: %(value)s"),
+                code="invalid", params={"value": value},
+            )
+        return self.widget_values[key]
+
+    def validate(self, value):
+        pass
+
+
+class StrictBooleanSelect(forms.NullBooleanSelect):
+    """Renders like Django's yes/no/unknown select but hands the raw text to the field, so it can refuse typos."""
+
+    def value_from_datadict(self, data, files, name):
+        return data.get(name)
+
+
+class BooleanFilter(filters.BooleanFilter):
+    field_class = StrictBooleanField
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", StrictBooleanSelect)
+        super().__init__(*args, **kwargs)
+
+
+# Upper bounds far above any real offer; they exist so that absurd input is a 400, not a database error.
+MAX_PRICE = 1_000_000
+MAX_GPUS = 10_000
+MAX_GPU_MEMORY_GB = 100_000
+
+
+def number(**kwargs) -> filters.NumberFilter:
+    """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
+    kwargs.setdefault("min_value", 0)
+    return filters.NumberFilter(**kwargs)
 
 
 class CountryListField(forms.CharField):
@@ -104,18 +177,18 @@ class OfferFilterSet(filters.FilterSet):
     gpu = MultipleChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
     gpu_family = MultipleChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
     vendor = MultipleChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
-    gpu_count_min = filters.NumberFilter(field_name="gpu_count", lookup_expr="gte", min_value=0,
-                                         label=_("Minimum GPUs per instance"))
-    gpu_count_max = filters.NumberFilter(field_name="gpu_count", lookup_expr="lte", min_value=0,
-                                         label=_("Maximum GPUs per instance"))
-    gpu_memory_min = filters.NumberFilter(field_name="gpu_memory_gb", lookup_expr="gte", min_value=0,
-                                          label=_("Minimum memory per GPU (GB)"))
-    price_per_gpu_hour_max = filters.NumberFilter(field_name="price_per_gpu_hour_usd", lookup_expr="lte",
-                                                  min_value=0, label=_("Maximum USD per GPU-hour"))
-    price_hour_max = filters.NumberFilter(field_name="price_hour_usd", lookup_expr="lte", min_value=0,
-                                          label=_("Maximum USD per instance-hour"))
-    spot = filters.BooleanFilter(method="filter_spot", label=_("Spot price available"))
-    available = filters.BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
+    gpu_count_min = number(field_name="gpu_count", lookup_expr="gte", max_value=MAX_GPUS, decimal_places=3,
+                           label=_("Minimum GPUs per instance"))
+    gpu_count_max = number(field_name="gpu_count", lookup_expr="lte", max_value=MAX_GPUS, decimal_places=3,
+                           label=_("Maximum GPUs per instance"))
+    gpu_memory_min = number(field_name="gpu_memory_gb", lookup_expr="gte", max_value=MAX_GPU_MEMORY_GB,
+                            decimal_places=1, label=_("Minimum memory per GPU (GB)"))
+    price_per_gpu_hour_max = number(field_name="price_per_gpu_hour_usd", lookup_expr="lte", max_value=MAX_PRICE,
+                                    decimal_places=5, label=_("Maximum USD per GPU-hour"))
+    price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
+                            label=_("Maximum USD per instance-hour"))
+    spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
+    available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     provider = MultipleChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = MultipleChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
@@ -129,12 +202,12 @@ class OfferFilterSet(filters.FilterSet):
                                   label=_("GPU driver / Operator"))
     rdma = MultipleChoice(method="filter_rdma", choices=[(f, f) for f in RDMA_FABRICS] + [("any", "any")],
                           label=_("RDMA fabric"))
-    control_plane_fee_max = filters.NumberFilter(method="filter_fee", min_value=0,
-                                                 label=_("Maximum control-plane fee (USD per cluster-hour)"))
-    documented_only = filters.BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
-    seen_within_hours = filters.NumberFilter(method="filter_seen_within", min_value=0, max_value=24 * 365,
-                                             label=_("Seen within the last N hours"))
-    include_inactive = filters.BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
+    control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
+                                   label=_("Maximum control-plane fee (USD per cluster-hour)"))
+    documented_only = BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
+    seen_within_hours = number(method="filter_seen_within", max_value=24 * 365, decimal_places=3,
+                               label=_("Seen within the last N hours"))
+    include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
     ordering = NullsLastOrderingFilter(
         fields=(
             ("price_per_gpu_hour_usd", "price_per_gpu_hour"),

@@ -1,0 +1,475 @@
+"""The read-only REST API under /api/v1/: one class per operation, each parsing its query, asking one selector (or the
+OfferFilterSet, the one filter definition the pages and the digest use too) and rendering its own output serializer.
+
+Strict by design, because its users are scripts: a query parameter the operation does not know (`?gpu_modle=h100`)
+or a value it cannot use answers 400 with `{"parameter": ["what is wrong"]}` instead of being ignored; an unknown page
+or page size too. Writes answer 405 (the admin and the scrapers are the only writers). Every list is paginated by page
+number with ties broken by id, so pages are stable; `?format=csv` or `Accept: text/csv` returns the same rows as CSV,
+streamed straight from the database when no page is asked for. Anonymous clients are rate limited per IP
+(settings.API_ANON_RATE, counted in the default cache: Redis in production).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.core.paginator import EmptyPage
+from django.core.paginator import Paginator as DjangoPaginator
+from django.http import StreamingHttpResponse
+from django_filters import filters as django_filters
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import DefaultContentNegotiation
+from rest_framework.pagination import PageNumberPagination
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
+from rest_framework.throttling import AnonRateThrottle
+
+from . import selectors
+from .capabilities import CAPABILITIES
+from .filters import BooleanFilter, CountryFilter, MultipleChoice, NullsLastOrderingFilter, OfferFilterSet
+from .filters import offer_filterset as build_offer_filterset
+from .renderers import CSVRenderer, csv_columns, csv_stream
+from .serializers import (
+    CompareSerializer,
+    GpuSerializer,
+    OfferSerializer,
+    PriceObservationSerializer,
+    ProviderDetailSerializer,
+    ProviderListSerializer,
+    SourceStatusSerializer,
+    capability_cells,
+)
+
+logger = logging.getLogger(__name__)
+
+PAGE_PARAMETERS = frozenset({"page", "page_size"})
+MAX_COMPARED_PROVIDERS = 10
+CSV_CHUNK_ROWS = 2000
+
+
+# --- plumbing shared by every operation ----------------------------------------------------------------------------
+
+
+class AnonymousRateThrottle(AnonRateThrottle):
+    """Requests per client IP, at settings.API_ANON_RATE ("120/minute"; empty or "off" switches it off).
+
+    The rate is read per request rather than once at import (DRF's default), so deployments and tests can change it.
+    Behind a reverse proxy set DJANGO_NUM_PROXIES, or every client shares the proxy's address.
+    """
+
+    def get_rate(self):
+        rate = getattr(settings, "API_ANON_RATE", None)
+        return None if not rate or str(rate).lower() == "off" else rate
+
+
+class StrictContentNegotiation(DefaultContentNegotiation):
+    """`?format=xml` is a 400 naming `format`, not DRF's bare 404."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        requested = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
+        if requested and requested not in {renderer.format for renderer in renderers}:
+            known = ", ".join(renderer.format for renderer in renderers)
+            raise ValidationError({"format": [f"Unknown format {requested!r}; use one of: {known}."]})
+        return super().select_renderer(request, renderers, format_suffix)
+
+
+def _positive_int(name: str, raw: str, maximum: int | None = None) -> int:
+    try:
+        number = int(raw)
+    except ValueError:
+        number = 0
+    if number < 1 or (maximum is not None and number > maximum):
+        limit = f"from 1 to {maximum}" if maximum else "of 1 or more"
+        raise ValidationError({name: [f"Use a whole number {limit}; got {raw!r}."]})
+    return number
+
+
+class ApiPagination(PageNumberPagination):
+    """Page-number pagination that refuses what DRF's silently corrects (a page size of 0, 10,000 or "ten", a page
+    past the end), so a script learns about its mistake instead of reading a different page than it asked for."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+    def get_page_size(self, request):
+        raw = request.query_params.get(self.page_size_query_param)
+        return self.page_size if raw in (None, "") else _positive_int("page_size", raw, self.max_page_size)
+
+    def paginate_queryset(self, queryset, request, view=None, count: int | None = None):
+        """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()`."""
+        self.request = request
+        page_size = self.get_page_size(request)
+        raw = request.query_params.get(self.page_query_param)
+        number = 1 if raw in (None, "") else _positive_int("page", raw)
+        paginator = DjangoPaginator(queryset, page_size)
+        if count is not None:
+            paginator.count = count  # a cached_property: setting it skips Django's own COUNT
+        try:
+            self.page = paginator.page(number)
+        except EmptyPage:
+            raise ValidationError(
+                {"page": [f"Page {number} is past the last page ({paginator.num_pages})."]}
+            ) from None
+        return list(self.page)
+
+    def get_schema_operation_parameters(self, view):
+        return [
+            {"name": "page", "in": "query", "required": False, "description": "Page number, from 1.",
+             "schema": {"type": "integer", "minimum": 1}},
+            {"name": "page_size", "in": "query", "required": False,
+             "description": f"Rows per page, 1 to {self.max_page_size} (default {self.page_size}).",
+             "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size}},
+        ]
+
+
+ERROR_400 = OpenApiResponse(
+    response={"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
+    description="An invalid or unknown query parameter: each offending parameter with what is wrong with it.",
+    examples=[OpenApiExample("typo", value={"gpu_modle": ["Unknown query parameter."]})],
+)
+DETAIL_ERROR = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
+ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object.")
+ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
+                           "the Retry-After header says how many seconds to wait.")
+CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same rows as CSV: one column per field, "
+                          "nested fields as `provider.slug`; streamed whole when no page is asked for.")
+
+
+def list_responses(serializer_class) -> dict:
+    """Errors are always JSON (ReadOnlyApi.finalize_response), so only 200 has a CSV body."""
+    return {(200, "application/json"): serializer_class(many=True), (200, "text/csv"): CSV_BODY,
+            (400, "application/json"): ERROR_400, (429, "application/json"): ERROR_429}
+
+
+def detail_responses(serializer_class) -> dict:
+    return {(200, "application/json"): serializer_class, (200, "text/csv"): CSV_BODY,
+            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404,
+            (429, "application/json"): ERROR_429}
+
+
+FORMAT_PARAMETER = OpenApiParameter(
+    "format", str, enum=["json", "csv"], description="Response format; `Accept: text/csv` works too."
+)
+
+
+class ReadOnlyApi(GenericAPIView):
+    """Base of every operation: anonymous GET only, JSON or CSV, throttled, refusing unknown query parameters."""
+
+    authentication_classes: list = []  # nothing to log in to: reads are public, writes go through the admin
+    permission_classes = [AllowAny]
+    throttle_classes = [AnonymousRateThrottle]
+    renderer_classes = [JSONRenderer, CSVRenderer]
+    content_negotiation_class = StrictContentNegotiation
+    filter_backends: list = []
+    pagination_class = None
+    http_method_names = ["get", "head", "options"]
+    query_parameters: frozenset[str] = frozenset()  # what the operation reads besides `format`
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        unknown = sorted(set(request.query_params) - self.query_parameters - {"format"})
+        if unknown:
+            known = ", ".join(sorted(self.query_parameters | {"format"}))
+            raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]
+                                   for name in unknown})
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        # An error is always JSON: a CSV of {"detail": ...} would read as a one-row table to a script.
+        if isinstance(response, Response) and response.status_code >= 400:
+            if isinstance(getattr(request, "accepted_renderer", None), CSVRenderer):
+                request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
+        return super().finalize_response(request, response, *args, **kwargs)
+
+    def csv_serializer(self):
+        """The serializer whose fields are the CSV columns (see providers.renderers)."""
+        return self.get_serializer_class()()
+
+    def wants_csv_stream(self, request) -> bool:
+        return isinstance(request.accepted_renderer, CSVRenderer) and not (PAGE_PARAMETERS & set(request.query_params))
+
+    def csv_response(self, objects, serializer, filename: str) -> StreamingHttpResponse:
+        rows = (serializer.to_representation(obj) for obj in objects)
+        response = StreamingHttpResponse(csv_stream(csv_columns(serializer), rows), content_type="text/csv; "
+                                                                                                  "charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+        return response
+
+    def paginated(self, rows, serializer_class, context, count: int | None = None):
+        page = self.paginator.paginate_queryset(rows, self.request, view=self, count=count)
+        return self.get_paginated_response(serializer_class(page, many=True, context=context).data)
+
+
+
+
+# --- the OfferFilterSet as OpenAPI parameters ----------------------------------------------------------------------
+
+SLUG_LISTS = {
+    "gpu": ("GPU model slugs from /api/v1/gpus/", "h100"),
+    "gpu_family": ("GPU families from /api/v1/gpus/ (`family`)", "H100"),
+    "provider": ("Provider slugs from /api/v1/providers/", "lambda"),
+}
+
+
+def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
+    """One documented query parameter per filter, derived from the FilterSet so the schema cannot drift from it."""
+    parameters = []
+    for name, field in filterset_class.base_filters.items():
+        description = str(field.label or name)
+        if field.extra.get("help_text"):
+            description += f" ({str(field.extra['help_text']).rstrip('.')})"
+        if isinstance(field, NullsLastOrderingFilter):
+            orderings = list(field.param_map)
+            enum = [*orderings, *(f"-{param}" for param in orderings)]
+            parameters.append(OpenApiParameter(
+                name, str, many=True, explode=False, enum=enum,
+                description="Sort order, comma-separated; `-` for descending. Unknown values sort last either "
+                            "way; ties are broken by id. Default: price_per_gpu_hour."))
+        elif isinstance(field, MultipleChoice):
+            if name in SLUG_LISTS:
+                where, example = SLUG_LISTS[name]
+                parameters.append(OpenApiParameter(
+                    name, str, many=True, explode=False, description=f"{description}. {where}; several allowed, "
+                    "comma-separated or repeated.",
+                    examples=[OpenApiExample(example, value=[example])]))
+            else:
+                choices = [value for value, _ in field.extra["choices"]]
+                parameters.append(OpenApiParameter(
+                    name, str, many=True, explode=False, enum=choices,
+                    description=f"{description}; several allowed, comma-separated or repeated."))
+        elif isinstance(field, BooleanFilter):
+            parameters.append(OpenApiParameter(name, OpenApiTypes.BOOL, description=description))
+        elif isinstance(field, django_filters.NumberFilter):
+            schema = {"type": "number", "minimum": field.extra.get("min_value", 0)}
+            if "max_value" in field.extra:
+                schema["maximum"] = field.extra["max_value"]
+            parameters.append(OpenApiParameter(name, schema, description=description))
+        elif isinstance(field, CountryFilter):
+            parameters.append(OpenApiParameter(name, str, pattern=r"^[A-Za-z]{2}(,[A-Za-z]{2})*$",
+                                               description=description))
+        else:
+            parameters.append(OpenApiParameter(name, str, description=description))
+    return parameters
+
+
+# --- offers --------------------------------------------------------------------------------------------------------
+
+
+class OfferListApi(ReadOnlyApi):
+    """GET /api/v1/offers/: offers filtered by the OfferFilterSet, a page at a time or as one CSV stream."""
+
+    pagination_class = ApiPagination
+    serializer_class = OfferSerializer
+    query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS
+
+    @extend_schema(
+        operation_id="offers_list", tags=["offers"],
+        summary="Offers, filtered and ordered",
+        description="Active offers (add include_inactive=true for offers no longer listed), cheapest per GPU-hour "
+                    "first. The same filters as the web page's. Without page or page_size, the CSV format streams "
+                    "every matching row.",
+        parameters=[*filterset_parameters(OfferFilterSet), FORMAT_PARAMETER],
+        responses=list_responses(OfferSerializer),
+    )
+    def get(self, request):
+        filterset = build_offer_filterset(request.query_params, request=request)
+        if not filterset.is_valid():
+            raise ValidationError(filterset.errors)
+        context = {"request": request}
+        if self.wants_csv_stream(request):
+            return self.csv_response(filterset.qs.iterator(chunk_size=CSV_CHUNK_ROWS), OfferSerializer(context=context),
+                                     "offers.csv")
+        page_ids = self.paginator.paginate_queryset(selectors.offer_ids(filterset=filterset), request, view=self,
+                                                    count=selectors.offer_count(filterset=filterset))
+        offers = selectors.offers_by_ids(ids=page_ids)
+        return self.get_paginated_response(OfferSerializer(offers, many=True, context=context).data)
+
+
+def _offer_or_404(offer_id: str):
+    offer = selectors.offer_get(offer_id=int(offer_id)) if offer_id.isdigit() and len(offer_id) < 19 else None
+    if offer is None:
+        raise NotFound(f"No offer with id {offer_id!r}.")
+    return offer
+
+
+OFFER_ID = OpenApiParameter("offer_id", int, OpenApiParameter.PATH, description="The offer's id")
+
+
+class OfferDetailApi(ReadOnlyApi):
+    """GET /api/v1/offers/{id}/: one offer, active or not, with its provenance."""
+
+    serializer_class = OfferSerializer
+
+    @extend_schema(operation_id="offers_retrieve", tags=["offers"], summary="One offer with its provenance",
+                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferSerializer))
+    def get(self, request, offer_id: str):
+        offer = _offer_or_404(offer_id)
+        return Response(OfferSerializer(offer, context={"request": request}).data)
+
+
+class OfferHistoryApi(ReadOnlyApi):
+    """GET /api/v1/offers/{id}/history/: the offer's recorded price and availability changes."""
+
+    pagination_class = ApiPagination
+    serializer_class = PriceObservationSerializer
+    query_parameters = PAGE_PARAMETERS
+
+    @extend_schema(operation_id="offers_history", tags=["offers"], summary="An offer's price and availability "
+                   "history", description="One row per change, oldest first (a row is recorded only when the "
+                   "price or availability changed).",
+                   parameters=[OFFER_ID, FORMAT_PARAMETER],
+                   responses={**list_responses(PriceObservationSerializer), (404, "application/json"): ERROR_404})
+    def get(self, request, offer_id: str):
+        offer = _offer_or_404(offer_id)
+        history = selectors.offer_price_history(offer=offer)
+        if self.wants_csv_stream(request):
+            return self.csv_response(history.iterator(chunk_size=CSV_CHUNK_ROWS), PriceObservationSerializer(),
+                                     f"offer-{offer.id}-history.csv")
+        return self.paginated(history, PriceObservationSerializer, {"request": request})
+
+
+# --- providers -----------------------------------------------------------------------------------------------------
+
+
+class ProviderListApi(ReadOnlyApi):
+    """GET /api/v1/providers/: every provider with its active offer count and capability answers."""
+
+    pagination_class = ApiPagination
+    serializer_class = ProviderListSerializer
+    query_parameters = PAGE_PARAMETERS
+
+    @extend_schema(operation_id="providers_list", tags=["providers"], summary="Providers and their Kubernetes "
+                   "answers", description="Each capability's answer only; a provider's detail has the source, "
+                   "verification date and confidence of each.", parameters=[FORMAT_PARAMETER],
+                   responses=list_responses(ProviderListSerializer))
+    def get(self, request):
+        return self.paginated(selectors.provider_list(), ProviderListSerializer, {"request": request})
+
+
+class ProviderDetailApi(ReadOnlyApi):
+    """GET /api/v1/providers/{slug}/: the full capability matrix with sources."""
+
+    serializer_class = ProviderDetailSerializer
+
+    @extend_schema(operation_id="providers_retrieve", tags=["providers"], summary="A provider's full Kubernetes "
+                   "capability matrix", description="Every question, in a fixed order, with its answer (\"unknown\" "
+                   "when nobody has a sourced one), source URL, verification date, confidence and origin; plus the "
+                   "Kubernetes facts provider APIs state and the provider's data sources.",
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   responses=detail_responses(ProviderDetailSerializer))
+    def get(self, request, slug: str):
+        provider = selectors.provider_get(slug=slug)
+        if provider is None:
+            raise NotFound(f"No provider {slug!r}; see /api/v1/providers/.")
+        return Response(ProviderDetailSerializer(provider, context={"request": request}).data)
+
+
+# --- GPU catalog ---------------------------------------------------------------------------------------------------
+
+
+class GpuListApi(ReadOnlyApi):
+    """GET /api/v1/gpus/: the curated GPU catalog."""
+
+    pagination_class = ApiPagination
+    serializer_class = GpuSerializer
+    query_parameters = PAGE_PARAMETERS
+
+    @extend_schema(operation_id="gpus_list", tags=["gpus"], summary="The GPU catalog with MIG profiles",
+                   parameters=[FORMAT_PARAMETER], responses=list_responses(GpuSerializer))
+    def get(self, request):
+        return self.paginated(selectors.gpu_model_list(), GpuSerializer, {"request": request})
+
+
+class GpuDetailApi(ReadOnlyApi):
+    """GET /api/v1/gpus/{slug}/: one GPU model."""
+
+    serializer_class = GpuSerializer
+
+    @extend_schema(operation_id="gpus_retrieve", tags=["gpus"], summary="One GPU model",
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   responses=detail_responses(GpuSerializer))
+    def get(self, request, slug: str):
+        gpu = selectors.gpu_model_get(slug=slug)
+        if gpu is None:
+            raise NotFound(f"No GPU model {slug!r}; see /api/v1/gpus/.")
+        return Response(GpuSerializer(gpu, context={"request": request}).data)
+
+
+# --- data sources --------------------------------------------------------------------------------------------------
+
+
+class SourceListApi(ReadOnlyApi):
+    """GET /api/v1/sources/: every data source with its latest run and the age of its latest good data."""
+
+    pagination_class = ApiPagination
+    serializer_class = SourceStatusSerializer
+    query_parameters = PAGE_PARAMETERS
+
+    @extend_schema(operation_id="sources_list", tags=["sources"], summary="Each data source's latest run, outcome "
+                   "and age", parameters=[FORMAT_PARAMETER],
+                   responses=list_responses(SourceStatusSerializer))
+    def get(self, request):
+        rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list()]
+        return self.paginated(rows, SourceStatusSerializer, {"request": request})
+
+
+# --- compare -------------------------------------------------------------------------------------------------------
+
+
+class CompareApi(ReadOnlyApi):
+    """GET /api/v1/compare/?providers=a,b: capabilities side by side and the cheapest offer per GPU model."""
+
+    serializer_class = CompareSerializer
+    query_parameters = frozenset({"providers"})
+    renderer_classes = [JSONRenderer]  # nested by nature; for a table, ask offers/?provider=a,b&format=csv
+
+    @extend_schema(
+        operation_id="compare", tags=["compare"], summary="Providers side by side",
+        description="Every Kubernetes question with each provider's sourced answer, and for every GPU model any of "
+                    "them offers, each provider's cheapest active offer per GPU-hour.",
+        parameters=[OpenApiParameter(
+            "providers", str, required=True, many=True, explode=False,
+            description=f"1 to {MAX_COMPARED_PROVIDERS} provider slugs, comma-separated, in the order to show.",
+            examples=[OpenApiExample("two", value=["lambda", "runpod"])])],
+        responses={(200, "application/json"): CompareSerializer, (400, "application/json"): ERROR_400,
+                   (429, "application/json"): ERROR_429},
+    )
+    def get(self, request):
+        slugs = list(dict.fromkeys(
+            part.strip() for raw in request.query_params.getlist("providers") for part in raw.split(",")
+            if part.strip()))
+        if not slugs:
+            raise ValidationError({"providers": ["Name at least one provider slug, e.g. ?providers=aws,gcp."]})
+        if len(slugs) > MAX_COMPARED_PROVIDERS:
+            raise ValidationError({"providers": [f"Compare at most {MAX_COMPARED_PROVIDERS} providers; "
+                                                 f"got {len(slugs)}."]})
+        providers = selectors.providers_by_slugs(slugs=slugs)
+        unknown = [slug for slug in slugs if slug not in {provider.slug for provider in providers}]
+        if unknown:
+            raise ValidationError({"providers": [f"Unknown provider slug(s): {', '.join(unknown)}; "
+                                                 "see /api/v1/providers/."]})
+        ids = [provider.id for provider in providers]
+        cells = selectors.capabilities_by_provider(provider_ids=ids)
+        answers = {provider.id: capability_cells(cells.get(provider.id, {})) for provider in providers}
+        cheapest = selectors.cheapest_offers_by_gpu(provider_ids=ids)
+        gpus = sorted({offer.gpu for offer in cheapest.values()}, key=lambda gpu: (gpu.vendor, gpu.family, gpu.name))
+        data = {
+            "providers": providers,
+            "capabilities": [
+                {"key": question.key, "question": str(question.label), "group": question.group,
+                 "answers": [{"provider": provider.slug, **answers[provider.id][index]} for provider in providers]}
+                for index, question in enumerate(CAPABILITIES)
+            ],
+            "gpus": [
+                {"gpu": gpu, "cheapest": [{"provider": provider.slug, "offer": cheapest.get((provider.id, gpu.id))}
+                                          for provider in providers]}
+                for gpu in gpus
+            ],
+        }
+        return Response(CompareSerializer(data, context={"request": request}).data)
+

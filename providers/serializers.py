@@ -1,0 +1,322 @@
+"""Output serializers of the REST API (providers.api): one per operation, read-only, never used to write.
+
+Money and sizes are JSON numbers (not DRF's default strings) so that `jq 'sort_by(.price_per_gpu_hour_usd)'` and
+pandas work without conversion; they are quantised to the column's places first, so no float noise is invented.
+Every offer carries its provenance (the source, its revision and date, when the offer was first and last seen,
+whether its source is stale) and every capability cell its source, verified date, confidence and origin; a question
+without a stored answer is rendered as "unknown", never dropped.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.urls import reverse
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from .capabilities import CAPABILITIES, UNKNOWN
+from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
+from .selectors import stale_cutoff
+
+
+class NumberDecimalField(serializers.DecimalField):
+    """A Decimal column rendered as a JSON number.
+
+    The columns hold at most 5 decimal places, which a float renders exactly as written (3.73, not 3.7300000001);
+    converting directly skips DRF's re-quantising of every value, a large share of the time a page of offers takes.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs["coerce_to_string"] = False
+        super().__init__(*args, **kwargs)
+
+    def to_representation(self, value):
+        return None if value is None else float(value)
+
+
+class OutputSerializer(serializers.ModelSerializer):
+    """ModelSerializer whose DecimalFields render as numbers; the API never accepts input through these.
+
+    URL columns are plain strings in the schema: an optional one (a GPU without MIG has no MIG source) is "", which
+    is not a valid `format: uri`."""
+
+    serializer_field_mapping = {**serializers.ModelSerializer.serializer_field_mapping,
+                                models.DecimalField: NumberDecimalField, models.URLField: serializers.CharField}
+
+
+def _absolute(request, url: str) -> str:
+    return request.build_absolute_uri(url) if request is not None else url
+
+
+# --- nested pieces -------------------------------------------------------------------------------------------------
+
+
+class ProviderRefSerializer(OutputSerializer):
+    class Meta:
+        model = Provider
+        fields = ["slug", "name", "name_zh", "kind"]
+
+
+class GpuRefSerializer(OutputSerializer):
+    class Meta:
+        model = GpuModel
+        fields = ["slug", "name", "vendor", "family", "memory_gb"]
+
+
+class OfferSourceSerializer(OutputSerializer):
+    """Where an offer's numbers come from: the source, the revision or date of its data, when it last succeeded."""
+
+    class Meta:
+        model = DataSource
+        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at"]
+
+
+# --- offers --------------------------------------------------------------------------------------------------------
+
+
+class OfferSerializer(OutputSerializer):
+    """One offer with its provider, GPU model and provenance, from selectors.offer_list (source joined, `is_stale`
+    annotated), so nothing costs a query per row."""
+
+    provider = ProviderRefSerializer()
+    gpu = GpuRefSerializer(allow_null=True, help_text="The catalog GPU model; null when the source's GPU name is "
+                                                      "not in our catalog (see gpu_name)")
+    source = OfferSourceSerializer()
+    is_stale = serializers.SerializerMethodField(
+        help_text="True when the offer's source has not succeeded within STALE_AFTER_HOURS: its price may be old")
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Offer
+        fields = [
+            "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
+            "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
+            "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
+            "availability", "available_count", "first_seen", "last_seen", "is_active", "is_stale", "source",
+        ]
+
+    def get_is_stale(self, offer: Offer) -> bool:
+        annotated = getattr(offer, "is_stale", None)
+        if annotated is not None:
+            return annotated
+        # An offer loaded without offer_list's annotation (compare's cheapest offers): same rule, source is joined.
+        last = offer.source.last_success_at
+        return last is None or last < stale_cutoff()
+
+    def get_url(self, offer: Offer) -> str:
+        return _absolute(self.context.get("request"), reverse("api:offer-detail", args=[offer.id]))
+
+
+class PriceObservationSerializer(OutputSerializer):
+    class Meta:
+        model = PriceObservation
+        fields = ["observed_at", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
+                  "availability", "available_count", "run"]
+        extra_kwargs = {"run": {"help_text": "The scrape run that observed this change (null if it was deleted)"}}
+
+
+# --- capabilities --------------------------------------------------------------------------------------------------
+
+
+class CapabilityCellSerializer(serializers.Serializer):
+    """One Kubernetes question answered for one provider, with where the answer comes from."""
+
+    key = serializers.CharField()
+    question = serializers.CharField(help_text="The question, in the request's language")
+    group = serializers.CharField()
+    value = serializers.CharField(help_text='The machine-readable answer; "unknown" when nobody has a sourced answer')
+    label = serializers.CharField(allow_blank=True)
+    detail = serializers.CharField(allow_blank=True)
+    amount = NumberDecimalField(max_digits=10, decimal_places=4, allow_null=True,
+                                help_text="control_plane_fee=paid: the fee per cluster-hour, in `currency`")
+    currency = serializers.CharField(allow_blank=True)
+    source_url = serializers.CharField(allow_blank=True)
+    verified_on = serializers.DateField(allow_null=True)
+    confidence = serializers.CharField(allow_blank=True, help_text="documented | third_party | inferred; blank when "
+                                                                   "unknown")
+    origin = serializers.CharField(allow_blank=True, help_text="curated | provider_api; blank when unknown")
+    fetched_at = serializers.DateTimeField(allow_null=True, help_text="When a provider API reported this value")
+
+
+def capability_cells(cells: dict[str, Capability]) -> list[dict]:
+    """Every question of providers.capabilities.CAPABILITIES in its order, answered from `cells` or "unknown"."""
+    rows = []
+    for question in CAPABILITIES:
+        cell = cells.get(question.key)
+        rows.append({
+            "key": question.key,
+            "question": str(question.label),
+            "group": question.group,
+            "value": cell.value if cell else UNKNOWN,
+            "label": cell.label if cell else "",
+            "detail": cell.detail if cell else "",
+            "amount": cell.amount if cell else None,
+            "currency": cell.currency if cell else "",
+            "source_url": cell.source_url if cell else "",
+            "verified_on": cell.verified_on if cell else None,
+            "confidence": cell.confidence if cell else "",
+            "origin": cell.origin if cell else "",
+            "fetched_at": cell.fetched_at if cell else None,
+        })
+    return rows
+
+
+# One field per question, so the CSV of the provider list has a column per capability.
+CapabilityValuesSerializer = type(
+    "CapabilityValuesSerializer",
+    (serializers.Serializer,),
+    {question.key: serializers.CharField(help_text=str(question.label)) for question in CAPABILITIES},
+)
+
+
+# --- providers -----------------------------------------------------------------------------------------------------
+
+
+class ProviderListSerializer(OutputSerializer):
+    active_offers = serializers.IntegerField()
+    capabilities = serializers.SerializerMethodField(help_text='Each question\'s answer ("unknown" when none); '
+                                                               "the provider's detail has sources and dates")
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Provider
+        fields = ["slug", "url", "name", "name_zh", "website", "kind", "headquarters", "active_offers",
+                  "capabilities"]
+
+    @extend_schema_field(CapabilityValuesSerializer)
+    def get_capabilities(self, provider: Provider) -> dict:
+        values = {cell.key: cell.value for cell in provider.capabilities.all()}
+        return {question.key: values.get(question.key, UNKNOWN) for question in CAPABILITIES}
+
+    def get_url(self, provider: Provider) -> str:
+        return _absolute(self.context.get("request"), reverse("api:provider-detail", args=[provider.slug]))
+
+
+class KubernetesFactSerializer(OutputSerializer):
+    source = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    value = serializers.JSONField(help_text="As the provider API states it: text, number, list or mapping")
+
+    class Meta:
+        model = KubernetesFact
+        fields = ["name", "value", "source", "source_url", "fetched_at"]
+
+
+class SourceRefSerializer(OutputSerializer):
+    class Meta:
+        model = DataSource
+        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of"]
+
+
+class ProviderDetailSerializer(OutputSerializer):
+    active_offers = serializers.IntegerField()
+    capabilities = serializers.SerializerMethodField()
+    kubernetes_facts = KubernetesFactSerializer(many=True)
+    sources = SourceRefSerializer(many=True)
+
+    class Meta:
+        model = Provider
+        fields = ["slug", "name", "name_zh", "website", "kind", "headquarters", "active_offers", "capabilities",
+                  "kubernetes_facts", "sources"]
+
+    @extend_schema_field(CapabilityCellSerializer(many=True))
+    def get_capabilities(self, provider: Provider) -> list[dict]:
+        cells = capability_cells({cell.key: cell for cell in provider.capabilities.all()})
+        return CapabilityCellSerializer(cells, many=True).data
+
+
+# --- GPU catalog ---------------------------------------------------------------------------------------------------
+
+
+class GpuSerializer(OutputSerializer):
+    active_offers = serializers.IntegerField()
+    provider_count = serializers.IntegerField(help_text="Providers with at least one active offer of this GPU")
+    cheapest_price_per_gpu_hour_usd = NumberDecimalField(source="cheapest_usd", max_digits=12, decimal_places=5,
+                                                         allow_null=True)
+    mig_profiles = serializers.ListField(child=serializers.CharField(), help_text="[] when the GPU has no MIG")
+
+    class Meta:
+        model = GpuModel
+        fields = ["slug", "name", "vendor", "family", "architecture", "memory_gb", "memory_type", "form_factor",
+                  "mig_profiles", "mig_source_url", "source_url", "verified_on", "active_offers", "provider_count",
+                  "cheapest_price_per_gpu_hour_usd"]
+
+
+# --- data sources --------------------------------------------------------------------------------------------------
+
+
+class ScrapeRunSerializer(OutputSerializer):
+    unknown_gpus = serializers.DictField(child=serializers.IntegerField(),
+                                         help_text="GPU names the catalog did not know -> rows")
+
+    class Meta:
+        model = ScrapeRun
+        fields = ["id", "started_at", "finished_at", "status", "offline", "created", "updated", "unchanged",
+                  "deactivated", "skipped", "unknown_gpus", "error"]
+
+
+class SourceStatusSerializer(serializers.Serializer):
+    """A data source, its latest run (whatever the outcome) and the age of its latest good data, rendered from the
+    {source, last_run} rows the API view builds from selectors.source_status_list (which annotates the source)."""
+
+    slug = serializers.CharField(source="source.slug")
+    name = serializers.CharField(source="source.name")
+    kind = serializers.CharField(source="source.kind")
+    provider = serializers.CharField(source="source.provider.slug")
+    url = serializers.CharField(source="source.url")
+    license = serializers.CharField(source="source.license", allow_blank=True)
+    revision = serializers.CharField(source="source.revision", allow_blank=True)
+    as_of = serializers.DateField(source="source.as_of", allow_null=True)
+    last_success_at = serializers.DateTimeField(source="source.last_success_at", allow_null=True)
+    age_hours = serializers.SerializerMethodField(help_text="Hours since the last successful run; null if none")
+    is_stale = serializers.BooleanField(source="source.is_stale", help_text="No successful run within "
+                                                                            "STALE_AFTER_HOURS, or never")
+    last_run = ScrapeRunSerializer(allow_null=True)
+
+    def get_age_hours(self, row) -> float | None:
+        age = row["source"].age
+        return None if age is None else round(age.total_seconds() / 3600, 2)
+
+
+# --- compare -------------------------------------------------------------------------------------------------------
+
+
+class CompareAnswerSerializer(serializers.Serializer):
+    """One provider's answer to one question (the fields of a capability cell)."""
+
+    provider = serializers.CharField()
+    value = serializers.CharField()
+    label = serializers.CharField(allow_blank=True)
+    detail = serializers.CharField(allow_blank=True)
+    amount = NumberDecimalField(max_digits=10, decimal_places=4, allow_null=True)
+    currency = serializers.CharField(allow_blank=True)
+    source_url = serializers.CharField(allow_blank=True)
+    verified_on = serializers.DateField(allow_null=True)
+    confidence = serializers.CharField(allow_blank=True)
+    origin = serializers.CharField(allow_blank=True)
+    fetched_at = serializers.DateTimeField(allow_null=True)
+
+
+class CompareQuestionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    question = serializers.CharField()
+    group = serializers.CharField()
+    answers = CompareAnswerSerializer(many=True, help_text="One answer per provider, in the order asked")
+
+
+class CompareCheapestSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    offer = OfferSerializer(allow_null=True, help_text="The provider's cheapest active offer per GPU-hour of this "
+                                                       "GPU; null when it has none")
+
+
+class CompareGpuSerializer(serializers.Serializer):
+    gpu = GpuRefSerializer()
+    cheapest = CompareCheapestSerializer(many=True)
+
+
+class CompareSerializer(serializers.Serializer):
+    """Capabilities side by side and, per GPU model any of them offers, each provider's cheapest offer."""
+
+    providers = ProviderRefSerializer(many=True)
+    capabilities = CompareQuestionSerializer(many=True)
+    gpus = CompareGpuSerializer(many=True)

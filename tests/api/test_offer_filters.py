@@ -1,0 +1,132 @@
+"""Every OfferFilterSet parameter, through GET /api/v1/offers/ (the same FilterSet the pages and the digest use):
+each keeps exactly the offers it should, and each refuses a bad value with a 400 naming it. Both lists are checked
+against the FilterSet itself, so a new filter without a test fails here."""
+
+import pytest
+
+from providers.filters import OfferFilterSet
+from tests.api.conftest import result_ids
+
+pytestmark = pytest.mark.django_db
+
+ACTIVE = {"alpha-h100x8", "alpha-l4", "beta-h100", "beta-mi300x8", "gamma-unknown-gpu"}
+ALPHA = {"alpha-h100x8", "alpha-l4"}
+BETA = {"beta-h100", "beta-mi300x8"}
+GAMMA = {"gamma-unknown-gpu"}
+
+# (filter, query, expected active offers)
+CASES = [
+    ("gpu", "gpu=h100-sxm", {"alpha-h100x8", "beta-h100"}),
+    ("gpu", "gpu=h100-sxm,mi300x", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
+    ("gpu", "gpu=h100-sxm&gpu=l4", {"alpha-h100x8", "beta-h100", "alpha-l4"}),
+    ("gpu_family", "gpu_family=H100", {"alpha-h100x8", "beta-h100"}),
+    ("vendor", "vendor=amd", {"beta-mi300x8"}),
+    ("vendor", "vendor=nvidia", {"alpha-h100x8", "alpha-l4", "beta-h100"}),
+    ("gpu_count_min", "gpu_count_min=8", {"alpha-h100x8", "beta-mi300x8"}),
+    ("gpu_count_max", "gpu_count_max=1", {"alpha-l4", "beta-h100"}),
+    ("gpu_count_max", "gpu_count_min=2&gpu_count_max=4", {"gamma-unknown-gpu"}),
+    ("gpu_memory_min", "gpu_memory_min=100", {"beta-mi300x8"}),
+    ("gpu_memory_min", "gpu_memory_min=80", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
+    ("price_per_gpu_hour_max", "price_per_gpu_hour_max=3", {"alpha-l4", "beta-h100", "beta-mi300x8"}),
+    ("price_hour_max", "price_hour_max=1", {"alpha-l4"}),
+    ("spot", "spot=true", {"alpha-h100x8"}),
+    ("spot", "spot=false", ACTIVE - {"alpha-h100x8"}),
+    ("available", "available=true", {"alpha-h100x8", "beta-h100", "gamma-unknown-gpu"}),
+    ("available", "available=false", {"alpha-l4", "beta-mi300x8"}),
+    ("provider", "provider=alpha,gamma", ALPHA | GAMMA),
+    ("provider_kind", "provider_kind=gpu_cloud", BETA),
+    ("provider_kind", "provider_kind=hyperscaler,marketplace", ALPHA | GAMMA),
+    ("country", "country=us,JP", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
+    ("continent", "continent=EU", {"alpha-l4", "gamma-unknown-gpu"}),
+    ("region", "region=US-EAST-1", {"alpha-h100x8"}),
+    ("offering", "offering=byo", BETA),
+    ("offering", "offering=managed", ALPHA | GAMMA),
+    ("gpu_operator", "gpu_operator=preinstalled", ALPHA),
+    ("gpu_operator", "gpu_operator=add_on,user_installs", BETA | GAMMA),
+    ("rdma", "rdma=infiniband", ALPHA),
+    ("rdma", "rdma=roce", BETA),
+    ("rdma", "rdma=any", ALPHA | BETA),
+    ("control_plane_fee_max", "control_plane_fee_max=0.05", GAMMA),
+    ("control_plane_fee_max", "control_plane_fee_max=0.10", ALPHA | GAMMA),
+    ("documented_only", "mps=yes", BETA),
+    ("documented_only", "mps=yes&documented_only=true", set()),
+    ("documented_only", "mps=unknown&documented_only=true", BETA | GAMMA),
+    ("seen_within_hours", "seen_within_hours=24", ACTIVE - {"beta-mi300x8"}),
+    ("seen_within_hours", "seen_within_hours=1.5", ACTIVE - {"beta-mi300x8", "beta-h100"}),
+    ("include_inactive", "include_inactive=true", ACTIVE | {"gamma-gone"}),
+    ("include_inactive", "include_inactive=false", ACTIVE),
+    ("mig", "mig=yes", ALPHA),
+    ("mig", "mig=unknown", BETA | GAMMA),
+    ("mps", "mps=no", ALPHA),
+    ("time_slicing", "time_slicing=yes", ALPHA),
+    ("time_slicing", "time_slicing=no", BETA),
+    ("vendor_sharing", "vendor_sharing=n/a", BETA),
+    ("vendor_sharing", "vendor_sharing=no,unknown", ALPHA | GAMMA),
+    ("node_autoscaling", "node_autoscaling=no", BETA),
+    ("scale_to_zero", "scale_to_zero=yes", ALPHA),
+    ("spot_nodes", "spot_nodes=no", BETA),
+    ("rwx_storage", "rwx_storage=yes", ALPHA),
+    ("gang_scheduling", "gang_scheduling=yes", ALPHA),
+    ("gang_scheduling", "gang_scheduling=unknown", GAMMA),
+    ("ordering", "ordering=provider", ACTIVE),
+    ("gpu", "gpu=h100-sxm&provider=beta&available=true&mig=unknown", {"beta-h100"}),
+]
+
+# (filter, bad value) -> the 400 must name the filter.
+BAD = [
+    ("gpu", "h100"), ("gpu_family", "H999"), ("vendor", "ibm"), ("gpu_count_min", "-1"), ("gpu_count_max", "eight"),
+    ("gpu_memory_min", "1e-9"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
+    ("available", "2"), ("provider", "alpha,nope"), ("provider_kind", "cloud"), ("country", "USA"),
+    ("continent", "XX"), ("region", "us\x00east"), ("offering", "serverless"), ("gpu_operator", "n/a"),
+    ("rdma", "nvlink"), ("control_plane_fee_max", "-0.1"), ("documented_only", "perhaps"),
+    ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
+    ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
+    ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),
+]
+
+
+def test_every_filter_has_a_behaviour_case_and_a_bad_value_case():
+    filters = set(OfferFilterSet.base_filters)
+    assert {name for name, _, _ in CASES} == filters
+    assert {name for name, _ in BAD} == filters
+
+
+@pytest.mark.parametrize(("name", "query", "expected"), CASES, ids=[case[1] for case in CASES])
+def test_filter_keeps_exactly_the_matching_offers(api, world, name, query, expected):
+    response = api.get(f"/api/v1/offers/?{query}&page_size=100")
+    assert set(result_ids(response)) == world.ids(*expected)
+    assert response.json()["count"] == len(expected)
+
+
+@pytest.mark.parametrize(("name", "value"), BAD, ids=[name for name, _ in BAD])
+def test_filter_refuses_a_bad_value_with_a_400_naming_it(api, world, name, value):
+    response = api.get("/api/v1/offers/", {name: value})
+    assert response.status_code == 400
+    body = response.json()
+    assert list(body) == [name]
+    assert body[name] and all(isinstance(message, str) and message for message in body[name])
+
+
+@pytest.mark.parametrize("value", ["true", "1", "yes", "on", "TRUE"])
+def test_yes_no_filters_accept_the_usual_spellings(api, world, value):
+    assert set(result_ids(api.get("/api/v1/offers/", {"spot": value}))) == world.ids("alpha-h100x8")
+
+
+def test_empty_values_mean_no_filter(api, world):
+    response = api.get("/api/v1/offers/?gpu=&spot=&price_per_gpu_hour_max=&country=&page_size=100")
+    assert set(result_ids(response)) == world.ids(*ACTIVE)
+
+
+@pytest.mark.parametrize(("ordering", "expected"), [
+    ("", ["alpha-l4", "beta-h100", "beta-mi300x8", "alpha-h100x8", "gamma-unknown-gpu"]),
+    ("price_per_gpu_hour", ["alpha-l4", "beta-h100", "beta-mi300x8", "alpha-h100x8", "gamma-unknown-gpu"]),
+    ("-price_per_gpu_hour", ["alpha-h100x8", "beta-mi300x8", "beta-h100", "alpha-l4", "gamma-unknown-gpu"]),
+    ("price_hour", ["alpha-l4", "beta-h100", "beta-mi300x8", "alpha-h100x8", "gamma-unknown-gpu"]),
+    ("-gpu_memory", ["beta-mi300x8", "alpha-h100x8", "beta-h100", "alpha-l4", "gamma-unknown-gpu"]),
+    ("gpu_memory", ["alpha-l4", "alpha-h100x8", "beta-h100", "beta-mi300x8", "gamma-unknown-gpu"]),
+    ("provider,-price_hour", ["alpha-h100x8", "alpha-l4", "beta-mi300x8", "beta-h100", "gamma-unknown-gpu"]),
+    ("-provider", ["gamma-unknown-gpu", "beta-h100", "beta-mi300x8", "alpha-h100x8", "alpha-l4"]),
+])
+def test_ordering_puts_unknown_values_last_and_breaks_ties_by_id(api, world, ordering, expected):
+    response = api.get("/api/v1/offers/", {"ordering": ordering} if ordering else {})
+    assert result_ids(response) == [world.offers[name].id for name in expected]

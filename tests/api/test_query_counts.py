@@ -1,0 +1,70 @@
+"""Each list endpoint runs the same number of queries whatever the page size (no query per row)."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from providers.models import PriceObservation
+from tests.api.conftest import capabilities, offer, succeeded
+from tests.factories import DataSourceFactory, ProviderFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def many(world):
+    """Twelve more providers, each with its own source and offers, and a history of 30 changes for one offer."""
+    gpu = world.offers["beta-h100"].gpu
+    for n in range(12):
+        provider = ProviderFactory(slug=f"extra-{n}")
+        capabilities(provider, offering="managed", mig="yes")
+        source = DataSourceFactory(slug=f"extra-src-{n}", provider=provider)
+        succeeded(source)
+        for region in range(3):
+            offer(f"x{n}", provider, source, gpu, price=str(n + 1), region=f"r{region}")
+    target = world.offers["beta-h100"]
+    PriceObservation.objects.bulk_create(
+        PriceObservation(offer=target, observed_at=target.first_seen, price_hour=Decimal(n), currency="USD",
+                         availability="unknown") for n in range(30))
+    return world
+
+
+def queries(api, url) -> int:
+    with CaptureQueriesContext(connection) as context:
+        response = api.get(url)
+    assert response.status_code == 200, response.content
+    assert response.json()["results"]
+    return len(context.captured_queries)
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined
+    ("/api/v1/offers/", 3),
+    # + the provider slugs the filter validates against (once, however many); capability filters are subqueries
+    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 4),
+    ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
+    ("/api/v1/providers/", 3),  # count, page, capabilities
+    ("/api/v1/gpus/", 2),  # count, page
+    ("/api/v1/sources/", 2),  # sources, their latest runs (a few dozen rows; the page is sliced in memory)
+])
+def test_list_queries_do_not_grow_with_the_page_size(api, many, path, expected):
+    path = path.format(offer=many.offers["beta-h100"].id)
+    joiner = "&" if "?" in path else "?"
+    counts = {size: queries(api, f"{path}{joiner}page_size={size}") for size in (1, 5, 100)}
+    assert set(counts.values()) == {expected}, counts
+
+
+def test_compare_and_details_run_a_fixed_number_of_queries(api, many):
+    few = queries_of(api, "/api/v1/compare/?providers=alpha")
+    lots = queries_of(api, "/api/v1/compare/?providers=alpha,beta,gamma,extra-1,extra-2,extra-3")
+    assert few == lots == 4  # providers, capabilities, cheapest ids, cheapest offers
+    assert queries_of(api, f"/api/v1/offers/{many.offers['beta-h100'].id}/") == 1
+    assert queries_of(api, "/api/v1/providers/alpha/") == 4
+
+
+def queries_of(api, url) -> int:
+    with CaptureQueriesContext(connection) as context:
+        assert api.get(url).status_code == 200
+    return len(context.captured_queries)

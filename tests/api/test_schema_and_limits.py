@@ -1,0 +1,76 @@
+"""The OpenAPI schema and its docs page (vendored assets, no CDN), CORS for GET, and the anonymous rate limit
+(in memory, and in Redis as production counts it)."""
+
+import re
+
+import pytest
+import yaml
+from django.contrib.staticfiles import finders
+from django.core.cache import caches
+
+from providers.filters import OfferFilterSet
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def schema(api):
+    response = api.get("/api/schema/")
+    assert response.status_code == 200
+    return yaml.safe_load(response.content)
+
+
+def test_schema_is_openapi_3_and_documents_every_operation(schema):
+    assert schema["openapi"].startswith("3.")
+    for path in ("/api/v1/offers/", "/api/v1/offers/{offer_id}/", "/api/v1/offers/{offer_id}/history/",
+                 "/api/v1/providers/", "/api/v1/providers/{slug}/", "/api/v1/gpus/", "/api/v1/gpus/{slug}/",
+                 "/api/v1/sources/", "/api/v1/compare/"):
+        operation = schema["paths"][path]["get"]
+        assert "200" in operation["responses"] and "400" in operation["responses"]
+        assert set(schema["paths"][path]) == {"get"}  # nothing else is offered
+
+
+def test_schema_documents_exactly_the_offer_filters_the_api_reads(schema):
+    parameters = {p["name"] for p in schema["paths"]["/api/v1/offers/"]["get"]["parameters"]}
+    assert parameters == set(OfferFilterSet.base_filters) | {"page", "page_size", "format"}
+
+
+def test_docs_page_loads_swagger_ui_from_our_own_static_files(api):
+    html = api.get("/api/docs/").content.decode()
+    assets = re.findall(r'(?:src|href)="([^"]+)"', html)
+    assert any("swagger-ui-bundle.js" in asset for asset in assets)
+    for asset in assets:
+        assert asset.startswith("/static/"), asset  # no CDN
+        assert finders.find(asset.removeprefix("/static/")), asset
+    assert "/api/schema/" in html
+
+
+def test_cors_lets_other_sites_read_the_api_but_not_write(api, world):
+    response = api.get("/api/v1/gpus/", HTTP_ORIGIN="https://notebook.example")
+    assert response["Access-Control-Allow-Origin"] == "*"
+    preflight = api.options("/api/v1/offers/", HTTP_ORIGIN="https://notebook.example",
+                            HTTP_ACCESS_CONTROL_REQUEST_METHOD="GET")
+    allowed = {method.strip() for method in preflight["Access-Control-Allow-Methods"].split(",")}
+    assert "GET" in allowed and not allowed & {"POST", "PUT", "PATCH", "DELETE"}
+    assert "Access-Control-Allow-Origin" not in api.get("/providers/", HTTP_ORIGIN="https://x.example")
+
+
+def test_anonymous_clients_are_rate_limited_per_ip(api, world, settings):
+    settings.API_ANON_RATE = "3/minute"
+    statuses = [api.get("/api/v1/gpus/", REMOTE_ADDR="203.0.113.7").status_code for _ in range(4)]
+    assert statuses == [200, 200, 200, 429]
+    limited = api.get("/api/v1/offers/", REMOTE_ADDR="203.0.113.7")
+    assert limited.status_code == 429 and int(limited["Retry-After"]) > 0
+    assert api.get("/api/v1/gpus/", REMOTE_ADDR="203.0.113.8").status_code == 200
+
+
+@pytest.mark.services
+def test_rate_limit_is_counted_in_redis_when_the_cache_is_redis(api, world, settings):
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                                   "LOCATION": "redis://127.0.0.1:6379/10"}}
+    settings.API_ANON_RATE = "2/minute"
+    caches["default"].clear()
+    statuses = [api.get("/api/v1/sources/", REMOTE_ADDR="198.51.100.9").status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+    assert caches["default"].get("throttle_anon_198.51.100.9")  # the request history DRF keeps per client
+    caches["default"].clear()

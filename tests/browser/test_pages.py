@@ -1,0 +1,159 @@
+"""The pages in a real browser: filtering without reload, the URL as the state (shareable, back button), sorting,
+currency and language switches, the compare page, charts that draw, the no-JavaScript fallback, and no console
+error or off-site request anywhere. Screenshots of the main pages go to screenshots/ (git-ignored)."""
+
+import re
+
+import pytest
+
+from tests.browser.conftest import screenshot
+from tests.ui import builders
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect  # noqa: E402
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def data():
+    objects = builders.catalog()
+    builders.rates()
+    return objects
+
+
+def rows(page):
+    return page.locator("table.offers tbody code")
+
+
+def test_filtering_updates_the_table_without_reload_and_the_url_follows(site, data):
+    page = site()
+    page.goto(site.url + "/")
+    expect(rows(page)).to_have_count(6)
+    page.evaluate("window.__sameDocument = true")
+    page.check("input[name=gpu_family][value=H100]")
+    page.check("input[name=mig][value=yes]")
+    page.check("input[name=rdma][value=infiniband]")
+    page.check("input[name=offering][value=managed]")
+    page.fill("#id_price_per_gpu_hour_max", "3")
+    page.keyboard.press("Tab")
+    expect(rows(page)).to_have_text(["acme.h100x8"])
+    expect(page).to_have_url(re.compile(r"price_per_gpu_hour_max=3"))
+    assert page.evaluate("window.__sameDocument") is True  # htmx swapped the results; no full reload
+    for part in ("gpu_family=H100", "mig=yes", "rdma=infiniband", "offering=managed"):
+        assert part in page.url
+    assert "=&" not in page.url  # only the filters that are set
+    screenshot(page, "offers-filtered")
+
+
+def test_the_url_round_trips_the_filters_and_the_back_button_restores_them(site, data):
+    page = site()
+    page.goto(site.url + "/?gpu_family=H100&offering=managed")
+    expect(page.locator("input[name=gpu_family][value=H100]")).to_be_checked()
+    expect(page.locator("input[name=offering][value=managed]")).to_be_checked()
+    expect(rows(page)).to_have_text(["old.h100", "acme.h100x8", "dear.h100"])
+    page.check("input[name=mig][value=yes]")
+    expect(rows(page)).to_have_text(["acme.h100x8", "dear.h100"])
+    expect(page).to_have_url(re.compile(r"mig=yes"))
+    page.go_back()
+    expect(page).to_have_url(re.compile(r"offering=managed$"))
+    expect(rows(page)).to_have_text(["old.h100", "acme.h100x8", "dear.h100"])
+    expect(page.locator("input[name=mig][value=yes]")).not_to_be_checked()
+
+
+def test_sorting_by_clicking_headers(site, data):
+    page = site()
+    page.goto(site.url + "/?gpu_family=H100")
+    expect(rows(page)).to_have_text(["metal.h100", "old.h100", "acme.h100x8", "dear.h100"])
+    page.locator("th a", has_text="Price / GPU-hour").click()
+    expect(rows(page)).to_have_text(["dear.h100", "acme.h100x8", "old.h100", "metal.h100"])
+    expect(page).to_have_url(re.compile(r"ordering=-price_per_gpu_hour"))
+    expect(page.locator("#id_ordering")).to_have_value("-price_per_gpu_hour")
+    page.get_by_role("link", name="Provider", exact=True).click()
+    expect(rows(page).first).to_have_text("acme.h100x8")
+
+
+def test_currency_and_unit_switches(site, data):
+    page = site()
+    page.goto(site.url + "/?provider=acme")
+    expect(page.locator("td.price").first).to_have_text("$0.700")
+    page.select_option("#id_currency", "EUR")
+    expect(page.locator("td.price").first).to_have_text("€0.560")
+    expect(page.locator(".count")).to_contain_text("ECB reference rate of Nov. 27, 2026")
+    expect(page).to_have_url(re.compile(r"currency=EUR"))
+    page.check("input[name=unit][value=instance]")
+    expect(page.locator("td.price").last).to_have_text("€16.000")  # 8 x 2.50 USD / 1.25
+
+
+def test_language_switch_to_simplified_chinese_keeps_the_filters(site, data):
+    page = site()
+    page.goto(site.url + "/?gpu_family=H100")
+    page.check("input[name=mig][value=yes]")
+    expect(page).to_have_url(re.compile(r"mig=yes"))
+    page.get_by_role("button", name="简体中文").click()
+    expect(page.locator("h1")).to_have_text("为 Kubernetes 租用 GPU，该去哪里")
+    expect(page).to_have_url(re.compile(r"gpu_family=H100&mig=yes"))
+    expect(page.locator("html")).to_have_attribute("lang", "zh-Hans")
+    expect(rows(page)).to_have_text(["acme.h100x8", "dear.h100"])
+    screenshot(page, "offers-zh-hans")
+
+
+def test_compare_page(site, data):
+    page = site()
+    page.goto(site.url + "/compare/")
+    page.check("input[name=provider][value=acme]")
+    page.check("input[name=provider][value=metal]")
+    page.get_by_role("button", name="Compare").click()
+    expect(page.locator("#compare-capabilities tr.differs").first).to_be_visible()
+    expect(page.locator("#compare-prices td.best")).to_have_count(1)  # A100: only one provider, nothing to beat
+    expect(page.locator("#compare-prices td.best")).to_contain_text("$1.900")
+    screenshot(page, "compare")
+
+
+def test_charts_draw(site, data):
+    page = site()
+    page.goto(site.url + "/charts/")
+    expect(page.locator('[data-figure="fig-distribution"].drawn svg.main-svg').first).to_be_visible()
+    screenshot(page, "charts")
+    page.goto(site.url + "/gpus/h100-sxm/")
+    expect(page.locator('[data-figure="fig-history"].drawn svg.main-svg').first).to_be_visible()
+    expect(page.locator('[data-figure="fig-spread"].drawn svg.main-svg').first).to_be_visible()
+    screenshot(page, "gpu")
+
+
+def test_filters_work_without_javascript(site, data):
+    page = site(javascript=False)
+    page.goto(site.url + "/")
+    page.check("input[name=gpu_family][value=A100]")
+    page.get_by_role("button", name="Apply filters").click()
+    expect(page).to_have_url(re.compile(r"/\?gpu_family=A100$"))
+    expect(rows(page)).to_have_text(["metal.a100"])
+
+
+def test_capability_tooltip_shows_on_keyboard_focus(site, data):
+    page = site()
+    page.goto(site.url + "/?provider=acme&gpu_family=H100")
+    badge = page.locator("td.badges a", has_text="MIG")
+    badge.focus()
+    content = badge.evaluate("el => getComputedStyle(el, '::after').content")
+    assert "Source: docs.acme.example.com, verified Nov. 1, 2026" in content
+
+
+def test_every_page_loads_without_console_errors_and_screenshots(site, data):
+    page = site()
+    pages = {"offers": "/", "providers": "/providers/", "provider": "/providers/acme/", "gpus": "/gpus/",
+             "offer": f"/offers/{data['acme_h100'].pk}/", "guides": "/guides/",
+             "guide-sharing": "/guides/gpu-sharing/", "sources": "/sources/"}
+    for name, url in pages.items():
+        response = page.goto(site.url + url)
+        assert response.status == 200, url
+        page.wait_for_load_state("networkidle")
+        screenshot(page, name)
+    phone = site(width=390)
+    phone.goto(site.url + "/?gpu_family=H100")
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390 + 1  # no sideways page scroll
+    screenshot(phone, "offers-phone")
+    chinese = site(language="zh-hans")
+    for url in ("/providers/acme/", "/guides/kubernetes-support/", "/compare/?provider=acme&provider=metal"):
+        chinese.goto(site.url + url)
+    screenshot(chinese, "compare-zh-hans")

@@ -1,0 +1,70 @@
+"""comparator.charts and comparator.currency: pure functions, tested with a handful of rows."""
+
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+from comparator import charts
+from comparator.currency import conversions
+
+USD = conversions({}, None)["USD"]
+POINTS = [("H100", "Acme", Decimal("2.00")), ("H100", "Dear", Decimal("4.00")), ("H100", "Dear", Decimal("3.00")),
+          ("L4", "Acme", Decimal("0.70"))]
+
+
+def test_conversions_from_ecb_rates_and_missing_rates():
+    rates = conversions({"USD": Decimal("1.25"), "CNY": Decimal("9")}, date(2026, 11, 27))
+    assert rates["EUR"].convert(Decimal("2.50")) == Decimal("2")
+    assert rates["CNY"].convert(Decimal("2.50")) == Decimal("18")
+    assert rates["CNY"].rate_date == date(2026, 11, 27) and rates["USD"].rate_date is None
+    missing = conversions({"USD": Decimal("1.25")}, date(2026, 11, 27))
+    assert not missing["CNY"].available and missing["CNY"].convert(Decimal(1)) is None
+    assert not conversions({}, None)["EUR"].available
+
+
+def test_price_spread_per_gpu_and_per_provider():
+    spread = charts.price_spread(POINTS, USD)
+    assert [row["gpu"] for row in spread] == ["L4", "H100"]
+    assert (spread[1]["offers"], spread[1]["providers"], spread[1]["min"], spread[1]["median"],
+            spread[1]["max"]) == (3, 2, 2.0, 3.0, 4.0)
+    by_provider = charts.price_spread_by_provider(POINTS, USD)
+    assert [row["provider"] for row in by_provider] == ["Acme", "Dear"]
+    assert charts.price_spread([], USD) == []
+
+
+def test_distribution_has_one_box_per_gpu_with_providers_in_the_hover():
+    figure = charts.price_distribution(POINTS, USD, axis_title="USD per GPU-hour")
+    assert [trace.name for trace in figure.data] == ["H100", "L4"]  # dearest median drawn first (at the bottom)
+    assert list(figure.data[0].text) == ["Acme", "Dear", "Dear"]
+
+
+def test_offer_history_steps_to_the_last_seen_time_per_gpu():
+    rows = [{"observed_at": datetime(2026, 11, 1, tzinfo=UTC), "price_hour_usd": Decimal("16"),
+             "spot_price_hour_usd": None},
+            {"observed_at": datetime(2026, 11, 5, tzinfo=UTC), "price_hour_usd": Decimal("12"),
+             "spot_price_hour_usd": None}]
+    figure = charts.offer_history(rows, gpu_count=Decimal(8), until=datetime(2026, 11, 9, tzinfo=UTC),
+                                  conversion=USD, names={"on_demand": "On-demand", "spot": "Spot"})
+    assert len(figure.data) == 1  # no spot trace without spot prices
+    assert list(figure.data[0].y) == [2.0, 1.5, 1.5]
+    assert figure.data[0].line.shape == "hv"
+
+
+def test_daily_series_holds_prices_until_the_next_observation_and_stops_inactive_offers():
+    def row(offer, day, price, active=True, last_seen=None):
+        return {"offer_id": offer, "observed_at": datetime(2026, 11, day, 12, tzinfo=UTC),
+                "price_hour_usd": Decimal(price), "spot_price_hour_usd": None, "offer__gpu_count": Decimal(1),
+                "offer__is_active": active, "offer__last_seen": last_seen or datetime(2026, 11, 4, tzinfo=UTC)}
+
+    rows = [row(1, 1, "3"), row(1, 3, "2"), row(2, 1, "1", active=False, last_seen=datetime(2026, 11, 2, tzinfo=UTC))]
+    daily = charts.daily_series(rows, today=datetime(2026, 11, 4, tzinfo=UTC), conversion=USD)
+    assert [d.strftime("%d") for d in daily["day"]] == ["01", "02", "03", "04"]
+    assert list(daily["min"]) == [1.0, 1.0, 2.0, 2.0]  # offer 2 stops on the day it was last seen
+    assert charts.daily_series([], today=datetime(2026, 11, 4, tzinfo=UTC), conversion=USD).empty
+
+
+def test_figure_json_is_safe_inside_a_script_tag():
+    figure = charts.price_distribution([("</script><b>", "A&B", Decimal(1))], USD)
+    text = charts.figure_json(figure)
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert json.loads(text)["data"][0]["name"] == "</script><b>"

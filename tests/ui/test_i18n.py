@@ -1,0 +1,88 @@
+"""English and Simplified Chinese: the switcher, translated pages, per-language number and date formats, and a
+translation catalogue that is complete for the site's pages and compiled."""
+
+import gettext
+import subprocess
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.ui import builders
+
+pytestmark = pytest.mark.django_db
+
+PO = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
+MO = PO.with_suffix(".mo")
+# Files whose strings the site's pages show; other features' folders keep their own translation checks.
+PAGE_SOURCES = ("comparator/views.py", "comparator/currency.py", "providers/", "templates/offers/",
+                "templates/gpus/", "templates/providers/", "templates/guides/", "templates/base.html",
+                "templates/charts.html", "templates/compare.html", "templates/sources.html",
+                "templates/_capability.html")
+
+
+def po_entries():
+    """(references, msgid, msgstr) of every entry, read with msgcat's help-free format: one field per line."""
+    entries, refs, fields, current = [], [], {}, None
+    for line in [*PO.read_text(encoding="utf-8").splitlines(), ""]:
+        if not line.strip():
+            if fields.get("msgid"):
+                entries.append((" ".join(refs), fields["msgid"], fields.get("msgstr", fields.get("msgstr[0]", "")),
+                                "fuzzy" in " ".join(refs)))
+            refs, fields, current = [], {}, None
+        elif line.startswith("#"):
+            refs.append(line)
+        elif line.startswith('"'):
+            fields[current] += line[1:-1]
+        else:
+            current, _, value = line.partition(" ")
+            fields[current] = value[1:-1]
+    return entries
+
+
+def test_every_string_of_the_pages_is_translated_to_chinese():
+    untranslated = [msgid for refs, msgid, msgstr, fuzzy in po_entries()
+                    if any(source in refs for source in PAGE_SOURCES) and (not msgstr or fuzzy)]
+    assert untranslated == []
+
+
+def test_compiled_catalogue_matches_the_po_file(tmp_path):
+    compiled = tmp_path / "django.mo"
+    subprocess.run(["msgfmt", "--check-format", "-o", str(compiled), str(PO)], check=True)
+    fresh = gettext.GNUTranslations(compiled.open("rb"))._catalog
+    committed = gettext.GNUTranslations(MO.open("rb"))._catalog
+    assert committed == fresh
+
+
+def test_language_switcher_sets_chinese_and_returns_to_the_same_page(client):
+    builders.catalog()
+    response = client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/?gpu_family=H100"})
+    assert response.status_code == 302 and response["Location"] == "/?gpu_family=H100"
+    html = client.get("/?gpu_family=H100").content.decode()
+    assert '<html lang="zh-Hans">' in html
+    assert "为 Kubernetes 租用 GPU，该去哪里" in html
+    assert "4 个报价符合条件。" in html
+    assert "阿克米云" in html  # the provider's Chinese name
+
+
+def test_numbers_and_dates_follow_the_language(client):
+    data = builders.catalog()
+    builders.rates()
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/?currency=CNY&provider=acme").content.decode()
+    assert "按欧洲央行 2026年11月27日 参考汇率由美元换算" in html
+    assert "¥5.040" in html
+    html = client.get("/providers/acme/").content.decode()
+    assert "2026年11月1日" in html
+    client.cookies["django_language"] = "en"
+    assert "Nov. 1, 2026" in client.get("/providers/acme/").content.decode()
+    for index in range(1000):
+        builders.offer(data["acme"], data["acme_h100"].source, data["h100"], f"bulk-{index}", "9.00")
+    assert "1,006 offers match." in client.get("/").content.decode()
+
+
+def test_badge_tooltips_are_translated(client):
+    builders.catalog()
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/?provider=acme").content.decode()
+    assert "MIG：是。来源：docs.acme.example.com，核实于 2026年11月1日" in html

@@ -1,0 +1,219 @@
+"""The offers page (home): the shared FilterSet's filters, htmx fragments and canonical URLs, sorting, price
+display (unit, currency at dated rates), freshness and capability badges, errors, links, and query counts."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from comparator import views
+from providers.filters import OfferFilterSet
+from tests.ui import builders
+
+pytestmark = pytest.mark.django_db
+
+HX = {"HTTP_HX_REQUEST": "true", "HTTP_HX_CURRENT_URL": "http://testserver/"}
+
+
+@pytest.fixture
+def data():
+    return builders.catalog()
+
+
+def instance_types(response) -> list[str]:
+    return re.findall(r'<code>([^<]+)</code></a></td>', response.content.decode())
+
+
+def test_offers_page_lists_active_offers_cheapest_first(client, data):
+    response = client.get("/")
+    assert response.status_code == 200
+    assert instance_types(response) == ["acme.l4", "metal.a100", "metal.h100", "old.h100", "acme.h100x8", "dear.h100"]
+    assert "6 offers match." in response.content.decode()
+
+
+def test_the_question_from_the_issue_finds_exactly_the_matching_offers(client, data):
+    """H100 with MIG and InfiniBand on a managed control plane under $3 per GPU-hour."""
+    response = client.get("/?gpu_family=H100&mig=yes&rdma=infiniband&offering=managed&price_per_gpu_hour_max=3")
+    assert response.status_code == 200
+    assert instance_types(response) == ["acme.h100x8"]
+
+
+@pytest.mark.parametrize("name", sorted(OfferFilterSet.base_filters))
+def test_every_filter_of_the_shared_filterset_is_in_the_panel(client, data, name):
+    html = client.get("/").content.decode()
+    assert f'name="{name}"' in html
+
+
+def test_capability_filters_link_to_their_guide_section(client, data):
+    html = client.get("/").content.decode()
+    for name, (slug, anchor) in views.FILTER_GUIDES.items():
+        if name in OfferFilterSet.base_filters:
+            assert f'href="/guides/{slug}/#{anchor}"' in html, name
+
+
+@pytest.mark.parametrize("query, field", [
+    ("price_per_gpu_hour_max=cheap", "price_per_gpu_hour_max"),
+    ("gpu=no-such-gpu", "gpu"),
+    ("country=USA", "country"),
+    ("spot=maybe", "spot"),
+])
+def test_a_bad_filter_value_shows_the_form_error_not_a_500(client, data, query, field):
+    response = client.get(f"/?{query}")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Some filters could not be used" in html
+    assert f'href="#id_{field}"' in html
+    assert 'aria-invalid="true"' in html
+    assert instance_types(response) == []
+
+
+def test_bad_filter_value_in_an_htmx_request_returns_the_error_fragment(client, data):
+    response = client.get("/?gpu_count_min=-1", **HX)
+    assert response.status_code == 400
+    assert "Some filters could not be used" in response.content.decode()
+    assert "<html" not in response.content.decode()
+
+
+def test_plain_form_submission_redirects_to_the_short_shareable_url(client, data):
+    response = client.get("/?gpu_family=H100&price_per_gpu_hour_max=&spot=unknown&region=&mig=yes")
+    assert response.status_code == 302
+    assert response["Location"] == "/?gpu_family=H100&mig=yes"
+
+
+def test_htmx_request_returns_the_results_fragment_and_pushes_the_canonical_url(client, data):
+    response = client.get("/?gpu_family=H100&price_per_gpu_hour_max=&mig=yes", HTTP_HX_TRIGGER="filters", **HX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html and '<table class="offers">' in html
+    assert response["HX-Push-Url"] == "/?gpu_family=H100&mig=yes"
+    assert 'id="filters"' not in html  # typing in the panel never replaces it
+    assert 'id="lang-next"' in html and 'value="/?gpu_family=H100&amp;mig=yes"' in html
+
+
+def test_htmx_sort_link_also_refreshes_the_panel_out_of_band(client, data):
+    response = client.get("/?ordering=-price_per_gpu_hour", **HX)
+    html = response.content.decode()
+    assert 'id="filters"' in html and 'hx-swap-oob="true"' in html
+    assert '<option value="-price_per_gpu_hour" selected>' in html
+
+
+def test_sorting_by_a_header_link_reverses_the_order(client, data):
+    html = client.get("/").content.decode()
+    link = re.search(r'aria-sort="ascending"><a href="([^"]+)"', html).group(1)
+    assert "ordering=-price_per_gpu_hour" in link
+    response = client.get("/" + link.replace("&amp;", "&"))
+    assert instance_types(response)[0] == "dear.h100"
+    assert 'aria-sort="descending"' in response.content.decode()
+
+
+def test_sorting_by_provider(client, data):
+    assert instance_types(client.get("/?ordering=provider"))[0] in {"acme.l4", "acme.h100x8"}
+
+
+def test_per_instance_toggle_shows_the_instance_price(client, data):
+    html = client.get("/?gpu_family=H100&provider=acme&unit=instance").content.decode()
+    assert "$20.000" in html  # 8 GPUs at 2.50
+    assert "Price / hour" in html
+    assert "Prices in USD per instance-hour." in html
+
+
+def test_currency_without_a_loaded_rate_says_so_instead_of_converting(client, data):
+    html = client.get("/").content.decode()
+    assert re.search(r'<option value="EUR" disabled>EUR: no exchange rate loaded</option>', html)
+    response = client.get("/?currency=EUR")
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "No EUR exchange rate is loaded yet, so prices are shown in USD." in html
+    assert "$0.700" in html  # still USD, never a made-up number
+
+
+def test_currency_conversion_uses_the_latest_ecb_rates_and_shows_their_date(client, data):
+    builders.rates()
+    html = client.get("/?currency=EUR&provider=acme").content.decode()
+    assert "€0.560" in html  # 0.70 USD / 1.25
+    assert "converted from USD at the ECB reference rate of Nov. 27, 2026" in html
+    html = client.get("/?currency=CNY&provider=acme").content.decode()
+    assert "¥5.040" in html  # 0.70 / 1.25 * 9
+    assert "CNY (ECB rate of 11/27/2026)" in html
+
+
+def test_rows_show_freshness_and_flag_stale_sources(client, data):
+    html = client.get("/?provider=oldie").content.decode()
+    assert "<strong>stale</strong>" in html
+    html = client.get("/?provider=acme").content.decode()
+    assert "stale" not in html.split("<tbody>")[1]
+
+
+def test_capability_badges_carry_value_source_and_verified_date(client, data):
+    html = client.get("/?provider=acme&gpu_family=H100").content.decode()
+    assert ('href="https://docs.acme.example.com/mig" rel="noopener" '
+            'aria-label="MIG: yes. Source: docs.acme.example.com, verified Nov. 1, 2026" data-tip>MIG✓</a>') in html
+    assert ">IB✓</a>" in html
+    html = client.get("/?provider=metal&gpu_family=A100").content.decode()
+    assert 'aria-label="MIG: unknown, we found no source yet"' in html
+
+
+def test_availability_is_shown_where_known(client, data):
+    html = client.get("/?provider=acme&gpu_family=H100").content.decode()
+    assert "Available (3)" in html
+    html = client.get("/?provider=dearco").content.decode()
+    assert '<span class="u">unknown</span>' in html
+
+
+def test_download_api_chart_and_digest_links_carry_the_filters_but_not_display_options(client, data):
+    html = client.get("/?gpu_family=H100&mig=yes&currency=CNY&unit=instance&page=1").content.decode()
+    assert 'href="/api/v1/offers/?format=csv&amp;gpu_family=H100&amp;mig=yes" download' in html
+    assert 'href="/charts/?gpu_family=H100&amp;mig=yes"' in html
+    assert 'href="/digest/subscribe/?gpu_family=H100&amp;mig=yes"' in html
+
+
+def test_pagination_keeps_the_filters(client, data, monkeypatch):
+    monkeypatch.setattr(views, "PER_PAGE", 2)
+    html = client.get("/?gpu_family=H100").content.decode()
+    assert "page 1 of 2" in html
+    assert 'href="?gpu_family=H100&amp;page=2"' in html
+    assert instance_types(client.get("/?gpu_family=H100&page=2")) == ["acme.h100x8", "dear.h100"]
+
+
+def test_offers_page_runs_the_same_number_of_queries_whatever_the_number_of_rows(client, data):
+    def count_queries():
+        with CaptureQueriesContext(connection) as queries:
+            assert client.get("/").status_code == 200
+        return len(queries)
+
+    few = count_queries()
+    for index in range(30):
+        prov = builders.provider(f"extra-{index}", caps={"mig": "yes"})
+        builders.offer(prov, builders.source(prov), data["h100"], f"x{index}", "3.00")
+    assert count_queries() == few
+    assert few <= 12
+
+
+def test_pages_without_charts_load_no_plotly_and_no_third_party_asset(client, data):
+    html = client.get("/").content.decode()
+    assert "plotly" not in html
+    for url in re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html):
+        assert url.startswith("/static/"), url
+
+
+def test_stale_helper_prefers_an_annotation(data):
+    offer = data["old_h100"]
+    cutoff = timezone.now() - timedelta(hours=24)
+    assert views.is_stale(offer, cutoff)
+    offer.is_stale = False
+    assert not views.is_stale(offer, cutoff)
+
+
+def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):
+    html = client.get("/?gpu_family=H100&offering=managed").content.decode()
+    link = re.search(r'href="(/api/v1/offers/\?format=csv[^"]*)" download', html).group(1).replace("&amp;", "&")
+    response = client.get(link)
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/csv")
+    body = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+    for instance in ("acme.h100x8", "dear.h100", "old.h100"):
+        assert instance in body
+    assert "metal.h100" not in body and "acme.l4" not in body

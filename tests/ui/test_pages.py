@@ -1,0 +1,190 @@
+"""Provider, compare, GPU, charts, offer, guide and source pages: what they show, their errors, and that none
+runs a query per row."""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from comparator import views
+from providers.models import KubernetesFact, LinkCheck
+from tests.ui import builders
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data():
+    return builders.catalog()
+
+
+def queries_for(client, url) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def add_offers(data, count):
+    for index in range(count):
+        builders.offer(data["acme"], data["acme_h100"].source, data["h100"], f"more-{index}", f"{3 + index}.00")
+
+
+def test_provider_page_explains_managed_kubernetes_and_lists_capabilities_with_sources(client, data):
+    html = client.get("/providers/acme/").content.decode()
+    assert "<strong>Managed.</strong> Acme Cloud runs the Kubernetes control plane" in html
+    assert "(Acme Kubernetes)" in html
+    assert 'href="https://docs.acme.example.com/mig"' in html
+    assert "Nov. 1, 2026" in html
+    assert 'href="/guides/gpu-sharing/#mig"' in html
+    assert "acme.h100x8" in html
+
+
+def test_provider_page_explains_bring_your_own_and_unknown(client, data):
+    assert "<strong>Bring your own cluster.</strong>" in client.get("/providers/metal/").content.decode()
+    builders.provider("mystery")
+    assert "<strong>Unknown.</strong>" in client.get("/providers/mystery/").content.decode()
+
+
+def test_provider_page_shows_api_facts_source_health_and_broken_links(client, data):
+    source = data["acme_h100"].source
+    KubernetesFact.objects.create(provider=data["acme"], source=source, name="Kubernetes versions",
+                                  value=["1.31", "1.32"], source_url="https://api.acme.example.com/k8s",
+                                  fetched_at=source.last_success_at)
+    LinkCheck.objects.create(url="https://docs.acme.example.com/mig", ok=False, status_code=404,
+                             checked_at=source.last_success_at, failing_since=source.last_success_at)
+    html = client.get("/providers/acme/").content.decode()
+    assert "Kubernetes versions" in html and "1.31, 1.32" in html
+    assert "Acme Cloud API" in html
+    assert "Broken source links:" in html and "404" in html
+
+
+def test_provider_page_query_count_does_not_grow_with_offers(client, data):
+    few = queries_for(client, "/providers/acme/")
+    add_offers(data, 20)
+    assert queries_for(client, "/providers/acme/") == few
+
+
+def test_provider_index_matrix_links_columns_to_guides(client, data):
+    html = client.get("/providers/").content.decode()
+    assert 'href="/guides/before-you-commit/#interconnect"' in html
+    assert "Acme Cloud" in html
+
+
+def test_compare_puts_providers_side_by_side_and_highlights_differences(client, data):
+    response = client.get("/compare/?provider=acme&provider=metal")
+    assert response.status_code == 200
+    html = response.content.decode()
+    offering_row = re.search(r'<tr class="differs"><th scope="row"><a href="/guides/kubernetes-support/'
+                             r'#managed-vs-byo"[^>]*>Kubernetes offering</a> <span class="differs-mark">differs', html)
+    assert offering_row
+    # cheapest H100 per provider, the cheaper one highlighted
+    h100_row = html.split('href="/gpus/h100-sxm/"')[1].split("</tr>")[0]
+    assert "$1.900" in h100_row and "$2.500" in h100_row
+    assert h100_row.index("best") < h100_row.index("$1.900")
+
+
+def test_compare_accepts_comma_lists_and_shows_the_same_answers_unhighlighted(client, data):
+    html = client.get("/compare/?provider=acme,dearco").content.decode()
+    mig_row = html.split(">MIG</a>")[0].rsplit("<tr", 1)[1]
+    assert "differs" not in mig_row
+
+
+@pytest.mark.parametrize("query", ["provider=acme", "provider=acme,dearco,metal,oldie,nope", "provider=a,b,c,d,e"])
+def test_compare_refuses_fewer_than_two_or_more_than_four(client, data, query):
+    response = client.get(f"/compare/?{query}")
+    assert response.status_code == 400
+    assert 'role="alert"' in response.content.decode()
+
+
+def test_compare_query_count_does_not_grow_with_offers(client, data):
+    few = queries_for(client, "/compare/?provider=acme&provider=metal")
+    add_offers(data, 20)
+    assert queries_for(client, "/compare/?provider=acme&provider=metal") == few
+
+
+def test_gpu_page_shows_memory_mig_profiles_spread_and_offers(client, data):
+    response = client.get("/gpus/h100-sxm/")
+    html = response.content.decode()
+    assert "80 GB HBM3" in html
+    assert "<code>1g.10gb</code>" in html and "mig-user-guide" in html
+    assert "metal.h100" in html and "dear.h100" in html
+    assert 'data-figure="fig-spread"' in html and 'data-figure="fig-history"' in html
+    assert "/static/vendor/plotly-3.1.1.min.js" in html
+    spread = html.split('<table class="spread">')[1].split("</table>")[0]
+    assert spread.index("Metal Rentals") < spread.index("Dear Co")  # cheapest provider first
+
+
+def test_gpu_page_says_when_a_gpu_has_no_mig(client, data):
+    assert "This GPU does not support MIG." in client.get("/gpus/l4/").content.decode()
+
+
+def test_gpu_index_lists_models_with_counts_and_cheapest(client, data):
+    html = client.get("/gpus/").content.decode()
+    row = html.split('href="/gpus/h100-sxm/"')[1].split("</tr>")[0]
+    assert "$1.900" in row
+
+
+def test_gpu_page_query_count_does_not_grow_with_offers(client, data):
+    few = queries_for(client, "/gpus/h100-sxm/")
+    add_offers(data, 20)
+    assert queries_for(client, "/gpus/h100-sxm/") == few
+
+
+def test_charts_page_uses_the_same_filters_and_embeds_a_figure_with_a_table(client, data):
+    html = client.get("/charts/?gpu_family=H100").content.decode()
+    assert 'data-figure="fig-distribution"' in html
+    assert '<script type="application/json" id="fig-distribution">' in html
+    assert "NVIDIA L4" not in html.split('<table class="spread">')[1]
+    assert "4 priced offers" in html
+
+
+def test_charts_page_with_a_bad_filter_shows_the_error(client, data):
+    response = client.get("/charts/?price_per_gpu_hour_max=x")
+    assert response.status_code == 400
+    assert "Some filters could not be used" in response.content.decode()
+
+
+def test_offer_page_shows_history_chart_and_table(client, data):
+    html = client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
+    assert 'data-figure="fig-offer-history"' in html
+    assert "$2.500" in html and "$1.100" in html
+    assert "Available (3)" in html
+
+
+def test_guides_exist_in_both_languages_with_every_linked_anchor(client):
+    for slug in views.GUIDES:
+        for language in ("en", "zh-hans"):
+            template = views.guide_template(slug, language)
+            assert template == f"guides/{language}/{slug}.html"
+    anchors = {(slug, anchor) for slug, anchor in [*views.CAPABILITY_GUIDES.values(), *views.FILTER_GUIDES.values()]}
+    for slug, anchor in anchors:
+        for language in ("en", "zh-hans"):
+            client.cookies["django_language"] = language
+            html = client.get(f"/guides/{slug}/").content.decode()
+            assert f'id="{anchor}"' in html, (slug, anchor, language)
+
+
+def test_guides_link_to_primary_documentation(client):
+    html = "".join(client.get(f"/guides/{slug}/").content.decode() for slug in views.GUIDES)
+    for url in ("docs.nvidia.com/datacenter/tesla/mig-user-guide", "gpu-operator", "k8s-device-plugin",
+                "kueue.sigs.k8s.io", "volcano.sh"):
+        assert url in html
+
+
+def test_unknown_guide_is_404(client):
+    assert client.get("/guides/nope/").status_code == 404
+
+
+def test_sources_page_renders(client, data):
+    assert "Acme Cloud API" in client.get("/sources/").content.decode()
+
+
+def test_every_page_serves_assets_from_the_site_only(client, data):
+    urls = ["/", "/charts/", "/gpus/", "/gpus/h100-sxm/", "/providers/", "/providers/acme/",
+            "/compare/?provider=acme&provider=metal", f"/offers/{data['acme_h100'].pk}/", "/guides/",
+            "/guides/gpu-sharing/", "/sources/"]
+    for url in urls:
+        html = client.get(url).content.decode()
+        for asset in re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html):
+            assert asset.startswith("/static/"), (url, asset)

@@ -1,0 +1,8 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class DigestConfig(AppConfig):
+    name = "comparator.digest"
+    label = "digest"
+    verbose_name = _("Weekly digest")

@@ -1,0 +1,133 @@
+"""The weekly change computation against the real test database, with history written at chosen moments."""
+
+from datetime import timedelta
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from comparator.digest.selectors import digest_build, week_changes
+from providers.models import CapabilityChange
+from tests.digest.conftest import END, START, WEEK
+
+pytestmark = pytest.mark.django_db
+MID = START + timedelta(days=3)
+
+
+@pytest.fixture
+def history(world):
+    w = world
+    offers = {
+        "drop": w.change(w.offer("drop", price="2.00"), at=MID, price="1.80"),  # -10%
+        "rise": w.change(w.offer("rise", price="1.00", gpu="a100-80gb"), at=MID, price="1.06"),  # +6%
+        "small": w.change(w.offer("small", price="1.00"), at=MID, price="0.96"),  # -4%: below the threshold
+        "exact": w.change(w.offer("exact", price="1.00"), at=MID, price="1.05"),  # exactly +5%
+        "there_and_back": w.change(w.change(w.offer("back", price="1.00"), at=MID, price="0.50"),
+                                   at=MID + timedelta(days=1), price="1.00"),
+        "spot": w.change(w.offer("spot", price="4.00", spot="2.00"), at=MID, spot="1.50"),  # spot -25%
+        "scarce": w.change(w.offer("scarce", availability="available"), at=MID, availability="unavailable"),
+        "at_start": w.change(w.offer("at-start", price="3.00"), at=START, price="2.00"),  # on the boundary: in
+        "at_end": w.change(w.offer("at-end", price="3.00"), at=END, price="2.00"),  # on the next boundary: out
+        "new": w.offer("new", price="0.90", at=MID),
+        "old": w.offer("old", price="5.00"),
+    }
+    offers["gone"] = w.vanish(w.offer("gone"), last_listed=START - timedelta(hours=2), removed_by_run_at=MID)
+    offers["gone_before"] = w.vanish(w.offer("gone-before"), last_listed=START - timedelta(days=3),
+                                     removed_by_run_at=START - timedelta(days=2))
+    return offers
+
+
+def test_price_changes_beyond_the_threshold_are_reported_with_old_and_new(history):
+    changes = week_changes(week=WEEK)
+    moves = {offer_id: [(m.kind, m.old, m.new) for m in ms] for offer_id, ms in changes.prices.items()}
+    assert moves == {
+        history["drop"].id: [("on_demand", Decimal("2.00"), Decimal("1.80"))],
+        history["rise"].id: [("on_demand", Decimal("1.00"), Decimal("1.06"))],
+        history["exact"].id: [("on_demand", Decimal("1.00"), Decimal("1.05"))],
+        history["spot"].id: [("spot", Decimal("2.00"), Decimal("1.50"))],
+        history["at_start"].id: [("on_demand", Decimal("3.00"), Decimal("2.00"))],
+    }
+
+
+def test_availability_new_and_gone_offers(history):
+    changes = week_changes(week=WEEK)
+    assert changes.availability == {history["scarce"].id: ("available", "unavailable")}
+    assert changes.new == {history["new"].id}
+    assert changes.gone == {history["gone"].id}
+
+
+def test_the_threshold_is_a_setting(history, settings):
+    settings.DIGEST_PRICE_CHANGE_THRESHOLD = Decimal("0.03")
+    assert history["small"].id in week_changes(week=WEEK).prices
+
+
+def test_capability_changes_keep_their_source_and_collapse_within_the_week(world):
+    def change(old, new, at):
+        CapabilityChange.objects.create(provider=world.provider, key="scale_to_zero", old_value=old, new_value=new,
+                                        new_label="Node pools scale to zero", origin="curated", changed_at=at,
+                                        source_url="https://docs.example.org/autoscaling")
+
+    change("no", "unknown", START + timedelta(hours=1))
+    change("unknown", "yes", MID)
+    change("yes", "no", END + timedelta(minutes=1))  # next week
+    (only,) = week_changes(week=WEEK).capabilities
+    assert (only.old_value, only.new_value, only.source_url) == ("no", "yes", "https://docs.example.org/autoscaling")
+
+
+def test_a_filter_sees_only_its_offers_and_its_providers_capability_changes(history, world):
+    from tests.factories import DataSourceFactory
+
+    other = DataSourceFactory(slug="other-api", provider__slug="other-cloud", provider__name="Other Cloud")
+    CapabilityChange.objects.create(provider=world.provider, key="mig", old_value="no", new_value="yes",
+                                    origin="curated", changed_at=MID, source_url="https://docs.example.org/mig")
+    CapabilityChange.objects.create(provider=other.provider, key="mig", old_value="no", new_value="yes",
+                                    origin="curated", changed_at=MID, source_url="https://other.example.org/mig")
+    world.offer("other-a100", gpu="a100-80gb", source=other)
+    changes = week_changes(week=WEEK)
+
+    h100 = digest_build(query="gpu=h100", changes=changes)
+    # biggest drop first: -33%, -25% (spot), -10%
+    assert [row.offer.instance_type for row in h100.price_drops.rows] == ["at-start", "spot", "drop"]
+    assert h100.price_rises.total == 1 and h100.price_rises.rows[0].offer.instance_type == "exact"
+    assert [offer.instance_type for offer in h100.new_offers.rows] == ["new"]
+    assert [offer.instance_type for offer in h100.gone_offers.rows] == ["gone"]
+    assert [row.offer.instance_type for row in h100.availability.rows] == ["scarce"]
+    assert [row.change.provider.slug for row in h100.capabilities.rows] == ["lambda"]
+    assert [offer.instance_type for offer in h100.cheapest[:3]] == ["new", "small", "back"]
+
+    a100 = digest_build(query="gpu=a100-80gb&provider=other-cloud", changes=changes)
+    assert not a100.price_rises.total and not a100.price_drops.total
+    assert [row.change.source_url for row in a100.capabilities.rows] == ["https://other.example.org/mig"]
+    assert a100.has_changes
+
+
+def test_a_quiet_filter_has_no_changes_but_still_its_cheapest_offers(history):
+    digest = digest_build(query="gpu=b200", changes=week_changes(week=WEEK))
+    assert not digest.has_changes and digest.cheapest == []
+
+
+def test_sections_are_capped_and_count_the_rest(history, settings):
+    settings.DIGEST_MAX_ROWS_PER_SECTION = 1
+    digest = digest_build(query="gpu=h100", changes=week_changes(week=WEEK))
+    assert len(digest.price_drops.rows) == 1 and digest.price_drops.total == 3 and digest.price_drops.more == 2
+
+
+def _queries(func) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        func()
+    return len(captured)
+
+
+def test_query_counts_do_not_grow_with_offers_or_changes(world):
+    def build():
+        changes = week_changes(week=WEEK)
+        digest_build(query="gpu=h100&mig=yes,unknown", changes=changes)
+
+    for index in range(3):
+        world.change(world.offer(f"few-{index}", price="2.00"), at=MID, price="1.00")
+    few = _queries(build)
+    for index in range(40):
+        world.change(world.offer(f"many-{index}", price="2.00"), at=MID, price="1.00", availability="limited")
+        world.offer(f"fresh-{index}", at=MID)
+    assert _queries(build) == few

@@ -1,0 +1,103 @@
+"""The advisor page's form: the same inputs as AdviseInputSerializer, shaped for an HTML GET form (so a result can
+be bookmarked and shared). Models to pack are typed as `count x GB` pairs, e.g. `4x16, 1x40`."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
+
+from . import engine
+from .inputs import (
+    MAX_GPUS_PER_NODE,
+    MAX_MEMORY_GB,
+    MAX_MODEL_LINES,
+    MAX_MODEL_REPLICAS,
+    MAX_MONEY,
+    MAX_NODES,
+    spec_from_cleaned,
+)
+
+_MODEL = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(?:gb)?\s*$", re.IGNORECASE)
+
+
+class ModelsField(forms.CharField):
+    """`4x16, 1x40` -> [(4, Decimal("16")), (1, Decimal("40"))]."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if not value:
+            return []
+        parts = [part for part in re.split(r"[,;\n]+", value) if part.strip()]
+        if len(parts) > MAX_MODEL_LINES:
+            raise forms.ValidationError(_("At most %(max)s model lines."), params={"max": MAX_MODEL_LINES})
+        models = []
+        for part in parts:
+            match = _MODEL.match(part)
+            count, memory = (int(match[1]), Decimal(match[2])) if match else (0, Decimal(0))
+            if not match or not 1 <= count <= MAX_MODEL_REPLICAS or not 0 < memory <= MAX_MEMORY_GB:
+                raise forms.ValidationError(
+                    _("Write each model as replicas x GB, for example 4x16; not understood: %(part)s"),
+                    params={"part": part.strip()})
+            models.append((count, memory))
+        return models
+
+
+def _money(label):
+    return forms.DecimalField(label=label, required=False, min_value=0, max_value=MAX_MONEY, decimal_places=2)
+
+
+class AdvisorForm(forms.Form):
+    kind = forms.ChoiceField(label=_("Workload"), choices=list(engine.KINDS.items()), widget=forms.RadioSelect)
+    gpu = forms.ChoiceField(label=_("GPU model"), required=False)
+    gpu_family = forms.ChoiceField(label=_("or GPU family"), required=False)
+    gpu_memory_min_gb = forms.DecimalField(label=_("or minimum memory per GPU (GB)"), required=False,
+                                           min_value=Decimal("0.01"), max_value=MAX_MEMORY_GB, decimal_places=2)
+    gpus_per_node = forms.IntegerField(label=_("GPUs per node"), initial=1, required=False, min_value=1,
+                                       max_value=MAX_GPUS_PER_NODE)
+    nodes = forms.IntegerField(label=_("Nodes"), initial=1, required=False, min_value=1, max_value=MAX_NODES)
+    hours_per_month = forms.DecimalField(label=_("Hours per month"), required=False, min_value=Decimal("0.01"),
+                                         max_value=engine.HOURS_PER_MONTH, decimal_places=2,
+                                         help_text=_("Leave empty for always on (730 hours)."))
+    utilisation_percent = forms.DecimalField(label=_("or utilisation (%)"), required=False,
+                                             min_value=Decimal("0.01"), max_value=100, decimal_places=2)
+    models = ModelsField(label=_("Models to pack (inference)"), required=False,
+                         help_text=_("Replicas x GB of GPU memory each, comma-separated, e.g. 4x16, 1x40."))
+    sharing = forms.ChoiceField(label=_("GPU sharing"), choices=list(engine.SHARING_MODES.items()),
+                                required=False, initial=engine.WHOLE)
+    spot_ok = forms.BooleanField(label=_("Tolerates spot interruptions"), required=False)
+    countries = CountryListField(label=_("Data may live in countries (ISO codes, comma-separated)"), required=False)
+    continents = forms.MultipleChoiceField(label=_("or continents"), choices=CONTINENTS, required=False,
+                                           widget=forms.CheckboxSelectMultiple)
+    must_haves = forms.MultipleChoiceField(label=_("Must-haves"), choices=list(engine.MUST_HAVES.items()),
+                                           required=False, widget=forms.CheckboxSelectMultiple)
+    min_nodes_kept = forms.IntegerField(label=_("Nodes kept up when a pool cannot scale to zero"), required=False,
+                                        initial=1, min_value=0, max_value=MAX_NODES)
+    purchase_price_usd = _money(_("Price of a comparable server (USD)"))
+    power_usd_month = _money(_("Its power per month (USD)"))
+    operations_usd_month = _money(_("Its operations per month (USD)"))
+    offer_id = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["gpu"].choices = [("", "—"), *gpu_choices()]
+        self.fields["gpu_family"].choices = [("", "—"), *gpu_family_choices()]
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        spec = spec_from_cleaned(cleaned)
+        for name, message in engine.spec_errors(spec).items():
+            self.add_error(name, message)
+        if not self.errors:
+            cleaned["spec"] = spec
+        return cleaned
+
+    @property
+    def spec(self) -> engine.WorkloadSpec:
+        return self.cleaned_data["spec"]

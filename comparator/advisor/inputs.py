@@ -1,0 +1,54 @@
+"""Turning validated input into the engine's WorkloadSpec, shared by the page's form and the API's serializer, so the
+same answers give the same spec (and so the same advice) whichever door they came in by."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+from . import engine
+
+# Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
+MAX_NODES = 1000
+MAX_GPUS_PER_NODE = 64
+MAX_MODEL_LINES = 50
+MAX_MODEL_REPLICAS = 1000
+MAX_MEMORY_GB = Decimal("10000")
+MAX_MONEY = Decimal("1000000000")
+
+
+def _plain(value: Decimal | None) -> Decimal | None:
+    """One spelling per number ("300", "300.00" and "3E+2" -> 300), so the form and the JSON body give equal specs
+    and the same sentences."""
+    if value is None:
+        return None
+    value = Decimal(value)
+    return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
+
+
+def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
+    """`data`: cleaned values keyed like WorkloadSpec's fields (models as (count, memory_gb) pairs)."""
+    data = {key: _plain(value) if isinstance(value, Decimal) else value for key, value in data.items()}
+    return engine.WorkloadSpec(
+        kind=data["kind"],
+        gpu=data.get("gpu") or None,
+        gpu_family=data.get("gpu_family") or None,
+        gpu_memory_min_gb=data.get("gpu_memory_min_gb"),
+        gpus_per_node=data.get("gpus_per_node") or 1,
+        nodes=data.get("nodes") or 1,
+        hours_per_month=data.get("hours_per_month"),
+        utilisation_percent=data.get("utilisation_percent"),
+        models=tuple(engine.ModelNeed(int(count), _plain(Decimal(memory)))
+                     for count, memory in data.get("models") or ()),
+        sharing=data.get("sharing") or engine.WHOLE,
+        spot_ok=bool(data.get("spot_ok")),
+        countries=tuple(sorted(set(data.get("countries") or ()))),
+        continents=tuple(sorted(set(data.get("continents") or ()))),
+        must_haves=tuple(sorted(set(data.get("must_haves") or ()))),
+        min_nodes_kept=1 if data.get("min_nodes_kept") is None else data["min_nodes_kept"],
+        purchase_price_usd=data.get("purchase_price_usd"),
+        power_usd_month=data.get("power_usd_month"),
+        operations_usd_month=data.get("operations_usd_month"),
+        offer_id=data.get("offer_id"),
+        limit=data.get("limit") or 20,
+    )

@@ -1,0 +1,102 @@
+"""Reads for the advisor: the candidate offers (selected by the one OfferFilterSet), their providers' capability
+cells and the latest exchange rates, turned into the engine's plain data. A fixed number of queries whatever the
+number of offers: one for the offers (with provider, GPU and source joined), one for the cells, two for the rates,
+plus the FilterSet's choice look-ups.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+
+from django.db.models import QuerySet
+
+from providers.filters import offer_filterset
+from providers.models import Capability, Offer
+from providers.selectors import exchange_rates_latest
+
+from . import engine
+from .manifests import build_manifest
+
+logger = logging.getLogger(__name__)
+
+
+def _filter_data(spec: engine.WorkloadSpec) -> dict[str, str]:
+    data: dict[str, str] = {}
+    if spec.gpu:
+        data["gpu"] = spec.gpu
+    if spec.gpu_family:
+        data["gpu_family"] = spec.gpu_family
+    # The minimum memory per GPU is checked by the engine, not with the FilterSet's `gpu_memory_min`: that filter
+    # reads only the memory the source reported, and some sources (Azure's catalog) report none although the GPU
+    # model, and so its memory, is known from our catalog.
+    if not (spec.kind == engine.INFERENCE and spec.models):
+        data["gpu_count_min"] = str(spec.gpus_per_node)
+    return data
+
+
+def _filtered(data: dict[str, str]) -> QuerySet[Offer]:
+    filterset = offer_filterset(data)
+    if not filterset.is_valid():
+        # The form and the serializer validate every field first, so this is a programming error, not bad input.
+        raise ValueError(f"advisor built invalid offer filters {data!r}: {filterset.errors.as_json()}")
+    return filterset.qs
+
+
+def advisor_offer_list(*, spec: engine.WorkloadSpec) -> QuerySet[Offer]:
+    """Active offers with the GPU, memory per GPU and GPUs per node asked for, where the data may live.
+
+    Countries and continents are alternatives ("in DE, or anywhere in North America"), so with both given the
+    result is the union of two FilterSet queries; an offer whose country or continent is not recorded never matches.
+    """
+    data = _filter_data(spec)
+    if spec.countries and spec.continents:
+        return (_filtered({**data, "country": ",".join(spec.countries)})
+                | _filtered({**data, "continent": ",".join(spec.continents)}))
+    if spec.countries:
+        data["country"] = ",".join(spec.countries)
+    if spec.continents:
+        data["continent"] = ",".join(spec.continents)
+    return _filtered(data)
+
+
+def _offer_data(offer: Offer) -> engine.OfferData:
+    gpu = offer.gpu
+    return engine.OfferData(
+        id=offer.id, provider_slug=offer.provider.slug, provider_name=offer.provider.name,
+        provider_name_zh=offer.provider.name_zh, instance_type=offer.instance_type, region=offer.region,
+        country=offer.country, continent=offer.continent, gpu_name=offer.gpu_name, gpu_count=offer.gpu_count,
+        gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
+        spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,
+        source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
+        gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb,
+                           mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
+                           source_url=gpu.source_url) if gpu else None,
+    )
+
+
+def _cells(provider_ids: set[int]) -> dict[str, dict[str, engine.Cell]]:
+    cells: dict[str, dict[str, engine.Cell]] = defaultdict(dict)
+    rows = Capability.objects.filter(provider_id__in=provider_ids).select_related("provider")
+    for cap in rows:
+        cells[cap.provider.slug][cap.key] = engine.Cell(
+            key=cap.key, value=cap.value, label=cap.label, detail=cap.detail, source_url=cap.source_url,
+            verified_on=cap.verified_on, confidence=cap.confidence, amount=cap.amount, currency=cap.currency,
+        )
+    return dict(cells)
+
+
+def advice_get(*, spec: engine.WorkloadSpec) -> engine.Advice:
+    """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer."""
+    offers = list(advisor_offer_list(spec=spec))
+    advice = engine.advise(
+        spec,
+        offers=[_offer_data(offer) for offer in offers],
+        cells=_cells({offer.provider_id for offer in offers}),
+        per_eur=exchange_rates_latest(),
+    )
+    logger.info("advice for %s: %d candidates, %d ranked", spec.kind, advice.candidates, advice.ranked)
+    if advice.chosen is None:
+        return advice
+    return dataclasses.replace(advice, manifest=build_manifest(spec, advice.chosen, advice.packing))

@@ -1,0 +1,239 @@
+"""Input and output serializers of POST /api/v1/advise/. Input: types and ranges here, rules across fields in
+engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON, money as decimal strings."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
+
+from . import engine
+from .inputs import (
+    MAX_GPUS_PER_NODE,
+    MAX_MEMORY_GB,
+    MAX_MODEL_LINES,
+    MAX_MODEL_REPLICAS,
+    MAX_MONEY,
+    MAX_NODES,
+    spec_from_cleaned,
+)
+
+
+def _money(**kwargs):
+    return serializers.DecimalField(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
+                                    required=False, allow_null=True, **kwargs)
+
+
+class ModelNeedInputSerializer(serializers.Serializer):
+    count = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS)
+    memory_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+                                         max_value=MAX_MEMORY_GB)
+
+
+class CountryCodeField(serializers.CharField):
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data).strip().upper()
+        if len(value) != 2 or not value.isalpha():
+            raise serializers.ValidationError(_("Use a two-letter ISO country code such as US or DE."))
+        return value
+
+
+class AdviseInputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
+    gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
+    gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
+    gpu_memory_min_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+                                                 max_value=MAX_MEMORY_GB, required=False, allow_null=True)
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE, default=1)
+    nodes = serializers.IntegerField(min_value=1, max_value=MAX_NODES, default=1)
+    hours_per_month = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
+                                               max_value=engine.HOURS_PER_MONTH, required=False, allow_null=True)
+    utilisation_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+                                                   max_value=Decimal(100), required=False, allow_null=True)
+    models = ModelNeedInputSerializer(many=True, required=False, max_length=MAX_MODEL_LINES)
+    sharing = serializers.ChoiceField(choices=list(engine.SHARING_MODES.items()), default=engine.WHOLE)
+    spot_ok = serializers.BooleanField(default=False)
+    countries = serializers.ListField(child=CountryCodeField(), required=False, max_length=250)
+    continents = serializers.ListField(child=serializers.ChoiceField(choices=CONTINENTS), required=False)
+    must_haves = serializers.ListField(child=serializers.ChoiceField(choices=list(engine.MUST_HAVES.items())),
+                                       required=False)
+    min_nodes_kept = serializers.IntegerField(min_value=0, max_value=MAX_NODES, default=1)
+    purchase_price_usd = _money()
+    power_usd_month = _money()
+    operations_usd_month = _money()
+    offer_id = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # The catalog lives in the database, so its choices are read per request, not at import.
+        self.fields["gpu"].choices = gpu_choices()
+        self.fields["gpu_family"].choices = gpu_family_choices()
+
+    def validate(self, attrs):
+        data = dict(attrs)
+        data["models"] = [(m["count"], m["memory_gb"]) for m in attrs.get("models") or ()]
+        spec = spec_from_cleaned(data)
+        errors = engine.spec_errors(spec)
+        if errors:
+            raise serializers.ValidationError({name: [message] for name, message in errors.items()})
+        attrs["spec"] = spec
+        return attrs
+
+    @property
+    def spec(self) -> engine.WorkloadSpec:
+        return self.validated_data["spec"]
+
+
+# --- output ------------------------------------------------------------------------------------------------------
+
+
+class NoteSchemaSerializer(serializers.Serializer):
+    """Documents NoteField's shape in the OpenAPI schema."""
+
+    code = serializers.CharField()
+    text = serializers.CharField()
+    source_url = serializers.CharField(allow_null=True)
+
+
+@extend_schema_field(NoteSchemaSerializer)
+class NoteField(serializers.Field):
+    def to_representation(self, note: engine.Note):
+        return {"code": note.code, "text": str(note), "source_url": note.source_url or None}
+
+
+class CellSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    value = serializers.CharField()
+    label = serializers.CharField()
+    detail = serializers.CharField()
+    source_url = serializers.CharField()
+    verified_on = serializers.DateField(allow_null=True)
+    confidence = serializers.CharField()
+
+
+class RequirementSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    importance = serializers.CharField()
+    reason = NoteField()
+
+
+class JudgementSerializer(serializers.Serializer):
+    key = serializers.CharField(source="requirement.key")
+    label = serializers.CharField(source="requirement.label")
+    importance = serializers.CharField(source="requirement.importance")
+    status = serializers.CharField()
+    evidence = CellSerializer(many=True)
+    note = NoteField(allow_null=True)
+
+
+class OfferOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    provider = serializers.CharField(source="provider_slug")
+    provider_name = serializers.CharField()
+    provider_name_zh = serializers.CharField()
+    instance_type = serializers.CharField()
+    region = serializers.CharField()
+    country = serializers.CharField()
+    continent = serializers.CharField()
+    gpu = serializers.CharField(source="gpu.slug", allow_null=True, default=None)
+    gpu_name = serializers.CharField()
+    gpu_count = serializers.DecimalField(max_digits=6, decimal_places=3)
+    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
+                                             allow_null=True)
+    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
+    spot_price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5, allow_null=True)
+    availability = serializers.CharField()
+    source_name = serializers.CharField()
+    source_url = serializers.CharField()
+    last_seen = serializers.DateTimeField(allow_null=True)
+
+
+class CostSerializer(serializers.Serializer):
+    hours = serializers.DecimalField(max_digits=8, decimal_places=2)
+    instances = serializers.IntegerField()
+    price_kind = serializers.CharField()
+    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
+    gpu_nodes_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    control_plane_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    idle_nodes = serializers.IntegerField()
+    idle_hours = serializers.DecimalField(max_digits=8, decimal_places=2)
+    idle_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    total_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    complete = serializers.BooleanField()
+    flags = serializers.ListField(child=NoteField())
+
+
+class OptionSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    tier = serializers.IntegerField()
+    gpus_needed = serializers.IntegerField()
+    offer = OfferOutputSerializer()
+    cost = CostSerializer()
+    requirements = JudgementSerializer(many=True, source="judgements")
+
+
+class MigUseSerializer(serializers.Serializer):
+    profile = serializers.CharField()
+    resource_name = serializers.CharField()
+    replicas = serializers.IntegerField()
+    per_gpu = serializers.IntegerField()
+    gpus = serializers.IntegerField()
+
+
+class PackingSerializer(serializers.Serializer):
+    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1)
+    replicas = serializers.IntegerField()
+    oversized = serializers.IntegerField()
+    whole_gpus = serializers.IntegerField()
+    mig_gpus = serializers.IntegerField(allow_null=True)
+    mig_uses = MigUseSerializer(many=True)
+    time_slicing_gpus = serializers.IntegerField()
+    time_slicing_replicas = serializers.IntegerField()
+    mps_gpus = serializers.IntegerField()
+    mps_replicas = serializers.IntegerField()
+
+
+class SlicePriceSerializer(serializers.Serializer):
+    profile = serializers.CharField()
+    per_gpu = serializers.IntegerField()
+    usd_per_slice_hour = serializers.DecimalField(max_digits=12, decimal_places=4)
+
+
+class BreakEvenSerializer(serializers.Serializer):
+    purchase_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    own_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    rent_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    months = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    note = NoteField()
+
+
+class ManifestSerializer(serializers.Serializer):
+    yaml = serializers.CharField()
+    objects = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
+
+
+class AdviceOutputSerializer(serializers.Serializer):
+    kind = serializers.CharField(source="spec.kind")
+    hours_per_month = serializers.DecimalField(max_digits=8, decimal_places=2, source="hours")
+    kubernetes_needed = serializers.BooleanField()
+    kind_note = NoteField()
+    requirements = RequirementSerializer(many=True)
+    options = OptionSerializer(many=True)
+    candidates = serializers.IntegerField()
+    ranked = serializers.IntegerField()
+    excluded_missing = serializers.DictField(child=serializers.IntegerField())
+    excluded_unpriced = serializers.IntegerField()
+    excluded_too_small = serializers.IntegerField()
+    excluded_memory_unknown = serializers.IntegerField()
+    chosen_offer_id = serializers.IntegerField(source="chosen.offer.id", allow_null=True, default=None)
+    packing = PackingSerializer(allow_null=True)
+    mig_slice_prices = SlicePriceSerializer(many=True, source="slice_prices")
+    break_even = BreakEvenSerializer(allow_null=True)
+    manifest = ManifestSerializer(allow_null=True)
+    assumptions = serializers.ListField(child=NoteField())

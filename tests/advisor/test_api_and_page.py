@@ -1,0 +1,187 @@
+"""POST /api/v1/advise/ and the advisor page against the test database: hand-computed ranking end to end, bad input
+as a 400 naming the field, the same result through both doors, a fixed number of queries, both languages."""
+
+import json
+from datetime import date
+from decimal import Decimal as D
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from django.utils import timezone
+
+from comparator.advisor.serializers import AdviceOutputSerializer
+from providers.models import Capability, GpuModel, Offer
+from tests.factories import DataSourceFactory, ProviderFactory
+
+pytestmark = pytest.mark.django_db
+
+SOURCE = "https://docs.example.org/"
+
+
+@pytest.fixture
+def h100():
+    return GpuModel.objects.create(
+        slug="h100", name="NVIDIA H100 80GB", vendor="nvidia", family="H100", architecture="Hopper",
+        memory_gb=D(80), form_factor="unspecified",
+        mig_profiles=["1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"],
+        mig_source_url="https://docs.nvidia.com/datacenter/tesla/mig-user-guide/",
+        source_url="https://www.nvidia.com/en-us/data-center/h100/", verified_on=date(2026, 11, 1),
+    )
+
+
+def provider_with(slug, **answers):
+    provider = ProviderFactory(slug=slug, name=slug.title())
+    for key, value in answers.items():
+        amount = currency = None
+        if isinstance(value, tuple):
+            value, amount, currency = value
+        Capability.objects.create(provider=provider, key=key, value=value, amount=amount, currency=currency or "",
+                                  source_url=f"{SOURCE}{slug}/{key}", verified_on=date(2026, 11, 1),
+                                  confidence="documented")
+    return provider
+
+
+def add_offer(provider, gpu, *, instance, price, gpus="2", spot=None, country="US", continent="NA", memory=None):
+    source = DataSourceFactory(slug=f"{provider.slug}-api", provider=provider)
+    now = timezone.now()
+    return Offer.objects.create(
+        provider=provider, source=source, instance_type=instance, region="r1", country=country, continent=continent,
+        gpu=gpu, gpu_name=gpu.name, gpu_count=D(gpus), gpu_memory_gb=memory, currency="USD",
+        price_hour=D(price), price_hour_usd=D(price), price_per_gpu_hour_usd=D(price) / D(gpus),
+        spot_price_hour=D(spot) if spot else None, spot_price_hour_usd=D(spot) if spot else None,
+        first_seen=now, last_seen=now,
+    )
+
+
+@pytest.fixture
+def market(h100):
+    known = provider_with("known", offering="managed", control_plane_fee=("paid", D("0.10"), "USD"),
+                          scale_to_zero="yes", spot_nodes="yes", mig="yes")
+    unknown_fee = provider_with("unknownfee", offering="managed", scale_to_zero="yes")
+    no_k8s = provider_with("nok8s", offering="none")
+    return {
+        "known": add_offer(known, h100, instance="k-2x", price="4.00"),
+        "unknown_fee": add_offer(unknown_fee, h100, instance="u-2x", price="3.00", country="DE", continent="EU"),
+        "no_k8s": add_offer(no_k8s, h100, instance="n-2x", price="1.00"),
+    }
+
+
+BATCH = {"kind": "batch", "gpu": "h100", "gpus_per_node": 2, "nodes": 2}
+
+
+def advise(client, body):
+    return client.post(reverse("api-advise"), json.dumps(body), content_type="application/json")
+
+
+def test_api_ranks_by_hand_computed_monthly_cost_and_never_assumes_an_unknown_fee(client, market):
+    response = advise(client, BATCH)
+    assert response.status_code == 200
+    data = response.json()
+    options = [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"]) for o in data["options"]]
+    # known: 2 nodes x 730 h x 4.00 + 0.10 x 730 = 5840 + 73; unknownfee: 2 x 730 x 3.00, fee left out
+    assert options == [("known", "5913.00", True), ("unknownfee", "4380.00", False)]
+    assert data["excluded_missing"] == {"kubernetes": 1}  # the provider without Kubernetes
+    assert data["options"][1]["cost"]["control_plane_usd"] is None
+    assert [f["code"] for f in data["options"][1]["cost"]["flags"]] == ["fee_unknown"]
+
+
+def test_every_judgement_links_to_its_capability_source(client, market):
+    data = advise(client, BATCH).json()
+    judgement = {j["key"]: j for j in data["options"][0]["requirements"]}["kubernetes"]
+    assert judgement["status"] == "met"
+    assert judgement["evidence"][0]["source_url"] == f"{SOURCE}known/offering"
+
+
+def test_location_accepts_countries_or_continents(client, market):
+    body = {**BATCH, "countries": ["de"]}
+    assert [o["offer"]["provider"] for o in advise(client, body).json()["options"]] == ["unknownfee"]
+    both = {**BATCH, "countries": ["DE"], "continents": ["NA"]}
+    assert {o["offer"]["provider"] for o in advise(client, both).json()["options"]} == {"known", "unknownfee"}
+
+
+def test_api_returns_mig_packing_slice_prices_and_a_manifest(client, market):
+    body = {"kind": "inference", "models": [{"count": 6, "memory_gb": 9}, {"count": 2, "memory_gb": 35}],
+            "sharing": "mig", "countries": ["US"]}
+    data = advise(client, body).json()
+    (option,) = data["options"]  # nok8s is left out; unknownfee is in DE
+    assert (option["offer"]["provider"], option["gpus_needed"], option["cost"]["instances"]) == ("known", 2, 1)
+    assert data["packing"]["mig_gpus"] == 2 and data["packing"]["whole_gpus"] == 8
+    # 4.00 per 2-GPU hour = 2.00 per GPU-hour; 1g.10gb: 7 per GPU -> 0.2857; 3g.40gb: 2 per GPU -> 1.0000
+    assert [(p["profile"], p["usd_per_slice_hour"]) for p in data["mig_slice_prices"]] == [
+        ("1g.10gb", "0.2857"), ("3g.40gb", "1.0000")]
+    assert "nvidia.com/mig-1g.10gb" in data["manifest"]["yaml"]
+
+
+def test_api_break_even_against_the_best_complete_option(client, market):
+    body = {**BATCH, "purchase_price_usd": "59130", "power_usd_month": "500", "operations_usd_month": "413"}
+    data = advise(client, body).json()
+    # rent 5913 a month, own 913 a month -> 59130 / 5000 = 11.826 -> 11.8 months
+    assert data["break_even"]["months"] == "11.8"
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"kind": "teleport", "gpu": "h100"}, "kind"),
+    ({"kind": "batch", "gpu": "no-such-gpu"}, "gpu"),
+    ({"kind": "batch"}, "gpu"),
+    ({**BATCH, "nodes": 0}, "nodes"),
+    ({**BATCH, "hours_per_month": 800}, "hours_per_month"),
+    ({**BATCH, "hours_per_month": 100, "utilisation_percent": 50}, "hours_per_month"),
+    ({**BATCH, "countries": ["Germany"]}, "countries"),
+    ({**BATCH, "must_haves": ["telepathy"]}, "must_haves"),
+    ({"kind": "inference", "models": [{"count": "many", "memory_gb": 9}]}, "models"),
+    ({**BATCH, "purchase_price_usd": -5}, "purchase_price_usd"),
+])
+def test_bad_input_is_a_400_naming_the_field(client, market, body, field):
+    response = advise(client, body)
+    assert response.status_code == 400
+    assert field in response.json()
+
+
+def test_malformed_body_is_a_400_not_a_500(client, market):
+    assert client.post(reverse("api-advise"), "{not json", content_type="application/json").status_code == 400
+    assert advise(client, ["a", "list"]).status_code == 400
+
+
+def test_page_and_api_give_the_same_advice(client, market):
+    page = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2",
+                                           "hours_per_month": "300", "spot_ok": "on", "continents": ["NA", "EU"]})
+    assert page.status_code == 200
+    api = advise(client, {**BATCH, "hours_per_month": "300", "spot_ok": True, "continents": ["NA", "EU"]})
+    assert AdviceOutputSerializer(page.context["advice"]).data == api.json()
+
+
+def test_page_shows_reasoning_sources_and_manifest(client, market):
+    response = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"})
+    html = response.content.decode()
+    assert f'href="{SOURCE}known/offering"' in html
+    assert "5913.00" in html and "≥ 4380.00" in html  # the incomplete cost is shown as a lower bound
+    assert "kind: Job" in html
+
+
+def test_page_bad_input_is_a_400_with_the_field_named(client, market):
+    response = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "models": "lots"})
+    assert response.status_code == 400
+    assert "models" in response.context["form"].errors
+
+
+def test_page_renders_in_chinese(client, market):
+    client.cookies["django_language"] = "zh-hans"
+    response = client.get(reverse("advisor"), {"kind": "notebook", "gpu": "h100"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    assert response.status_code == 200
+    assert '<html lang="zh-Hans"' in response.content.decode()
+    assert not response.context["advice"].kubernetes_needed
+
+
+def test_query_count_does_not_grow_with_offers(client, market, h100):
+    def queries():
+        with CaptureQueriesContext(connection) as ctx:
+            assert advise(client, BATCH).status_code == 200
+        return len(ctx)
+
+    before = queries()
+    for index in range(10):
+        provider = provider_with(f"extra{index}", offering="managed", control_plane_fee="free")
+        add_offer(provider, h100, instance=f"x{index}", price="5.00")
+    assert queries() == before

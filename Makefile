@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint services snapshot clean
+.PHONY: run test lint services snapshot clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ run: $(VENV)/.runtime
 	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 ## make test: lint, then the whole suite (PostgreSQL and Redis on this machine; REQUIRE_SERVICES=1 fails if absent)
-test: $(VENV)/.dev
+test: $(VENV)/.dev browser
 	@if [ "$(REQUIRE_SERVICES)" = "1" ]; then $(MAKE) --no-print-directory services; fi
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=comparator.settings.test
@@ -38,6 +38,11 @@ services:
 	@pg_isready -h 127.0.0.1 -p 5432 -q || pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql) main start
 	@redis-cli -h 127.0.0.1 -p 6379 ping >/dev/null 2>&1 || redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log
 	@for i in $$(seq 1 30); do pg_isready -h 127.0.0.1 -p 5432 -q && redis-cli -h 127.0.0.1 ping >/dev/null 2>&1 && exit 0; sleep 1; done; echo "PostgreSQL or Redis did not come up" >&2; exit 1
+
+## make browser: Debian's Chromium for the Playwright tests (tests/browser), plus CJK fonts so the Chinese pages'
+## screenshots are legible. Never `playwright install`: no browser is downloaded.
+browser:
+	@test -x /usr/bin/chromium || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk)
 
 lint: $(VENV)/.dev
 	$(BIN)/ruff check .

@@ -4,6 +4,7 @@
 """
 
 import os
+from decimal import Decimal
 from pathlib import Path
 
 import dj_database_url
@@ -37,11 +38,16 @@ INSTALLED_APPS = [
     "django.contrib.humanize",
     "rest_framework",
     "django_filters",
+    "corsheaders",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI assets for /api/docs/, served from our static files (no CDN)
     "providers",
+    "comparator.digest",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "corsheaders.middleware.CorsMiddleware",  # before CommonMiddleware, so its redirects carry CORS headers too
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -50,6 +56,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # request.htmx: the offers page answers htmx requests with the results fragment only.
+    "django_htmx.middleware.HtmxMiddleware",
 ]
 
 ROOT_URLCONF = "comparator.urls"
@@ -99,6 +107,37 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Reverse proxies in front of the app: the client IP for the API's rate limit is read from X-Forwarded-For.
+    "NUM_PROXIES": int(os.environ["DJANGO_NUM_PROXIES"]) if os.environ.get("DJANGO_NUM_PROXIES") else None,
+}
+
+# The REST API (providers.api). Anonymous requests per client IP, counted in the default cache (CACHES below: Redis
+# when CACHE_URL is set, so every worker shares one count); "off" disables.
+API_ANON_RATE = os.environ.get("API_ANON_RATE", "120/minute")
+# Browsers on other sites may read the API (GET only); nothing else is shared cross-origin.
+CORS_URLS_REGEX = r"^/api/.*$"
+CORS_ALLOW_ALL_ORIGINS = True
+CORS_ALLOW_METHODS = ("GET", "HEAD", "OPTIONS")
+CORS_ALLOW_CREDENTIALS = False
+SPECTACULAR_SETTINGS = {
+    "TITLE": "GPU Kubernetes comparator API",
+    "DESCRIPTION": (
+        "Where to rent GPUs for Kubernetes workloads, and what you really get: offers with prices and availability, "
+        "providers' sourced Kubernetes capabilities, the GPU catalog and the state of every data source. Read-only; "
+        "anonymous; rate limited per IP. Every list is paginated (page, page_size) and also available as CSV "
+        "(?format=csv or Accept: text/csv). An unknown or invalid query parameter answers 400 naming it."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "ProviderKindEnum": "providers.models.ProviderKind",
+        "SourceKindEnum": "providers.models.SourceKind",
+    },
 }
 
 # Celery: Redis is the broker and result store. The embedded default (`make run`) never needs it:
@@ -109,14 +148,62 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # Every task's hard time limit stays well inside the visibility timeout, so an acks_late task is never
-# redelivered while it is still running.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
-CELERY_TASK_TIME_LIMIT = 1800
-CELERY_TASK_SOFT_TIME_LIMIT = 1500
+# redelivered while it is still running (checked below). The environment may shorten them (the worker
+# tests kill a worker and wait for the redelivery), never invert them.
+CELERY_VISIBILITY_TIMEOUT = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1800"))
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", str(CELERY_TASK_TIME_LIMIT * 5 // 6)))
+if not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT:
+    raise ValueError(
+        "Celery limits must satisfy soft time limit < hard time limit < broker visibility timeout, got "
+        f"{CELERY_TASK_SOFT_TIME_LIMIT} / {CELERY_TASK_TIME_LIMIT} / {CELERY_VISIBILITY_TIMEOUT}"
+    )
+CELERY_TASK_TRACK_STARTED = True
+CELERY_RESULT_EXPIRES = 7 * 24 * 3600
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 
 # Offers whose source has not succeeded for this long are flagged stale to users.
 STALE_AFTER_HOURS = int(os.environ.get("STALE_AFTER_HOURS", "24"))
+
+# Cache: Redis when CACHE_URL is set (production, docker-compose), else this process's memory (the embedded default).
+# The digest's subscribe rate limits live here, so several web processes need the shared Redis cache.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    if os.environ.get("CACHE_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
+
+# Outgoing mail (the weekly digest and its confirmation emails). docker-compose points these at its mail catcher.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.smtp.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "127.0.0.1")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "1025"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "30"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU digest <digest@localhost>")
+# Absolute links in emails (confirm, manage, unsubscribe, offers with the filter applied).
+SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+
+# The weekly digest (comparator.digest). The send boundary is in UTC, ISO weekday (1 = Monday): the beat entry
+# fires then and each digest covers the 7 days before it.
+DIGEST_SEND_WEEKDAY = int(os.environ.get("DIGEST_SEND_WEEKDAY", "1"))
+DIGEST_SEND_HOUR = int(os.environ.get("DIGEST_SEND_HOUR", "8"))
+DIGEST_SEND_MINUTE = int(os.environ.get("DIGEST_SEND_MINUTE", "0"))
+DIGEST_PRICE_CHANGE_THRESHOLD = Decimal(os.environ.get("DIGEST_PRICE_CHANGE_THRESHOLD", "0.05"))
+DIGEST_CHEAPEST_COUNT = int(os.environ.get("DIGEST_CHEAPEST_COUNT", "5"))
+DIGEST_MAX_ROWS_PER_SECTION = int(os.environ.get("DIGEST_MAX_ROWS_PER_SECTION", "20"))
+DIGEST_CONFIRM_MAX_AGE = int(os.environ.get("DIGEST_CONFIRM_MAX_AGE", str(3 * 24 * 3600)))
+DIGEST_SUBSCRIBE_RATE_PER_IP = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_IP", "10"))
+DIGEST_SUBSCRIBE_RATE_PER_ADDRESS = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_ADDRESS", "3"))
+DIGEST_SUBSCRIBE_RATE_WINDOW = 3600
+# A sending run's claim on a subscriber expires after this long: longer than a task's hard time limit (so a live
+# run is never overtaken), shorter than the broker's visibility timeout (so the redelivered task of a dead worker
+# can take its subscribers over).
+DIGEST_CLAIM_LEASE_SECONDS = 2700
 
 LOGGING = {
     "version": 1,

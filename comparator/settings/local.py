@@ -1,6 +1,10 @@
 """The embedded default: SQLite under var/, debug on, no Redis needed (what `make run` uses)."""
 
+import os
+
 from .base import *  # noqa: F401,F403
 from .base import env_bool
 
 DEBUG = env_bool("DJANGO_DEBUG", True)
+# Emails (digest confirmations) are printed to the console unless an SMTP server is configured.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")

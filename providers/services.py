@@ -228,8 +228,9 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
     """Fetch one source and store what it returned, recording a ScrapeRun whatever happens.
 
     Offers, capability facts, Kubernetes facts, the run's counts and the source's `last_success_at` are written in
-    one transaction, so a run is either stored whole or not at all. A failure of any kind leaves every stored offer
-    as it was and is recorded on the run with a readable reason. Transient errors are recorded and then re-raised
+    one transaction (an `offline` replay of recorded payloads stores offers only: it is not a live answer), so a
+    run is either stored whole or not at all. A failure of any kind leaves every stored offer as it was and is
+    recorded on the run with a readable reason. Transient errors are recorded and then re-raised
     (so the Celery task can retry with backoff); other scrape errors (bad key, broken or shrunken response) are
     recorded and the failed run returned; an internal error or a time limit is recorded and re-raised.
     """
@@ -248,14 +249,19 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
         result = client.fetch()
         with transaction.atomic():
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at)
-            capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
+            if not offline:
+                # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
+                # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
+                capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
             for name in ("created", "updated", "unchanged", "deactivated", "skipped", "capabilities_changed",
                          "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
             run.unknown_gpus = dict(counts.unknown_gpus)
             run.status, run.error, run.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
             run.save()
-            DataSource.objects.filter(pk=source.pk).update(last_success_at=run.started_at)
+            if not offline:
+                # Freshness means a live answer from the source; the bundled snapshot stays flagged as not live.
+                DataSource.objects.filter(pk=source.pk).update(last_success_at=run.started_at)
     except NotConfiguredError as exc:
         _fail(run, RunStatus.NOT_CONFIGURED, str(exc))
         logger.info("source %s not configured: %s", slug, exc)
@@ -447,9 +453,11 @@ def _offers_update(offers: list[Offer]) -> None:
 
 def _offer_problem(scraped: ScrapedOffer) -> str | None:
     """Why a row cannot be stored as it is, or None. Checked before anything is written."""
+    # A blank region is allowed: it means the source ties the price to no region (RunPod prices are the same
+    # everywhere; Linode's type list does not say where a GPU plan is sold). Pages show it as "not stated".
     for name, limit in (("instance_type", 120), ("region", 120)):
         value = getattr(scraped, name)
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str) or (name == "instance_type" and not value.strip()):
             return f"{name} is blank"
         if len(value) > limit:
             return f"{name} is longer than {limit} characters"
@@ -696,15 +704,13 @@ def _probe(http: httpx.Client, url: str) -> LinkOutcome:
 
 
 def snapshot_load() -> list[ScrapeRun]:
-    """Load everything the embedded default shows: GPU catalog, curated providers, and every catalog source's
-    recorded payload replayed through the same ingestion path as a live scrape."""
+    """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
+    the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
+    recorded payload of every source in `registry.snapshot_sources()` replayed offline."""
     gpu_catalog_sync()
     providers_sync()
-    runs = []
-    for slug, client in registry.SOURCES.items():
-        if client.info.kind == "catalog":
-            runs.append(source_scrape(slug=slug, offline=True))
-    return runs
+    exchange_rates_sync(offline=True)
+    return [source_scrape(slug=slug, offline=True) for slug in registry.snapshot_sources()]
 
 
 # --- exchange rates ------------------------------------------------------------------------------------------

@@ -113,10 +113,11 @@ def provider_scrape_enqueue(*, slugs: list[str], expires: float | None = None) -
 
 @shared_task(acks_late=True, reject_on_worker_lost=True)
 def sources_scrape(kind: str, expires: float | None = None) -> list[str]:
-    """Queue a provider_scrape for every registered source of one kind (api | catalog | curated)."""
+    """Queue a provider_scrape for every scheduled source of one kind (api | catalog | curated); a catalog is left
+    out when its provider's own API is read (scrapers.registry.scheduled_sources)."""
     from scrapers import registry
 
-    slugs = [slug for slug, client in registry.SOURCES.items() if client.info.kind == kind]
+    slugs = registry.scheduled_sources(kind)
     provider_scrape_enqueue(slugs=slugs, expires=expires)
     logger.info("queued %s %s source(s): %s", len(slugs), kind, ", ".join(slugs) or "none")
     return slugs

@@ -123,6 +123,8 @@ class AzureRetailPricesClient:
         url=DOCS_URL,
     )
 
+    provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
+
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
 

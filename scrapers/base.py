@@ -104,6 +104,9 @@ class SourceInfo:
 
 class ProviderClient(Protocol):
     info: ClassVar[SourceInfo]
+    # True for clients whose API states Kubernetes facts (fees, versions): the offline snapshot replays them even
+    # where a catalog covers the provider's prices.
+    provides_kubernetes_facts: ClassVar[bool]
 
     def __init__(self, http: httpx.Client, api_key: str | None = None) -> None: ...
 

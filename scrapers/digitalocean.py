@@ -55,6 +55,8 @@ class DigitalOceanClient:
         api_key_env="DIGITALOCEAN_TOKEN",
     )
 
+    provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
+
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
         self.headers = {"Authorization": f"Bearer {api_key}"}

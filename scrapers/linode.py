@@ -56,6 +56,8 @@ class LinodeClient:
         url="https://techdocs.akamai.com/linode-api/reference/api",
     )
 
+    provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
+
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
         self.api_key = api_key

@@ -52,6 +52,8 @@ ITEM_FIELDS = ("partNumber", "displayName", "metricName", "serviceCategory", "cu
 class OciPriceListClient:
     info = SourceInfo(slug="oci", provider="oci", name="Oracle Cloud price list API", kind="api", url=DOCS_URL)
 
+    provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
+
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
 

@@ -57,6 +57,8 @@ class VultrClient:
         url="https://www.vultr.com/api/",
     )
 
+    provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
+
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
 

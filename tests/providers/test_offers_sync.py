@@ -153,3 +153,11 @@ def test_transient_failure_is_recorded_then_raised_for_retry(source):
         services.source_scrape(slug="skypilot-lambda", transport=down)
     run = ScrapeRun.objects.get(source__slug="skypilot-lambda")
     assert run.status == RunStatus.FAILED and "503" in run.error
+
+
+def test_an_offer_tied_to_no_region_is_kept_with_a_blank_region(source):
+    """RunPod prices the same everywhere; Linode's type list does not say where a plan is sold."""
+    counts = sync(source, result(scraped("gpu_1x", region="")))
+    assert counts.created == 1
+    offer = Offer.objects.get()
+    assert offer.region == "" and (offer.country, offer.continent) == ("", "")

@@ -32,6 +32,11 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     assert providers_with_offers >= 12
     assert Provider.objects.filter(capabilities__isnull=False).distinct().count() >= 30
     assert GpuModel.objects.count() >= 25
+    # A replay is not a live answer: no API fact replaces a curated cell, and every source stays "not live".
+    from providers.models import KubernetesFact
+
+    assert not Capability.objects.filter(origin="provider_api").exists() and not KubernetesFact.objects.exists()
+    assert not DataSource.objects.filter(last_success_at__isnull=False).exists()
     # Catalog-derived offers say where they come from and as of which commit.
     for source in DataSource.objects.filter(kind="catalog"):
         assert len(source.revision) == 40 and source.url.startswith("https://github.com/skypilot-org/")

@@ -16,7 +16,7 @@ def test_every_source_has_recorded_payloads_that_replay(slug):
     for url, path in routes.items():
         assert path.is_file(), f"{slug}: recorded payload for {url} missing at {path}"
     result = registry.make_client(slug, offline=True).fetch()
-    assert result.offers, f"{slug}: the recorded payload yields no offers"
+    assert result.offers or result.capabilities or result.kubernetes_facts, f"{slug}: the recording yields nothing"
 
 
 @pytest.mark.parametrize("slug", sorted(registry.SOURCES))
@@ -30,3 +30,22 @@ def test_sources_have_provider_and_kind():
         assert client.info.slug == slug
         assert client.info.kind in {"api", "catalog", "curated"}
         assert client.info.url.startswith("https://")
+
+
+def test_a_catalog_is_scheduled_only_for_providers_whose_api_we_do_not_read():
+    catalogs = registry.scheduled_sources("catalog", environ={})
+    assert "skypilot-lambda" in catalogs  # Lambda's API needs LAMBDA_API_KEY, unset here
+    assert "skypilot-oci" not in catalogs  # Oracle's price list needs no key
+    assert "skypilot-paperspace" in catalogs  # no Paperspace client at all
+    with_key = registry.scheduled_sources("catalog", environ={"LAMBDA_API_KEY": "k"})
+    assert "skypilot-lambda" not in with_key
+    assert registry.scheduled_sources("api", environ={}) == [
+        slug for slug, client in registry.SOURCES.items() if client.info.kind == "api"]
+
+
+def test_snapshot_replays_catalogs_and_only_the_api_recordings_that_add_something():
+    snapshot = set(registry.snapshot_sources())
+    assert {slug for slug, c in registry.SOURCES.items() if c.info.kind in {"catalog", "curated"}} <= snapshot
+    assert {"runpod", "vultr", "linode"} <= snapshot  # providers with no catalog recording
+    assert "lambdalabs" not in snapshot and "vastai" not in snapshot  # the catalog lists every configuration
+    assert {"azure", "digitalocean", "oci"} <= snapshot  # their APIs state Kubernetes facts

@@ -46,6 +46,14 @@ def test_every_string_of_the_pages_is_translated_to_chinese():
     assert untranslated == []
 
 
+def test_the_whole_catalogue_is_translated_including_digest_and_advisor():
+    """Every entry, the digest's and the advisor's templates and modules included: no empty msgstr, no fuzzy."""
+    sources = ("comparator/digest/", "comparator/advisor/", "templates/digest/", "templates/advisor/")
+    entries = po_entries()
+    assert {source for source in sources if any(source in refs for refs, *_ in entries)} == set(sources)
+    assert [msgid for refs, msgid, msgstr, fuzzy in entries if not msgstr or fuzzy] == []
+
+
 def test_compiled_catalogue_matches_the_po_file(tmp_path):
     compiled = tmp_path / "django.mo"
     subprocess.run(["msgfmt", "--check-format", "-o", str(compiled), str(PO)], check=True)

@@ -503,6 +503,13 @@ class OfferNormaliser:
         price_usd = to_usd(scraped.price_hour, scraped.currency, self.rates)
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
         gpu_count = scraped.gpu_count.quantize(Decimal("0.001"))
+        memory = scraped.gpu_memory_gb
+        if memory is None and slug is not None:
+            # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
+            # the entry itself is a "form factor not stated" guess-free placeholder whose variants differ in memory.
+            spec = self.resolver.specs[slug]
+            if spec.form_factor != "unspecified":
+                memory = spec.memory_gb
         # The order is OFFER_FIELDS'.
         return (
             self.source.provider_id,
@@ -511,7 +518,7 @@ class OfferNormaliser:
             self.gpu_ids.get(slug) if slug else None,
             scraped.gpu_name[:100],
             gpu_count,
-            _q(scraped.gpu_memory_gb, "0.1"),
+            _q(memory, "0.1"),
             _q(scraped.vcpus, "0.01"),
             _q(scraped.ram_gb, "0.01"),
             scraped.currency,

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import logging
+from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
@@ -71,7 +72,7 @@ class SkyPilotCatalogClient:
                 # The same instance type listed once per availability zone (OCI): one offer per region.
                 continue
             try:
-                offer = parse_row(row, size_is_total=self.memory_size_is_total)
+                offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
                 continue
@@ -80,6 +81,22 @@ class SkyPilotCatalogClient:
         if not result.offers:
             raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")
         return result
+
+
+    def known_size(self, offer: ScrapedOffer) -> ScrapedOffer:
+        """Overridden where the provider's own size table says more than the catalog row (see _azure_size)."""
+        return offer
+
+
+def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
+    """Azure's catalog rows name only "H100" and give no memory; Microsoft's size pages (the table in
+    scrapers/azure.py, one place for Azure sizes) say e.g. NC40ads_H100_v5 carries an H100 NVL with 94 GB."""
+    from .azure import SIZES
+
+    size = SIZES.get(offer.instance_type)
+    if size is None:
+        return offer
+    return replace(offer, gpu_name=size.gpu_name, gpu_memory_gb=Decimal(size.gpu_memory_gb))
 
 
 def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
@@ -167,6 +184,8 @@ def _catalog(slug: str, provider: str, name: str, path: str, revision: str) -> t
         revision=revision,
     )
     attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai"}
+    if provider == "azure":
+        attributes["known_size"] = _azure_size
     return type(f"SkyPilot{name.replace(' ', '').replace('.', '')}Client", (SkyPilotCatalogClient,), attributes)
 
 

@@ -161,3 +161,12 @@ def test_an_offer_tied_to_no_region_is_kept_with_a_blank_region(source):
     assert counts.created == 1
     offer = Offer.objects.get()
     assert offer.region == "" and (offer.country, offer.continent) == ("", "")
+
+
+def test_memory_per_gpu_comes_from_the_catalog_only_when_the_gpu_is_unambiguous(source):
+    sync(source, result(scraped("a10", gpu_name="A10"), scraped("h100", gpu_name="H100"),
+                        scraped("own", gpu_name="A10", gpu_memory_gb=Decimal("22.5"))))
+    memory = dict(Offer.objects.values_list("instance_type", "gpu_memory_gb"))
+    assert memory["a10"] == Decimal("24.0")  # the catalog's A10
+    assert memory["h100"] is None  # "H100" alone: 80 GB SXM/PCIe or 94 GB NVL, so unknown
+    assert memory["own"] == Decimal("22.5")  # what the source states wins

@@ -128,3 +128,11 @@ def test_timeout_and_refused_connection_are_transient():
     for handler in (timeout, refused):
         with pytest.raises(TransientScrapeError):
             client_for(handler).fetch()
+
+
+def test_azure_catalog_rows_take_gpu_and_memory_from_microsofts_size_table():
+    offers = registry.make_client("skypilot-azure", offline=True).fetch().offers
+    nc_h100 = next(o for o in offers if o.instance_type == "Standard_NC40ads_H100_v5")
+    assert (nc_h100.gpu_name, nc_h100.gpu_memory_gb) == ("H100-NVL", Decimal("94"))
+    unlisted = next(o for o in offers if o.instance_type.startswith("Standard_NV") and "A10" not in o.instance_type)
+    assert unlisted.gpu_memory_gb is None  # not in the table: the row stays as the catalog wrote it

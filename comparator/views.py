@@ -17,7 +17,7 @@ from urllib.parse import urlencode, urlsplit
 
 from django import forms
 from django.conf import settings
-from django.core.paginator import Paginator
+from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import TemplateDoesNotExist, select_template
@@ -461,6 +461,20 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 # --- pages ---------------------------------------------------------------------------------------------------------
 
 
+def offer_page(filterset: OfferFilterSet, number) -> Page:
+    """A page of a valid filterset's offers, read as the API reads them: the page's ids from the bare offer table in
+    index order and the (briefly cached) count, then only those offers with their relations. Page numbers behave as
+    Paginator.get_page's (past the end: the last page; not a number: the first)."""
+    ids = selectors.offer_ids(filterset=filterset)
+    paginator = Paginator(ids, PER_PAGE)
+    paginator.count = selectors.offer_count(filterset=filterset)  # a cached_property: setting it skips Django's own
+    page = paginator.get_page(number)
+    # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
+    start = (page.number - 1) * PER_PAGE
+    page.object_list = selectors.offers_by_ids(ids=list(ids[start:start + PER_PAGE]))
+    return page
+
+
 def _is_htmx(request: HttpRequest) -> bool:
     return bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
 
@@ -479,9 +493,8 @@ def offers(request: HttpRequest) -> HttpResponse:
     valid = filterset.is_valid()
     page = None
     if valid:
-        page = Paginator(filterset.qs, PER_PAGE).get_page(params.get("page"))
-        # A page's object_list is a lazy slice: replace it with the decorated rows so the template reuses them.
-        page.object_list = decorate_offers(list(page.object_list), conversion=conversion, unit=unit)
+        page = offer_page(filterset, params.get("page"))
+        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
@@ -587,8 +600,8 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     filterset = offer_filterset(query, request=request)
     if not filterset.is_valid():
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
-    page = Paginator(filterset.qs, PER_PAGE).get_page(params.get("page"))
-    page.object_list = decorate_offers(list(page.object_list), conversion=conversion, unit="gpu")
+    page = offer_page(filterset, params.get("page"))
+    page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     points = selectors.offer_price_points(offers=filterset.qs)
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     spread_figure = figures.price_distribution(points, conversion, by="provider", axis_title=axis)
@@ -636,8 +649,8 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     conversion = display.conversion()
     filterset = offer_filterset(QueryDict(urlencode({"provider": provider.slug})), request=request)
     filterset.is_valid()
-    page = Paginator(filterset.qs, PER_PAGE).get_page(request.GET.get("page"))
-    page.object_list = decorate_offers(list(page.object_list), conversion=conversion, unit="gpu")
+    page = offer_page(filterset, request.GET.get("page"))
+    page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     sources = [(source, run) for source, run in selectors.source_status_list() if source.provider_id == provider.id]
     links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])
     offering = cells.get("offering")

@@ -43,6 +43,7 @@ from .serializers import (
     ProviderListSerializer,
     SourceStatusSerializer,
     capability_cells,
+    offer_data,
 )
 
 logger = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ class ApiPagination(PageNumberPagination):
         return self.page_size if raw in (None, "") else _positive_int("page_size", raw, self.max_page_size)
 
     def paginate_queryset(self, queryset, request, view=None, count: int | None = None):
-        """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()`."""
+        """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached)."""
         self.request = request
         page_size = self.get_page_size(request)
         raw = request.query_params.get(self.page_query_param)
@@ -116,6 +117,11 @@ class ApiPagination(PageNumberPagination):
             raise ValidationError(
                 {"page": [f"Page {number} is past the last page ({paginator.num_pages})."]}
             ) from None
+        if count is not None:
+            # Django cuts the last page at `count`; a given count may be a cached one (selectors.offer_count), and the
+            # rows are read live whatever it says.
+            start = (number - 1) * page_size
+            self.page.object_list = queryset[start:start + page_size]
         return list(self.page)
 
     def get_schema_operation_parameters(self, view):
@@ -286,8 +292,7 @@ class OfferListApi(ReadOnlyApi):
                                      "offers.csv")
         page_ids = self.paginator.paginate_queryset(selectors.offer_ids(filterset=filterset), request, view=self,
                                                     count=selectors.offer_count(filterset=filterset))
-        offers = selectors.offers_by_ids(ids=page_ids)
-        return self.get_paginated_response(OfferSerializer(offers, many=True, context=context).data)
+        return self.get_paginated_response(offer_data(selectors.offer_rows(ids=page_ids), request=request))
 
 
 def _offer_or_404(offer_id: str):

@@ -16,6 +16,7 @@ like `1e-400` or `1e400` is refused here instead of overflowing the database's n
 
 from __future__ import annotations
 
+import copy
 from datetime import timedelta
 from decimal import Decimal
 
@@ -62,7 +63,21 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
                                             params={"value": item})
 
 
-class MultipleChoice(filters.MultipleChoiceFilter):
+class CopiedCheaply:
+    """django-filter deep-copies every filter of the FilterSet for every request: with Python's generic deepcopy, 40
+    filters cost more than a page's database queries. A filter's settings (`extra`, choices, labels) are never
+    changed once the class is built, so each copy needs only its own attributes (`parent`, `model`, the form field
+    it builds lazily and, for a `method=` filter, the FilterMethod that calls back into its own copy)."""
+
+    def __deepcopy__(self, memo):
+        clone = copy.copy(self)
+        clone.__dict__.pop("_field", None)
+        if self.method is not None:
+            clone.method = self.method  # a new FilterMethod bound to the clone, not to this filter
+        return clone
+
+
+class MultipleChoice(CopiedCheaply, filters.MultipleChoiceFilter):
     """Every such filter compares a column of the offer or of a forward relation (or runs a method), so it cannot
     duplicate rows: no DISTINCT, which would otherwise compare every selected column of every row."""
 
@@ -71,6 +86,23 @@ class MultipleChoice(filters.MultipleChoiceFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("distinct", False)
         super().__init__(*args, **kwargs)
+
+
+class RelatedChoice(MultipleChoice):
+    """A choice on a column of a small related table (`gpu__slug`, `provider__kind`), applied as `gpu_id IN (ids)`.
+
+    The matching ids are read first (the GPU catalog and the provider list are a few dozen rows), so the offer query
+    filters its own foreign key with a literal list: the planner then estimates the selectivity from the offer
+    table's statistics and uses the (gpu | provider, price, id) indexes, where a join on `slug IN (...)` hid it and
+    led to scanning the price index or the whole table. Same rows: both keep offers whose related row matches."""
+
+    def filter(self, qs, value):
+        if not value:
+            return qs
+        relation, column = self.field_name.split("__")
+        related = Offer._meta.get_field(relation).related_model
+        ids = sorted(related.objects.filter(**{f"{column}__in": value}).values_list("pk", flat=True))
+        return qs.filter(**{f"{relation}_id__in": ids})
 
 
 class StrictBooleanField(forms.NullBooleanField):
@@ -102,7 +134,7 @@ class StrictBooleanSelect(forms.NullBooleanSelect):
         return data.get(name)
 
 
-class BooleanFilter(filters.BooleanFilter):
+class BooleanFilter(CopiedCheaply, filters.BooleanFilter):
     field_class = StrictBooleanField
 
     def __init__(self, *args, **kwargs):
@@ -116,10 +148,18 @@ MAX_GPUS = 10_000
 MAX_GPU_MEMORY_GB = 100_000
 
 
+class NumberFilter(CopiedCheaply, filters.NumberFilter):
+    pass
+
+
+class CharFilter(CopiedCheaply, filters.CharFilter):
+    pass
+
+
 def number(**kwargs) -> filters.NumberFilter:
     """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
     kwargs.setdefault("min_value", 0)
-    return filters.NumberFilter(**kwargs)
+    return NumberFilter(**kwargs)
 
 
 class CountryListField(forms.CharField):
@@ -139,7 +179,7 @@ class CountryListField(forms.CharField):
         return codes
 
 
-class CountryFilter(filters.Filter):
+class CountryFilter(CopiedCheaply, filters.Filter):
     field_class = CountryListField
 
     def filter(self, qs, value):
@@ -159,7 +199,7 @@ def provider_choices():
     return list(Provider.objects.order_by("name").values_list("slug", "name"))
 
 
-class NullsLastOrderingFilter(filters.OrderingFilter):
+class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     """Orders with unknown values (no price, no memory) last either way, and ties broken by id so pages are stable."""
 
     def get_ordering_value(self, param):
@@ -174,9 +214,9 @@ class NullsLastOrderingFilter(filters.OrderingFilter):
 
 
 class OfferFilterSet(filters.FilterSet):
-    gpu = MultipleChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
-    gpu_family = MultipleChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
-    vendor = MultipleChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
+    gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
+    gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
+    vendor = RelatedChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
     gpu_count_min = number(field_name="gpu_count", lookup_expr="gte", max_value=MAX_GPUS, decimal_places=3,
                            label=_("Minimum GPUs per instance"))
     gpu_count_max = number(field_name="gpu_count", lookup_expr="lte", max_value=MAX_GPUS, decimal_places=3,
@@ -189,12 +229,12 @@ class OfferFilterSet(filters.FilterSet):
                             label=_("Maximum USD per instance-hour"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
-    provider = MultipleChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
-    provider_kind = MultipleChoice(field_name="provider__kind", choices=ProviderKind.choices,
+    provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
+    provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
     country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
-    region = filters.CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
+    region = CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
     offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
                               label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
@@ -225,7 +265,50 @@ class OfferFilterSet(filters.FilterSet):
         model = Offer
         fields: list[str] = []
 
+    def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
+        # Without a queryset, `qs` starts from selectors.offer_list (relations joined, `is_stale` annotated), set up
+        # only when `qs` is read: the API's and the pages' counts and pages of ids (bare_qs) never need it.
+        self._from_offer_list = queryset is None
+        super().__init__(data, Offer.objects.all() if queryset is None else queryset, request=request, prefix=prefix)
+
+    @property
+    def qs(self):
+        if self._from_offer_list:
+            from .selectors import offer_list
+
+            self.queryset, self._from_offer_list = offer_list(include_inactive=True), False
+        return super().qs
+
+    # --- the form ---------------------------------------------------------------------------------------------
+
+    _form_class = None
+
+    def get_form_class(self):
+        """The form class, built once per FilterSet class instead of per request (django-filter's default builds a
+        new class with new fields every time: a few milliseconds of a page's time).
+
+        Safe to share: every form instance deep-copies the class's fields (Django's BaseForm), and choices read from
+        the database (GPU and provider slugs) stay callables evaluated per form."""
+        cls = type(self)
+        if cls.__dict__.get("_form_class") is None:
+            fields = {}
+            for name, filter_ in self.base_filters.items():
+                filter_ = copy.deepcopy(filter_)
+                filter_.model = self._meta.model
+                fields[name] = filter_.field
+            cls._form_class = type(f"{cls.__name__}Form", (self._meta.form,), fields)
+        return cls._form_class
+
     # --- the queryset ------------------------------------------------------------------------------------------
+
+    @property
+    def bare_qs(self) -> QuerySet[Offer]:
+        """The matching offers on the bare offer table (no joins, no annotation), ordered; what counts and pages of
+        ids read (selectors.offer_count, offer_ids). Built once per FilterSet, like `qs`, so the slugs and capability
+        answers the filters resolve to ids are read once however many times it is used."""
+        if not hasattr(self, "_bare_qs"):
+            self._bare_qs = self.filter_queryset(Offer.objects.all())
+        return self._bare_qs
 
     def filter_queryset(self, queryset):
         if not self.form.cleaned_data.get("include_inactive"):
@@ -256,14 +339,17 @@ class OfferFilterSet(filters.FilterSet):
             cells = cells.filter(confidence__in=[Confidence.DOCUMENTED, Confidence.THIRD_PARTY])
         return cells
 
-    def _providers_answering(self, key: str, values: list[str]):
-        """Provider ids whose answer to `key` is one of `values`; "unknown" means no (counted) known answer."""
-        known = [value for value in values if value != UNKNOWN]
-        cells = self._capability_cells().filter(key=key)
-        condition = Q(pk__in=cells.filter(value__in=known).values("provider_id")) if known else Q(pk__in=[])
+    def _providers_answering(self, key: str, values: list[str]) -> list[int]:
+        """Ids of the providers whose answer to `key` is one of `values`; "unknown" means no (counted) known answer.
+
+        Read first from the small capability table and applied as a literal `provider_id IN (...)`: as a subquery it
+        left the planner guessing one matching provider and choosing plans for that (see RelatedChoice)."""
+        answers = dict(self._capability_cells().filter(key=key).exclude(value=UNKNOWN)
+                       .values_list("provider_id", "value"))
+        matching = {provider_id for provider_id, answer in answers.items() if answer in values}
         if UNKNOWN in values:
-            condition |= ~Q(pk__in=cells.exclude(value=UNKNOWN).values("provider_id"))
-        return Provider.objects.filter(condition).values("pk")
+            matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
+        return sorted(matching)
 
     def filter_capability(self, queryset, name, value):
         if not value:
@@ -281,7 +367,7 @@ class OfferFilterSet(filters.FilterSet):
             return queryset
         fabrics = RDMA_FABRICS if "any" in value else value
         cells = self._capability_cells().filter(key__in=fabrics, value="yes")
-        return queryset.filter(provider_id__in=cells.values("provider_id"))
+        return queryset.filter(provider_id__in=sorted(set(cells.values_list("provider_id", flat=True))))
 
     def filter_fee(self, queryset, name, value):
         """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.
@@ -312,8 +398,6 @@ for _key in BOOLEAN_CAPABILITIES:
 
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:
-    """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors` or `.qs`."""
-    from .selectors import offer_list
-
-    return OfferFilterSet(data, queryset=queryset if queryset is not None else offer_list(include_inactive=True),
-                          request=request)
+    """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors` or `.qs` (by default
+    offers as selectors.offer_list gives them)."""
+    return OfferFilterSet(data, queryset=queryset, request=request)

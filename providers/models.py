@@ -294,10 +294,23 @@ class Offer(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "instance_type", "region"], name="offer_natural_key"),
         ]
+        # What the OfferFilterSet reads most (migration 0004 says why): active offers in the default order (price per
+        # GPU-hour, id), the same within one GPU model or provider (filters resolve slugs and capability answers to
+        # ids first), per instance-hour and by memory, largest first. Partial on is_active, which every default query
+        # asks; ending in id, the tiebreak of every ordering, so a page is read in index order without a sort.
+        # last_seen stays out of every index (see above). The memory index exists on PostgreSQL only (SQLite cannot
+        # write NULLS LAST in an index; migration 0004).
         indexes = [
-            models.Index(fields=["is_active", "price_per_gpu_hour_usd"]),
-            models.Index(fields=["gpu", "is_active"]),
-            models.Index(fields=["provider", "is_active"]),
+            models.Index(fields=["price_per_gpu_hour_usd", "id"], include=["gpu", "provider"],
+                         condition=models.Q(is_active=True), name="offer_active_price"),
+            models.Index(fields=["gpu", "price_per_gpu_hour_usd", "id"], condition=models.Q(is_active=True),
+                         name="offer_active_gpu_price"),
+            models.Index(fields=["provider", "price_per_gpu_hour_usd", "id"], condition=models.Q(is_active=True),
+                         name="offer_active_provider_price"),
+            models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
+                         name="offer_active_price_hour"),
+            models.Index(models.F("gpu_memory_gb").desc(nulls_last=True), models.F("id"), include=["gpu_count"],
+                         condition=models.Q(is_active=True), name="offer_active_memory_desc"),
         ]
 
     def __str__(self) -> str:

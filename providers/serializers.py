@@ -9,10 +9,13 @@ without a stored answer is rendered as "unknown", never dropped.
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.db import models
 from django.urls import reverse
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import serializers
+from rest_framework import ISO_8601, serializers
+from rest_framework.settings import api_settings
 
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
@@ -105,6 +108,87 @@ class OfferSerializer(OutputSerializer):
 
     def get_url(self, offer: Offer) -> str:
         return _absolute(self.context.get("request"), reverse("api:offer-detail", args=[offer.id]))
+
+
+_DATETIME = serializers.DateTimeField()
+_DATE = serializers.DateField()
+_URL_ID = "offer-id"  # stands for the id in the detail URL reversed once per page
+
+
+def _number(value):
+    return None if value is None else float(value)
+
+
+def _datetime_renderer():
+    """DRF's DateTimeField output (ISO 8601 in the current time zone, "Z" for UTC), with the time zone looked up once
+    per page instead of once per value; DRF itself whenever the settings ask for another format."""
+    if not settings.USE_TZ or api_settings.DATETIME_FORMAT is None or api_settings.DATETIME_FORMAT.lower() != ISO_8601:
+        return lambda value: None if value is None else _DATETIME.to_representation(value)
+    zone = timezone.get_current_timezone()
+
+    def render(value):
+        if value is None:
+            return None
+        text = value.astimezone(zone).isoformat()
+        return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+    return render
+
+
+def offer_data(rows: list[dict], *, request=None) -> list[dict]:
+    """OfferSerializer's output for rows of selectors.offer_rows, built as plain dicts.
+
+    The API's list pages use this: DRF's per-field machinery cost as much as the rest of the request for 50 offers.
+    The same keys in the same order and the same values (tests/api/test_offer_data.py compares it with
+    OfferSerializer on every kind of offer), so the JSON and CSV do not change; OfferSerializer stays the definition
+    (the schema, details, compare and the streamed CSV use it). Text columns are used as they come: the database
+    gives str or None, which is what DRF's CharField makes of them."""
+    url_head, url_tail = _absolute(request, reverse("api:offer-detail", args=[_URL_ID])).rsplit(_URL_ID, 1)
+    moment = _datetime_renderer()
+    data = []
+    for row in rows:
+        gpu = None if row["gpu_id"] is None else {
+            "slug": row["gpu__slug"], "name": row["gpu__name"], "vendor": row["gpu__vendor"],
+            "family": row["gpu__family"], "memory_gb": _number(row["gpu__memory_gb"]),
+        }
+        as_of = row["source__as_of"]
+        data.append({
+            "id": row["id"],
+            "url": f"{url_head}{row['id']}{url_tail}",
+            "provider": {"slug": row["provider__slug"], "name": row["provider__name"],
+                         "name_zh": row["provider__name_zh"], "kind": row["provider__kind"]},
+            "instance_type": row["instance_type"],
+            "region": row["region"],
+            "country": row["country"],
+            "continent": row["continent"],
+            "gpu": gpu,
+            "gpu_name": row["gpu_name"],
+            "gpu_count": _number(row["gpu_count"]),
+            "gpu_memory_gb": _number(row["gpu_memory_gb"]),
+            "vcpus": _number(row["vcpus"]),
+            "ram_gb": _number(row["ram_gb"]),
+            "currency": row["currency"],
+            "price_hour": _number(row["price_hour"]),
+            "spot_price_hour": _number(row["spot_price_hour"]),
+            "price_hour_usd": _number(row["price_hour_usd"]),
+            "spot_price_hour_usd": _number(row["spot_price_hour_usd"]),
+            "price_per_gpu_hour_usd": _number(row["price_per_gpu_hour_usd"]),
+            "spot_price_per_gpu_hour_usd": _number(row["spot_price_per_gpu_hour_usd"]),
+            "availability": row["availability"],
+            "available_count": None if row["available_count"] is None else int(row["available_count"]),
+            "first_seen": moment(row["first_seen"]),
+            "last_seen": moment(row["last_seen"]),
+            "is_active": row["is_active"],
+            "is_stale": row["is_stale"],
+            "source": {
+                "slug": row["source__slug"], "name": row["source__name"],
+                "kind": row["source__kind"], "url": row["source__url"],
+                "license": row["source__license"], "revision": row["source__revision"],
+                "as_of": None if as_of is None else _DATE.to_representation(as_of),
+                "last_success_at": moment(row["source__last_success_at"]),
+            },
+        })
+    return data
 
 
 class PriceObservationSerializer(OutputSerializer):

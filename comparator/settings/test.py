@@ -19,5 +19,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Counts are computed on every request, so tests that change offers between requests see them at once; the cache
+# itself is tested with this setting overridden (tests/api/test_offer_count_cache.py).
+OFFER_COUNT_CACHE_SECONDS = 0
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL

@@ -130,3 +130,17 @@ def test_empty_values_mean_no_filter(api, world):
 def test_ordering_puts_unknown_values_last_and_breaks_ties_by_id(api, world, ordering, expected):
     response = api.get("/api/v1/offers/", {"ordering": ordering} if ordering else {})
     assert result_ids(response) == [world.offers[name].id for name in expected]
+
+
+def test_each_filterset_has_its_own_filters_bound_to_itself():
+    """Filters are copied cheaply per FilterSet (providers.filters.CopiedCheaply): each copy, and each `method=`
+    filter's callback, must belong to its own FilterSet, never to the class's or another request's."""
+    first, second = OfferFilterSet({"spot": "true"}), OfferFilterSet({"spot": "false"})
+    for filterset in (first, second):
+        for name, filter_ in filterset.filters.items():
+            assert filter_ is not OfferFilterSet.base_filters[name]
+            assert filter_.parent is filterset
+            if filter_.method is not None:
+                assert filter_.filter.f is filter_
+    assert first.form is not second.form
+    assert first.form.fields["spot"] is not second.form.fields["spot"]

@@ -42,8 +42,9 @@ def queries(api, url) -> int:
 @pytest.mark.parametrize(("path", "expected"), [
     # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined
     ("/api/v1/offers/", 3),
-    # + the provider slugs the filter validates against (once, however many); capability filters are subqueries
-    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 4),
+    # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
+    # and of the `mig` answer (read once, applied as id lists: see providers.filters.RelatedChoice)
+    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 6),
     ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
     ("/api/v1/providers/", 3),  # count, page, capabilities
     ("/api/v1/gpus/", 2),  # count, page

@@ -1,0 +1,68 @@
+"""The offers list renders its rows with serializers.offer_data (plain dicts from selectors.offer_rows) instead of
+OfferSerializer: the two must give the same JSON, key for key and byte for byte, for every kind of offer."""
+
+import json
+from datetime import date, timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.renderers import JSONRenderer
+from rest_framework.test import APIRequestFactory
+
+from providers import selectors
+from providers.api import OfferListApi
+from providers.models import Offer
+from providers.renderers import CSVRenderer
+from providers.serializers import OfferSerializer, offer_data
+from tests.api.conftest import offer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def varied(world):
+    """The world's offers (unknown GPU, inactive, no price, spot) plus a provider with a Chinese name, a source with
+    a data date that never succeeded (stale), an offer with counts, vCPUs and RAM, and one with every optional
+    number missing."""
+    beta = world.offers["beta-h100"]
+    provider = beta.provider
+    provider.name_zh = "贝塔"
+    provider.save(update_fields=["name_zh"])
+    source = beta.source
+    source.as_of, source.last_success_at, source.license = date(2026, 3, 4), None, "CC-BY-4.0"
+    source.save(update_fields=["as_of", "last_success_at", "license"])
+    rich = offer("beta-rich", provider, source, beta.gpu, count="4", price="9.99999", spot="1.23457")
+    Offer.objects.filter(pk=rich.pk).update(vcpus="96.50", ram_gb="1024.25", available_count=7,
+                                            last_seen=timezone.now() - timedelta(microseconds=1))
+    return world
+
+
+def test_offer_data_renders_exactly_what_offer_serializer_renders(varied):
+    request = APIRequestFactory().get("/api/v1/offers/")
+    ids = list(Offer.objects.order_by("id").values_list("id", flat=True))
+    assert len(ids) == 7
+    expected = OfferSerializer(selectors.offers_by_ids(ids=ids), many=True, context={"request": request}).data
+    actual = offer_data(selectors.offer_rows(ids=ids), request=request)
+    renderer = JSONRenderer()
+    assert actual == expected
+    assert [list(row) for row in actual] == [list(row) for row in expected]  # same key order
+    assert renderer.render(actual) == renderer.render(expected)
+
+
+def test_offer_rows_keep_the_order_of_the_ids_and_skip_missing_ones(varied):
+    ids = sorted(Offer.objects.values_list("id", flat=True), reverse=True)
+    rows = selectors.offer_rows(ids=[*ids, max(ids) + 1000])
+    assert [row["id"] for row in rows] == ids
+
+
+def test_offer_list_pages_equal_the_serializer_output_in_json_and_csv(api, varied):
+    query = "include_inactive=true&ordering=-gpu_memory&page_size=3"
+    for page in (1, 2, 3):
+        response = api.get(f"/api/v1/offers/?{query}&page={page}")
+        assert response.status_code == 200, response.content
+        ids = [row["id"] for row in response.json()["results"]]
+        expected = OfferSerializer(selectors.offers_by_ids(ids=ids), many=True,
+                                   context={"request": response.wsgi_request}).data
+        assert response.json()["results"] == json.loads(JSONRenderer().render(expected))
+        csv = api.get(f"/api/v1/offers/?{query}&page={page}&format=csv").content
+        assert csv == CSVRenderer().render(list(expected), renderer_context={"view": OfferListApi()})

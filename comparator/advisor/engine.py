@@ -19,13 +19,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 from typing import Any
 
 from django.utils.translation import gettext_lazy as _
 
 from providers.capabilities import RDMA_FABRICS, UNKNOWN
+from providers.curated import CapabilityRecord
 from scrapers.normalize import to_usd
 
 # A month is 365 * 24 / 12 = 730 hours, the figure the hyperscalers' price calculators use.
@@ -116,19 +117,9 @@ class WorkloadSpec:
     limit: int = 20
 
 
-@dataclass(frozen=True)
-class Cell:
-    """One provider's answer to one capability question, as stored (providers.models.Capability)."""
-
-    key: str
-    value: str
-    label: str = ""
-    detail: str = ""
-    source_url: str = ""
-    verified_on: date | None = None
-    confidence: str = ""
-    amount: Decimal | None = None
-    currency: str = ""
+# One provider's answer to one capability question, as stored (providers.models.Capability): the same record the
+# curated files are read into.
+Cell = CapabilityRecord
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from scrapers import lambdalabs, registry
-from scrapers.base import AuthScrapeError, NotConfiguredError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import AuthScrapeError, NotConfiguredError, SchemaScrapeError
 from scrapers.http import build_client
 
 RECORDED = lambdalabs.LambdaClient.recorded()[lambdalabs.URL]
@@ -93,31 +93,7 @@ def test_truncated_or_non_json_body_raises(body):
         client(serve(body=body)).fetch()
 
 
-@pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_are_transient(status):
-    with pytest.raises(TransientScrapeError):
-        client(serve(body=b"oops", status=status)).fetch()
-
-
-def test_429_carries_retry_after():
-    with pytest.raises(TransientScrapeError) as caught:
-        client(serve(body=b"slow", status=429, headers={"Retry-After": "5"})).fetch()
-    assert caught.value.retry_after == 5
-
-
 @pytest.mark.parametrize("status", [401, 403])
 def test_refused_key_fails_fast(status):
     with pytest.raises(AuthScrapeError):
         client(serve(body=b"no", status=status)).fetch()
-
-
-def test_timeout_and_refused_connection_are_transient():
-    def timeout(request):
-        raise httpx.ReadTimeout("slow", request=request)
-
-    def refused(request):
-        raise httpx.ConnectError("refused", request=request)
-
-    for handler in (timeout, refused):
-        with pytest.raises(TransientScrapeError):
-            client(handler).fetch()

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from scrapers import oci, registry
-from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import AuthScrapeError, SchemaScrapeError
 from scrapers.http import build_client
 
 
@@ -102,28 +102,7 @@ def test_truncated_or_non_json_body_raises(content):
         client_for(lambda request: httpx.Response(200, content=content)).fetch()
 
 
-@pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_are_transient(status):
-    with pytest.raises(TransientScrapeError):
-        client_for(lambda request: httpx.Response(status)).fetch()
-
-
-def test_429_carries_retry_after():
-    with pytest.raises(TransientScrapeError) as caught:
-        client_for(lambda request: httpx.Response(429, headers={"Retry-After": "7"})).fetch()
-    assert caught.value.retry_after == 7
-
-
 @pytest.mark.parametrize("status", [401, 403])
 def test_refused_access_fails_fast(status):
     with pytest.raises(AuthScrapeError):
         client_for(lambda request: httpx.Response(status)).fetch()
-
-
-@pytest.mark.parametrize("error", [httpx.ReadTimeout, httpx.ConnectError])
-def test_timeout_and_refused_connection_are_transient(error):
-    def fail(request):
-        raise error("down", request=request)
-
-    with pytest.raises(TransientScrapeError):
-        client_for(fail).fetch()

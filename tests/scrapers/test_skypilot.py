@@ -4,7 +4,7 @@ import httpx
 import pytest
 
 from scrapers import registry, skypilot
-from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import SchemaScrapeError
 from scrapers.http import build_client
 
 HEADER = "InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,Region,GpuInfo,SpotPrice\n"
@@ -98,36 +98,6 @@ def test_renamed_column_is_a_schema_error():
 def test_empty_truncated_or_html_body_raises(body):
     with pytest.raises(SchemaScrapeError):
         client_for(serve(body)).fetch()
-
-
-@pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_are_transient(status):
-    with pytest.raises(TransientScrapeError):
-        client_for(serve("oops", status)).fetch()
-
-
-def test_429_carries_retry_after():
-    with pytest.raises(TransientScrapeError) as caught:
-        client_for(serve("slow down", 429, {"Retry-After": "120"})).fetch()
-    assert caught.value.retry_after == 120
-
-
-@pytest.mark.parametrize("status", [401, 403])
-def test_refused_credentials_fail_fast(status):
-    with pytest.raises(AuthScrapeError):
-        client_for(serve("no", status)).fetch()
-
-
-def test_timeout_and_refused_connection_are_transient():
-    def timeout(request):
-        raise httpx.ReadTimeout("slow", request=request)
-
-    def refused(request):
-        raise httpx.ConnectError("refused", request=request)
-
-    for handler in (timeout, refused):
-        with pytest.raises(TransientScrapeError):
-            client_for(handler).fetch()
 
 
 def test_azure_catalog_rows_take_gpu_and_memory_from_microsofts_size_table():

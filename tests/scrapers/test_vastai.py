@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from scrapers import vastai
-from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import SchemaScrapeError
 from scrapers.http import build_client
 
 RECORDED = vastai.VastAiClient.recorded()[vastai.URL]
@@ -82,33 +82,3 @@ def test_missing_renamed_or_empty_is_a_schema_error(payload, match):
 def test_truncated_or_non_json_body_raises(body):
     with pytest.raises(SchemaScrapeError):
         client(serve(body=body)).fetch()
-
-
-@pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_are_transient(status):
-    with pytest.raises(TransientScrapeError):
-        client(serve(body=b"oops", status=status)).fetch()
-
-
-def test_429_carries_retry_after():
-    with pytest.raises(TransientScrapeError) as caught:
-        client(serve(body=b"slow", status=429, headers={"Retry-After": "60"})).fetch()
-    assert caught.value.retry_after == 60
-
-
-@pytest.mark.parametrize("status", [401, 403])
-def test_refused_credentials_fail_fast(status):
-    with pytest.raises(AuthScrapeError):
-        client(serve(body=b"no", status=status)).fetch()
-
-
-def test_timeout_and_refused_connection_are_transient():
-    def timeout(request):
-        raise httpx.ReadTimeout("slow", request=request)
-
-    def refused(request):
-        raise httpx.ConnectError("refused", request=request)
-
-    for handler in (timeout, refused):
-        with pytest.raises(TransientScrapeError):
-            client(handler).fetch()

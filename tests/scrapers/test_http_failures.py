@@ -1,0 +1,56 @@
+"""How every registered HTTP source fails when the provider's server does: one test per failure for all of them,
+since they share scrapers.http (a client that caught these itself would show up here)."""
+
+import httpx
+import pytest
+
+from scrapers import registry
+from scrapers.base import AuthScrapeError, TransientScrapeError
+from scrapers.http import build_client
+
+
+@pytest.fixture(autouse=True)
+def verda_client_id(monkeypatch):
+    monkeypatch.setenv("VERDA_CLIENT_ID", "test-client")  # Verda's OAuth needs an id beside the secret
+
+
+HTTP_SOURCES = sorted(slug for slug, client in registry.SOURCES.items() if client.info.kind != "curated")
+
+
+def client_answering(slug, handler):
+    return registry.SOURCES[slug](build_client(transport=httpx.MockTransport(handler)), api_key="test-key")
+
+
+def answer(status, body=b"", headers=None):
+    return lambda request: httpx.Response(status, content=body, headers=headers or {})
+
+
+@pytest.mark.parametrize("slug", HTTP_SOURCES)
+@pytest.mark.parametrize("status", [500, 502, 503])
+def test_server_errors_are_transient(slug, status):
+    with pytest.raises(TransientScrapeError):
+        client_answering(slug, answer(status, b"oops")).fetch()
+
+
+@pytest.mark.parametrize("slug", HTTP_SOURCES)
+def test_429_carries_retry_after(slug):
+    with pytest.raises(TransientScrapeError) as caught:
+        client_answering(slug, answer(429, b"slow down", {"Retry-After": "7"})).fetch()
+    assert caught.value.retry_after == 7
+
+
+@pytest.mark.parametrize("slug", HTTP_SOURCES)
+@pytest.mark.parametrize("status", [401, 403])
+def test_refused_credentials_fail_fast(slug, status):
+    with pytest.raises(AuthScrapeError):
+        client_answering(slug, answer(status, b"no")).fetch()
+
+
+@pytest.mark.parametrize("slug", HTTP_SOURCES)
+@pytest.mark.parametrize("error", [httpx.ReadTimeout, httpx.ConnectError])
+def test_timeout_and_refused_connection_are_transient(slug, error):
+    def fail(request):
+        raise error("down", request=request)
+
+    with pytest.raises(TransientScrapeError):
+        client_answering(slug, fail).fetch()

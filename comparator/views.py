@@ -12,16 +12,22 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+from functools import lru_cache
+from typing import NamedTuple
 from urllib.parse import urlencode, urlsplit
 
 from django import forms
 from django.conf import settings
+from django.contrib.humanize.templatetags.humanize import intcomma, naturaltime
 from django.core.paginator import Page, Paginator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import TemplateDoesNotExist, select_template
+from django.template.defaultfilters import floatformat
+from django.template.loader import TemplateDoesNotExist, render_to_string, select_template
+from django.urls import reverse
 from django.utils import timezone
+from django.utils.choices import CallableChoiceIterator
 from django.utils.formats import date_format
 from django.utils.translation import get_language, gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
@@ -166,25 +172,48 @@ def _choice_label(name: str, value: str, label):
     return VALUE_LABELS.get(value, label)
 
 
-def _prepare_form(form: forms.Form) -> None:
-    """Make the FilterSet's form fit a page: checkboxes instead of multi-select boxes (usable by keyboard and on
-    phones without Ctrl-click), translated labels for raw choice values, "any" instead of "unknown" on yes/no
-    selects, and numeric keyboards on phones. Only presentation changes: names and accepted values stay the
-    FilterSet's."""
-    for name, field in form.fields.items():
-        if isinstance(field, forms.MultipleChoiceField):
-            field.choices = [(value, _choice_label(name, value, label)) for value, label in field.choices]
-            field.widget = forms.CheckboxSelectMultiple(choices=field.choices)
-        elif name in BOOLEAN_FILTERS:
-            field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
-        elif name == "ordering":
-            # django-filter's choice fields prepend `empty_label` themselves.
-            field.empty_label = _("Cheapest per GPU-hour first (default)")
-            field.choices = [(value, ORDER_LABELS.get(value, label)) for value, label in field.choices if value]
-            field.widget.choices = field.choices  # the CSV field does not pass choices on to its widget
-        if isinstance(field.widget, forms.NumberInput):
-            field.widget.attrs.setdefault("step", "any")
-            field.widget.attrs.setdefault("inputmode", "decimal")
+class OfferPanelFilterSet(OfferFilterSet):
+    """The shared FilterSet with its form dressed for a page: checkboxes instead of multi-select boxes (usable by
+    keyboard and on phones without Ctrl-click), translated labels for raw choice values, "any" instead of "unknown"
+    on yes/no selects, and numeric keyboards on phones. Only presentation changes: names, accepted values and
+    validation stay the FilterSet's (the fields are its own, dressed once per process; labels stay lazy, so each
+    request shows its own language, and choices read from the database stay callables read per request)."""
+
+    @classmethod
+    def present_fields(cls, fields: dict[str, forms.Field]) -> dict[str, forms.Field]:
+        for name, field in fields.items():
+            if isinstance(field, forms.MultipleChoiceField):
+                field.widget = forms.CheckboxSelectMultiple()
+                if isinstance(field.choices, CallableChoiceIterator):
+                    field.choices = field.choices  # read per request; their labels are names already
+                else:
+                    field.choices = [(value, _choice_label(name, value, label)) for value, label in field.choices]
+            elif name in BOOLEAN_FILTERS:
+                field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
+            elif name == "ordering":
+                # django-filter's choice fields prepend `empty_label` themselves.
+                field.empty_label = _("Cheapest per GPU-hour first (default)")
+                field.choices = [(value, ORDER_LABELS.get(value, label)) for value, label in field.choices if value]
+                field.widget.choices = field.choices  # the CSV field does not pass choices on to its widget
+            if isinstance(field.widget, forms.NumberInput):
+                field.widget.attrs.setdefault("step", "any")
+                field.widget.attrs.setdefault("inputmode", "decimal")
+        return fields
+
+    @property
+    def form(self):
+        """The bound form, with choices read from the database (GPU models, providers) read once for this request
+        rather than once by validation, once by the panel's layout and once by the widget."""
+        if not hasattr(self, "_form"):
+            for field in super().form.fields.values():
+                if isinstance(getattr(field, "choices", None), CallableChoiceIterator):
+                    field.choices = list(field.choices)
+        return self._form
+
+
+# The capability filters are added to OfferFilterSet.base_filters after its class is built, so the subclass's
+# metaclass did not see them: share the parent's (each FilterSet instance copies them anyway).
+OfferPanelFilterSet.base_filters = OfferFilterSet.base_filters
 
 
 # --- display options (not filters) ------------------------------------------------------------------------------
@@ -360,6 +389,33 @@ def capability_badge(key: str, short, cells: dict[str, Capability]) -> Badge:
     return Badge(f"{short}?", "u", tip)
 
 
+class BadgeCell(NamedTuple):
+    """What a badge shows of a capability cell: its value, label, source and verified date."""
+
+    key: str
+    value: str
+    label: str
+    source_url: str
+    verified_on: date | None
+
+
+BADGE_KEYS = frozenset(key for key, _short in ROW_BADGES if key != "rdma") | set(RDMA_FABRICS)
+
+
+def _badge_cells(cells: dict[str, Capability]) -> tuple[BadgeCell, ...]:
+    return tuple(sorted(BadgeCell(key, cell.value, cell.label, cell.source_url, cell.verified_on)
+                        for key, cell in cells.items() if key in BADGE_KEYS))
+
+
+@lru_cache(maxsize=2048)
+def row_badges_html(language: str, cells: tuple[BadgeCell, ...]) -> str:
+    """A provider's capability badges as HTML, in the active language. Kept per language and per content of the
+    cells (not per provider), so an edited cell is a new entry, never a stale one."""
+    by_key = {cell.key: cell for cell in cells}
+    badges = [capability_badge(key, short, by_key) for key, short in ROW_BADGES]
+    return render_to_string("offers/_badges.html", {"badges": badges})
+
+
 def _stale_cutoff(now: datetime) -> datetime:
     return now - timedelta(hours=settings.STALE_AFTER_HOURS)
 
@@ -376,22 +432,54 @@ def is_stale(offer: Offer, cutoff: datetime) -> bool:
 
 
 def decorate_offers(offers: list[Offer], *, conversion: Conversion, unit: str) -> list[Offer]:
-    """Attach what the row templates show: price in the display currency and unit, freshness, capability badges.
+    """Attach what the row templates show: price in the display currency and unit, freshness, capability badges,
+    links, and the row's numbers and dates already formatted for the active language.
 
-    One query (the capabilities of the providers on the page) whatever the number of rows."""
+    One query (the capabilities of the providers on the page) whatever the number of rows. Badges and links are
+    rendered once per provider or GPU on the page, not once per row: the offers page must stay within twice the
+    API's time for the same query (bench/pages.py)."""
     cells = selectors.capabilities_by_provider(provider_ids={offer.provider_id for offer in offers})
-    cutoff = _stale_cutoff(timezone.now())
-    badge_cache: dict[int, list[Badge]] = {}
+    now = timezone.now()
+    cutoff = _stale_cutoff(now)
+    language = get_language()
+    chinese = language == "zh-hans"
+    per_gpu = unit == "gpu"
+    symbol = conversion.symbol
+    # Formatted once per distinct value on the page: the offers of one scrape run share their last_seen, and GPU
+    # counts and memory sizes repeat.
+    count_text = lru_cache(maxsize=None)(lambda count: floatformat(count, "-3"))
+    memory_text = lru_cache(maxsize=None)(lambda memory: f"{floatformat(memory, '-1')} GB")
+    seen_texts = lru_cache(maxsize=None)(lambda seen: (
+        date_format(timezone.localtime(seen), "DATETIME_FORMAT"), naturaltime(timezone.localtime(seen))))
+    # Offer.get_availability_display() would translate every choice of the field on every row.
+    availability_labels = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
+    badge_cache: dict[int, str] = {}
+    provider_urls: dict[int, str] = {}
+    gpu_urls: dict[int, str] = {}
     for offer in offers:
-        per_gpu = unit == "gpu"
         offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd if per_gpu else offer.price_hour_usd)
         offer.display_spot = conversion.convert(
             offer.spot_price_per_gpu_hour_usd if per_gpu else offer.spot_price_hour_usd)
+        offer.price_text = "" if offer.display_price is None else f"{symbol}{floatformat(offer.display_price, '3g')}"
+        offer.spot_text = "" if offer.display_spot is None else f"{symbol}{floatformat(offer.display_spot, '3g')}"
         offer.stale = is_stale(offer, cutoff)
-        if offer.provider_id not in badge_cache:
-            provider_cells = cells.get(offer.provider_id, {})
-            badge_cache[offer.provider_id] = [capability_badge(key, short, provider_cells) for key, short in ROW_BADGES]
-        offer.badges = badge_cache[offer.provider_id]
+        provider = offer.provider
+        if provider.id not in badge_cache:
+            badge_cache[provider.id] = row_badges_html(language, _badge_cells(cells.get(provider.id, {})))
+            provider_urls[provider.id] = reverse("provider-detail", args=[provider.slug])
+        offer.badges_html = badge_cache[provider.id]
+        offer.provider_url = provider_urls[provider.id]
+        offer.provider_label = provider.name_zh if chinese and provider.name_zh else provider.name
+        if offer.gpu_id is not None and offer.gpu_id not in gpu_urls:
+            gpu_urls[offer.gpu_id] = reverse("gpu-detail", args=[offer.gpu.slug])
+        offer.gpu_url = gpu_urls.get(offer.gpu_id, "")
+        offer.url = reverse("offer-detail", args=[offer.pk])
+        offer.gpu_count_text = count_text(offer.gpu_count)
+        offer.memory_text = memory_text(offer.gpu_memory_gb) if offer.gpu_memory_gb else ""
+        offer.availability_text = availability_labels.get(offer.availability, offer.availability)
+        if offer.available_count is not None:
+            offer.availability_text = f"{offer.availability_text} ({intcomma(offer.available_count)})"
+        offer.seen_at_text, offer.seen_text = seen_texts(offer.last_seen)
     return offers
 
 
@@ -486,8 +574,7 @@ def offers(request: HttpRequest) -> HttpResponse:
         # A plain form submission sends every empty field; answer with the short, shareable URL.
         return HttpResponseRedirect(f"{request.path}{_with(params)}" if params else request.path)
 
-    filterset = offer_filterset(params, request=request)
-    _prepare_form(filterset.form)
+    filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=_conversions())
     conversion, unit = display.conversion(), display.unit_value()
     valid = filterset.is_valid()

@@ -296,8 +296,14 @@ class OfferFilterSet(filters.FilterSet):
                 filter_ = copy.deepcopy(filter_)
                 filter_.model = self._meta.model
                 fields[name] = filter_.field
-            cls._form_class = type(f"{cls.__name__}Form", (self._meta.form,), fields)
+            cls._form_class = type(f"{cls.__name__}Form", (self._meta.form,), cls.present_fields(fields))
         return cls._form_class
+
+    @classmethod
+    def present_fields(cls, fields: dict[str, forms.Field]) -> dict[str, forms.Field]:
+        """Called once per class with the form's fields: a subclass may change how they are shown (widgets,
+        labels), never what they accept. The API shows none of it."""
+        return fields
 
     # --- the queryset ------------------------------------------------------------------------------------------
 

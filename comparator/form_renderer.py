@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from html import escape as _escape
 
+from django import forms
 from django.forms.renderers import DjangoTemplates
 from django.utils.formats import localize
 from django.utils.safestring import SafeData, mark_safe
@@ -86,6 +87,17 @@ def _select(widget) -> str:
     return "".join(parts)
 
 
+def _error_list(context) -> str:
+    """django/forms/errors/list/default.html (ul.html): most fields have no errors, and render nothing."""
+    errors = context["errors"]
+    if not errors:
+        return ""
+    field_id = getattr(errors, "field_id", None)
+    id_attr = f' id="{_shown(field_id)}_error"' if field_id else ""
+    items = "".join(f"<li>{_shown(error)}</li>" for error in errors)
+    return f'<ul class="{_shown(context["error_class"])}"{id_attr}>{items}</ul>'
+
+
 def _label(context) -> str:
     """django/forms/label.html."""
     if not context["use_tag"]:
@@ -105,6 +117,7 @@ PYTHON_TEMPLATES = {
     "django/forms/widgets/radio.html": _widget(_multiple_input),
     "django/forms/widgets/select.html": _widget(_select),
     "django/forms/label.html": _label,
+    "django/forms/errors/list/default.html": _error_list,
     **{f"django/forms/widgets/{name}.html": _widget(_input) for name in _INPUTS},
 }
 
@@ -117,3 +130,26 @@ class PythonWidgetRenderer(DjangoTemplates):
         if render is None:
             return super().render(template_name, context, request=request)
         return mark_safe(render(context).strip())
+
+
+class RememberedCheckboxes(forms.CheckboxSelectMultiple):
+    """Checkboxes whose HTML is kept for the exact inputs it was rendered from: the renderer, the name, the checked
+    values, the attributes, whether a value is required, and every choice's value and text in the active language.
+
+    The filter panel shows the same long lists (71 GPU models, every provider) on every page view, mostly with
+    nothing or the same few boxes checked. The key holds everything the HTML depends on, so a new label, a new
+    choice or another language is a new entry, never a stale one."""
+
+    remembered: dict[tuple, str] = {}
+    REMEMBER_AT_MOST = 4096
+
+    def render(self, name, value, attrs=None, renderer=None):
+        key = (type(self), type(renderer), name, tuple(self.format_value(value)),
+               tuple(self.build_attrs(self.attrs, attrs).items()), self.is_required,
+               tuple((str(choice), str(label)) for choice, label in self.choices))
+        html = self.remembered.get(key)
+        if html is None:
+            if len(self.remembered) >= self.REMEMBER_AT_MOST:
+                self.remembered.clear()
+            html = self.remembered[key] = super().render(name, value, attrs, renderer)
+        return html

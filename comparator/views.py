@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
+from html import escape
 from typing import NamedTuple
 from urllib.parse import urlencode, urlsplit
 
@@ -29,6 +30,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.choices import CallableChoiceIterator
 from django.utils.formats import date_format
+from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
@@ -39,6 +41,7 @@ from providers.filters import OfferFilterSet, offer_filterset
 from providers.models import Capability, Offer, Provider
 
 from .currency import DISPLAY_CURRENCIES, Conversion, conversions
+from .form_renderer import RememberedCheckboxes
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +116,9 @@ BOOLEAN_FILTERS = {name for name, f in OfferFilterSet.base_filters.items() if is
 @dataclass
 class FilterField:
     field: forms.BoundField
+    errors: forms.utils.ErrorList | None = None
     guide: str = ""
+    explain: str = ""  # the guide link's accessible name
     inline: bool = False
     scroll: bool = False
 
@@ -131,16 +136,16 @@ def _filter_groups(form: forms.Form) -> list[tuple[str, list[FilterField], bool]
         items = []
         for name in names:
             field = form.fields[name]
-            item = FilterField(form[name])
+            item = FilterField(form[name], errors=form.errors.get(name))
             if name in FILTER_GUIDES:
                 item.guide = guide_url(*FILTER_GUIDES[name])
+                item.explain = gettext("Explain: %(name)s") % {"name": field.label}
             if isinstance(OfferFilterSet.base_filters.get(name), MultipleChoiceFilter):
                 item.inline = len(field.choices) <= INLINE_CHOICES
                 item.scroll = not item.inline
             items.append(item)
         # A group opens when one of its filters is set or wrong, so a shared link shows what it filters by.
-        opened = default or any(form[item.field.name].value() not in (None, "", [], "unknown") or item.field.errors
-                     for item in items)
+        opened = default or any(item.field.value() not in (None, "", [], "unknown") or item.errors for item in items)
         result.append((label, items, opened))
     return result
 
@@ -183,7 +188,7 @@ class OfferPanelFilterSet(OfferFilterSet):
     def present_fields(cls, fields: dict[str, forms.Field]) -> dict[str, forms.Field]:
         for name, field in fields.items():
             if isinstance(field, forms.MultipleChoiceField):
-                field.widget = forms.CheckboxSelectMultiple()
+                field.widget = RememberedCheckboxes()
                 if isinstance(field.choices, CallableChoiceIterator):
                     field.choices = field.choices  # read per request; their labels are names already
                 else:
@@ -276,7 +281,8 @@ class DisplayForm(forms.Form):
 
 
 def _conversions() -> dict[str, Conversion]:
-    return conversions(selectors.exchange_rates_latest(), selectors.exchange_rate_date())
+    rate_date, per_eur = selectors.exchange_rates_day()
+    return conversions(per_eur, rate_date)
 
 
 # --- query strings ---------------------------------------------------------------------------------------------------
@@ -431,56 +437,122 @@ def is_stale(offer: Offer, cutoff: datetime) -> bool:
     return confirmed < cutoff
 
 
-def decorate_offers(offers: list[Offer], *, conversion: Conversion, unit: str) -> list[Offer]:
-    """Attach what the row templates show: price in the display currency and unit, freshness, capability badges,
-    links, and the row's numbers and dates already formatted for the active language.
+def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
+    """Add to rows of selectors.offer_rows (the API's rows) what the row template shows: price in the display
+    currency and unit, freshness, capability badges, links, and numbers and dates formatted for the active language.
 
     One query (the capabilities of the providers on the page) whatever the number of rows. Badges and links are
-    rendered once per provider or GPU on the page, not once per row: the offers page must stay within twice the
-    API's time for the same query (bench/pages.py)."""
-    cells = selectors.capabilities_by_provider(provider_ids={offer.provider_id for offer in offers})
-    now = timezone.now()
-    cutoff = _stale_cutoff(now)
+    made once per provider or GPU on the page, and dates and counts once per distinct value (the offers of one
+    scrape run share their last_seen), not once per row: the offers page must stay within twice the API's time for
+    the same query (bench/pages.py)."""
+    cells = selectors.capabilities_by_provider(provider_ids={row["provider_id"] for row in rows})
     language = get_language()
     chinese = language == "zh-hans"
     per_gpu = unit == "gpu"
     symbol = conversion.symbol
-    # Formatted once per distinct value on the page: the offers of one scrape run share their last_seen, and GPU
-    # counts and memory sizes repeat.
     count_text = lru_cache(maxsize=None)(lambda count: floatformat(count, "-3"))
     memory_text = lru_cache(maxsize=None)(lambda memory: f"{floatformat(memory, '-1')} GB")
+    zone = timezone.get_current_timezone_name()
     seen_texts = lru_cache(maxsize=None)(lambda seen: (
-        date_format(timezone.localtime(seen), "DATETIME_FORMAT"), naturaltime(timezone.localtime(seen))))
-    # Offer.get_availability_display() would translate every choice of the field on every row.
+        datetime_text(language, zone, seen), naturaltime(timezone.localtime(seen))))
     availability_labels = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
-    badge_cache: dict[int, str] = {}
+    badges: dict[int, str] = {}
     provider_urls: dict[int, str] = {}
     gpu_urls: dict[int, str] = {}
-    for offer in offers:
-        offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd if per_gpu else offer.price_hour_usd)
-        offer.display_spot = conversion.convert(
-            offer.spot_price_per_gpu_hour_usd if per_gpu else offer.spot_price_hour_usd)
-        offer.price_text = "" if offer.display_price is None else f"{symbol}{floatformat(offer.display_price, '3g')}"
-        offer.spot_text = "" if offer.display_spot is None else f"{symbol}{floatformat(offer.display_spot, '3g')}"
-        offer.stale = is_stale(offer, cutoff)
-        provider = offer.provider
-        if provider.id not in badge_cache:
-            badge_cache[provider.id] = row_badges_html(language, _badge_cells(cells.get(provider.id, {})))
-            provider_urls[provider.id] = reverse("provider-detail", args=[provider.slug])
-        offer.badges_html = badge_cache[provider.id]
-        offer.provider_url = provider_urls[provider.id]
-        offer.provider_label = provider.name_zh if chinese and provider.name_zh else provider.name
-        if offer.gpu_id is not None and offer.gpu_id not in gpu_urls:
-            gpu_urls[offer.gpu_id] = reverse("gpu-detail", args=[offer.gpu.slug])
-        offer.gpu_url = gpu_urls.get(offer.gpu_id, "")
-        offer.url = reverse("offer-detail", args=[offer.pk])
-        offer.gpu_count_text = count_text(offer.gpu_count)
-        offer.memory_text = memory_text(offer.gpu_memory_gb) if offer.gpu_memory_gb else ""
-        offer.availability_text = availability_labels.get(offer.availability, offer.availability)
-        if offer.available_count is not None:
-            offer.availability_text = f"{offer.availability_text} ({intcomma(offer.available_count)})"
-        offer.seen_at_text, offer.seen_text = seen_texts(offer.last_seen)
-    return offers
+    url_head, url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
+    words = RowWords.active()
+    for row in rows:
+        price = conversion.convert(row["price_per_gpu_hour_usd"] if per_gpu else row["price_hour_usd"])
+        spot = conversion.convert(row["spot_price_per_gpu_hour_usd"] if per_gpu else row["spot_price_hour_usd"])
+        row["price_text"] = "" if price is None else f"{symbol}{floatformat(price, '3g')}"
+        row["spot_text"] = "" if spot is None else f"{symbol}{floatformat(spot, '3g')}"
+        provider_id = row["provider_id"]
+        if provider_id not in badges:
+            badges[provider_id] = row_badges_html(language, _badge_cells(cells.get(provider_id, {})))
+            provider_urls[provider_id] = reverse("provider-detail", args=[row["provider__slug"]])
+        row["badges_html"] = badges[provider_id]
+        row["provider_url"] = provider_urls[provider_id]
+        row["provider_label"] = row["provider__name_zh"] if chinese and row["provider__name_zh"] else row[
+            "provider__name"]
+        if row["gpu_id"] is not None and row["gpu_id"] not in gpu_urls:
+            gpu_urls[row["gpu_id"]] = reverse("gpu-detail", args=[row["gpu__slug"]])
+        row["gpu_url"] = gpu_urls.get(row["gpu_id"], "")
+        row["url"] = f"{url_head}{row['id']}{url_tail}"
+        row["gpu_count_text"] = count_text(row["gpu_count"])
+        row["memory_text"] = memory_text(row["gpu_memory_gb"]) if row["gpu_memory_gb"] else ""
+        availability = availability_labels.get(row["availability"], row["availability"])
+        if row["available_count"] is not None:
+            availability = f"{availability} ({intcomma(row['available_count'])})"
+        row["availability_text"] = availability
+        row["seen_at_text"], row["seen_text"] = seen_texts(row["last_seen"])
+        row["html"] = _row_html(row, words)
+    return rows
+
+
+@lru_cache(maxsize=4096)
+def datetime_text(language: str, zone: str, moment: datetime) -> str:
+    """`moment` in DATETIME_FORMAT for the language and time zone given, which must be the active ones. Kept because
+    it is a pure function of its arguments and the offers of one scrape run share one last_seen on every page."""
+    return date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+
+
+class RowWords(NamedTuple):
+    """The translated words of the offer rows, escaped once per page."""
+
+    unknown: str
+    not_stated: str
+    stale: str
+    not_in_catalog: str
+
+    @classmethod
+    def active(cls) -> RowWords:
+        return cls(*(escape(gettext(word)) for word in (
+            "unknown", "not stated", "stale", "GPU name not in our catalog")))
+
+
+NO_SPOT = '<span class="u">—</span>'
+
+
+def _row_html(row: dict, words: RowWords) -> SafeString:
+    """One offer row of the offers table (templates/offers/_table.html). Written here rather than in a template,
+    like the rows of Django's admin change lists: a template include per row took longer than the API's whole
+    request for the same page. Every value from the data is escaped."""
+    unknown = f'<span class="u">{words.unknown}</span>'
+    if row["gpu_url"]:
+        gpu = f'<a href="{escape(row["gpu_url"])}">{escape(row["gpu__name"])}</a>'
+    else:
+        gpu = f'<span class="u" title="{words.not_in_catalog}">{escape(row["gpu_name"])} ?</span>'
+    if row["availability"] == "unknown":
+        availability = unknown
+    else:
+        availability = (f'<span class="av av-{escape(row["availability"])}">'
+                        f'{escape(row["availability_text"])}</span>')
+    stale = row["is_stale"]
+    region = escape(row["region"]) if row["region"] else words.not_stated
+    if row["country"]:
+        region = f"{region} <small>{escape(row['country'])}</small>"
+    return SafeString(
+        "<tr>\n"
+        f'<td><a href="{escape(row["provider_url"])}">{escape(row["provider_label"])}</a></td>\n'
+        f"<td>{gpu}</td>\n"
+        f'<td class="num price">{escape(row["price_text"]) if row["price_text"] else unknown}</td>\n'
+        f'<td class="num">{escape(row["spot_text"]) if row["spot_text"] else NO_SPOT}</td>\n'
+        f'<td class="badges">{row["badges_html"]}</td>\n'
+        f'<td class="num">{escape(row["gpu_count_text"])}</td>\n'
+        f'<td class="num">{escape(row["memory_text"]) if row["memory_text"] else unknown}</td>\n'
+        f"<td>{availability}</td>\n"
+        f'<td><span class="fresh{" stale" if stale else ""}" title="{escape(row["seen_at_text"])}">'
+        f'{escape(row["seen_text"])}{f" · <strong>{words.stale}</strong>" if stale else ""}</span></td>\n'
+        f'<td><a href="{escape(row["url"])}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+        f"<td>{region}</td>\n"
+        "</tr>\n"
+    )
+
+
+def provider_badges_html(provider_id: int) -> str:
+    """One provider's row badges (the offer page shows them beside its facts)."""
+    cells = selectors.capabilities_by_provider(provider_ids=[provider_id]).get(provider_id, {})
+    return row_badges_html(get_language(), _badge_cells(cells))
 
 
 # --- sorting -------------------------------------------------------------------------------------------------------
@@ -551,15 +623,16 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 
 def offer_page(filterset: OfferFilterSet, number) -> Page:
     """A page of a valid filterset's offers, read as the API reads them: the page's ids from the bare offer table in
-    index order and the (briefly cached) count, then only those offers with their relations. Page numbers behave as
-    Paginator.get_page's (past the end: the last page; not a number: the first)."""
+    index order and the (briefly cached) count, then the API's rows for those ids only (selectors.offer_rows: plain
+    dicts, no model instances). Page numbers behave as Paginator.get_page's (past the end: the last page; not a
+    number: the first)."""
     ids = selectors.offer_ids(filterset=filterset)
     paginator = Paginator(ids, PER_PAGE)
     paginator.count = selectors.offer_count(filterset=filterset)  # a cached_property: setting it skips Django's own
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offers_by_ids(ids=list(ids[start:start + PER_PAGE]))
+    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]))
     return page
 
 
@@ -646,7 +719,10 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer = get_object_or_404(selectors.offer_list(include_inactive=True), pk=pk)
     display = DisplayForm(canonical_query(request.GET), rates=_conversions())
     conversion = display.conversion()
-    decorate_offers([offer], conversion=conversion, unit="gpu")
+    offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
+    offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
+    offer.stale = is_stale(offer, _stale_cutoff(timezone.now()))
+    offer.badges_html = provider_badges_html(offer.provider_id)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,

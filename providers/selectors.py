@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Prefetch, Q, QuerySet
+from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from .models import (
@@ -30,14 +30,18 @@ from .models import (
 
 def exchange_rates_latest() -> dict[str, Decimal]:
     """Units of each currency per 1 EUR from the latest ECB day we have (empty when none is loaded)."""
-    latest = ExchangeRate.objects.order_by("-date").values_list("date", flat=True).first()
-    if latest is None:
-        return {}
-    return dict(ExchangeRate.objects.filter(date=latest).values_list("currency", "per_eur"))
+    return exchange_rates_day()[1]
 
 
 def exchange_rate_date() -> date | None:
-    return ExchangeRate.objects.order_by("-date").values_list("date", flat=True).first()
+    return exchange_rates_day()[0]
+
+
+def exchange_rates_day() -> tuple[date | None, dict[str, Decimal]]:
+    """The latest ECB day we have and its rates (units per 1 EUR), in one query: every page converts prices."""
+    latest = ExchangeRate.objects.order_by("-date").values("date")[:1]
+    rows = list(ExchangeRate.objects.filter(date=Subquery(latest)).values_list("date", "currency", "per_eur"))
+    return (rows[0][0] if rows else None), {currency: per_eur for _day, currency, per_eur in rows}
 
 
 def offer_list(*, include_inactive: bool = False, now: datetime | None = None) -> QuerySet[Offer]:
@@ -259,7 +263,7 @@ OFFER_ROW_FIELDS = (
     "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
     "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count", "first_seen",
     "last_seen", "is_active",
-    "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
+    "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
     "source__as_of", "source__last_success_at",

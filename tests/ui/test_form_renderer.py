@@ -62,7 +62,7 @@ class Awkward(forms.Form):
                             widget=forms.Select(attrs={"class": "c", "data-x": '"<>'}))
     radio = forms.ChoiceField(label="Radio", choices=[("a", "A"), ("b", "B")], widget=forms.RadioSelect)
     number = forms.DecimalField(label="Number", required=False, widget=forms.NumberInput(attrs={"step": "any"}))
-    text = forms.CharField(label="Text", required=False, max_length=3, 
+    text = forms.CharField(label="Text", required=False, max_length=3,
                            widget=forms.TextInput(attrs={"autofocus": True}))
     hidden = forms.CharField(required=False, widget=forms.HiddenInput)
     email = forms.EmailField(required=False)
@@ -94,3 +94,34 @@ def test_templates_it_does_not_know_go_to_django():
     form.fields["agree"] = checkbox
     assert "django/forms/widgets/checkbox.html" not in PYTHON_TEMPLATES
     assert str(form["agree"]) == '<input type="checkbox" name="agree" id="id_agree">'
+
+
+@pytest.mark.parametrize("value", [[], ["a&b"], ["a&b", "c"], ["nope"]])
+@pytest.mark.parametrize("attrs", [{"id": "id_x"}, {"id": "id_x", "aria-invalid": "true"}, {}])
+def test_remembered_checkboxes_write_what_django_writes_every_time(value, attrs):
+    from comparator.form_renderer import RememberedCheckboxes
+
+    choices = [("a&b", "A & B"), ("c", "C")]
+    renderer = PythonWidgetRenderer()
+    expected = forms.CheckboxSelectMultiple(choices=choices).render("x", value, attrs, renderer)
+    remembered = RememberedCheckboxes(choices=choices)
+    assert remembered.render("x", value, attrs, renderer) == expected
+    assert remembered.render("x", value, attrs, renderer) == expected  # the kept copy
+
+
+def test_remembered_checkboxes_render_anew_for_another_language_label_or_choice():
+    from django.utils import translation
+    from django.utils.translation import gettext_lazy
+
+    from comparator.form_renderer import RememberedCheckboxes
+
+    widget = RememberedCheckboxes(choices=[("yes", gettext_lazy("yes"))])
+    with translation.override("en"):
+        english = widget.render("mig", ["yes"], {"id": "id_mig"})
+    with translation.override("zh-hans"):
+        chinese = widget.render("mig", ["yes"], {"id": "id_mig"})
+    assert "\n yes</label>" in english and "\n 是</label>" in chinese
+    widget.choices = [("yes", "yes"), ("no", "no")]
+    with translation.override("en"):
+        assert 'value="no"' in widget.render("mig", ["yes"], {"id": "id_mig"})
+        assert "checked" not in widget.render("mig", [], {"id": "id_mig"})

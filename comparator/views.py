@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
+from decimal import Decimal
 from functools import lru_cache
 from html import escape
 from typing import NamedTuple
@@ -28,7 +29,7 @@ from django.template.defaultfilters import floatformat
 from django.template.loader import TemplateDoesNotExist, render_to_string, select_template
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.choices import CallableChoiceIterator
+from django.utils.choices import BaseChoiceIterator, CallableChoiceIterator
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, pgettext_lazy
@@ -212,8 +213,22 @@ class OfferPanelFilterSet(OfferFilterSet):
         if not hasattr(self, "_form"):
             for field in super().form.fields.values():
                 if isinstance(getattr(field, "choices", None), CallableChoiceIterator):
-                    field.choices = list(field.choices)
+                    field.choices = ChoicesRead(list(field.choices))
         return self._form
+
+
+class ChoicesRead(BaseChoiceIterator):
+    """Choices already read and in normal form: Django passes a choice iterator through as it is, where it would
+    check every pair of a list again (161 GPU models, families and providers on every page view)."""
+
+    def __init__(self, choices: list[tuple[str, str]]):
+        self.choices = choices
+
+    def __iter__(self):
+        return iter(self.choices)
+
+    def __len__(self):
+        return len(self.choices)
 
 
 # The capability filters are added to OfferFilterSet.base_filters after its class is built, so the subclass's
@@ -408,9 +423,10 @@ class BadgeCell(NamedTuple):
 BADGE_KEYS = frozenset(key for key, _short in ROW_BADGES if key != "rdma") | set(RDMA_FABRICS)
 
 
-def _badge_cells(cells: dict[str, Capability]) -> tuple[BadgeCell, ...]:
-    return tuple(sorted(BadgeCell(key, cell.value, cell.label, cell.source_url, cell.verified_on)
-                        for key, cell in cells.items() if key in BADGE_KEYS))
+def badge_answers(*, provider_ids) -> dict[int, tuple[BadgeCell, ...]]:
+    """What the badges of these providers show, per provider (providers without any answer are absent)."""
+    answers = selectors.capability_answers(provider_ids=provider_ids, keys=sorted(BADGE_KEYS))
+    return {provider_id: tuple(BadgeCell(*answer) for answer in rows) for provider_id, rows in answers.items()}
 
 
 @lru_cache(maxsize=2048)
@@ -445,7 +461,7 @@ def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> l
     made once per provider or GPU on the page, and dates and counts once per distinct value (the offers of one
     scrape run share their last_seen), not once per row: the offers page must stay within twice the API's time for
     the same query (bench/pages.py)."""
-    cells = selectors.capabilities_by_provider(provider_ids={row["provider_id"] for row in rows})
+    answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
     language = get_language()
     chinese = language == "zh-hans"
     per_gpu = unit == "gpu"
@@ -464,11 +480,11 @@ def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> l
     for row in rows:
         price = conversion.convert(row["price_per_gpu_hour_usd"] if per_gpu else row["price_hour_usd"])
         spot = conversion.convert(row["spot_price_per_gpu_hour_usd"] if per_gpu else row["spot_price_hour_usd"])
-        row["price_text"] = "" if price is None else f"{symbol}{floatformat(price, '3g')}"
-        row["spot_text"] = "" if spot is None else f"{symbol}{floatformat(spot, '3g')}"
+        row["price_text"] = "" if price is None else f"{symbol}{price_number(language, price)}"
+        row["spot_text"] = "" if spot is None else f"{symbol}{price_number(language, spot)}"
         provider_id = row["provider_id"]
         if provider_id not in badges:
-            badges[provider_id] = row_badges_html(language, _badge_cells(cells.get(provider_id, {})))
+            badges[provider_id] = row_badges_html(language, answers.get(provider_id, ()))
             provider_urls[provider_id] = reverse("provider-detail", args=[row["provider__slug"]])
         row["badges_html"] = badges[provider_id]
         row["provider_url"] = provider_urls[provider_id]
@@ -494,6 +510,13 @@ def datetime_text(language: str, zone: str, moment: datetime) -> str:
     """`moment` in DATETIME_FORMAT for the language and time zone given, which must be the active ones. Kept because
     it is a pure function of its arguments and the offers of one scrape run share one last_seen on every page."""
     return date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+
+
+@lru_cache(maxsize=8192)
+def price_number(language: str, amount: Decimal) -> str:
+    """A price with three decimals and grouping for the language given, which must be the active one (kept like
+    datetime_text: the same offers are listed on many pages)."""
+    return floatformat(amount, "3g")
 
 
 class RowWords(NamedTuple):
@@ -551,8 +574,7 @@ def _row_html(row: dict, words: RowWords) -> SafeString:
 
 def provider_badges_html(provider_id: int) -> str:
     """One provider's row badges (the offer page shows them beside its facts)."""
-    cells = selectors.capabilities_by_provider(provider_ids=[provider_id]).get(provider_id, {})
-    return row_badges_html(get_language(), _badge_cells(cells))
+    return row_badges_html(get_language(), badge_answers(provider_ids=[provider_id]).get(provider_id, ()))
 
 
 # --- sorting -------------------------------------------------------------------------------------------------------

@@ -217,3 +217,18 @@ def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):
     for instance in ("acme.h100x8", "dear.h100", "old.h100"):
         assert instance in body
     assert "metal.h100" not in body and "acme.l4" not in body
+
+
+def test_offer_rows_escape_what_providers_send(client):
+    """Rows are written in Python (views._row_html): every text that comes from a provider is escaped."""
+    prov = builders.provider("evil", name='Evil <b>"Cloud"</b>', name_zh="")
+    src = builders.source(prov)
+    builders.offer(prov, src, None, "<script>alert(1)</script>", "1.5", region='us"&<east>',
+                   availability="available", available_count=3)
+    html = client.get("/").content.decode()
+    assert "<script>alert(1)</script>" not in html and "<b>" not in html
+    assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in html
+    assert "Evil &lt;b&gt;&quot;Cloud&quot;&lt;/b&gt;" in html
+    assert "us&quot;&amp;&lt;east&gt; <small>US</small>" in html
+    assert 'title="GPU name not in our catalog">Mystery GPU ?</span>' in html
+    assert '<span class="av av-available">Available (3)</span>' in html

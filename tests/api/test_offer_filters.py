@@ -144,3 +144,24 @@ def test_each_filterset_has_its_own_filters_bound_to_itself():
                 assert filter_.filter.f is filter_
     assert first.form is not second.form
     assert first.form.fields["spot"] is not second.form.fields["spot"]
+
+
+def test_each_form_gets_its_own_fields_and_widgets():
+    """Fields are copied cheaply per form (filters.FieldsCopiedCheaply): what one request changes on its form must
+    not reach another request's form or the class."""
+    from django.http import QueryDict
+
+    from providers.filters import OfferFilterSet
+
+    first, second = OfferFilterSet(QueryDict("")).form, OfferFilterSet(QueryDict("")).form
+    base = type(first).base_fields
+    for name in base:
+        assert first.fields[name] is not second.fields[name] is not base[name], name
+        assert first.fields[name].widget is not second.fields[name].widget, name
+        assert first.fields[name].widget.attrs is not second.fields[name].widget.attrs, name
+    first.fields["vendor"].choices = [("nvidia", "NVIDIA only")]
+    first.fields["gpu_count_min"].widget.attrs["data-x"] = "1"
+    assert list(second.fields["vendor"].choices) == list(base["vendor"].choices) != [("nvidia", "NVIDIA only")]
+    assert list(second.fields["vendor"].widget.choices) == list(base["vendor"].widget.choices)
+    assert "data-x" not in second.fields["gpu_count_min"].widget.attrs
+    assert "data-x" not in base["gpu_count_min"].widget.attrs

@@ -12,4 +12,6 @@ RUN DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput \
 RUN useradd --create-home app && chown -R app /app
 USER app
 EXPOSE 8000
-CMD ["gunicorn", "comparator.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-"]
+# Threaded workers keep HTTP connections alive between requests (API clients reuse them); see bench/api.py.
+CMD ["gunicorn", "comparator.wsgi", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "2", \
+     "--threads", "4", "--access-logfile", "-"]

@@ -5,7 +5,8 @@ One run does everything on this machine, all traffic to 127.0.0.1:
    h_api_bench), migrates it, loads the bundled snapshot (real providers, capabilities, GPU catalog, ~2,000 real
    catalog offers) and copies those offers under numbered extra regions until there are `--offers` rows. The copies
    are load for the benchmark only, in a database that is dropped at the end;
-2. serves the API with gunicorn (production settings, `--workers` sync workers, persistent DB connections) and
+2. serves the API with gunicorn as the Dockerfile does (production settings, `--workers` processes of `--threads`
+   threads, keep-alive, persistent DB connections) and
    measures five representative filtered queries at 1 and 8 concurrent clients: requests/second, p50 and p95;
 3. writes the same rows (one flat table, with each provider's capability answers as columns, with the three
    indexes the PostgreSQL schema had before migration 0004) to a SQLite file, serves it with Datasette and runs the
@@ -13,7 +14,7 @@ One run does everything on this machine, all traffic to 127.0.0.1:
 4. prints both, the ratio (ours / Datasette's requests per second; the target is >= 1 on every query), and checks
    that both sides counted the same number of matching rows, so the queries really are equivalent.
 
-    .venv/bin/python bench/api.py [--offers 100000] [--seconds 8] [--workers 4]
+    .venv/bin/python bench/api.py [--offers 100000] [--seconds 8] [--workers 2] [--threads 4]
 
 The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP and DRF
 keeps one timestamp per request in that IP's history, so a limit high enough not to trigger would measure the
@@ -270,7 +271,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=100_000)
     parser.add_argument("--seconds", type=float, default=8.0, help="per query and concurrency level")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes")
+    parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread, keep-alive)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 
@@ -295,7 +297,8 @@ def main() -> int:
                    "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
             gunicorn = subprocess.Popen(
                 [str(Path(sys.executable).with_name("gunicorn")), "comparator.wsgi", "-b", f"127.0.0.1:{port}",
-                 "-w", str(args.workers), "--log-level", "warning"], cwd=ROOT, env=env)
+                 "-k", "gthread", "-w", str(args.workers), "--threads", str(args.threads), "--log-level", "warning"],
+                cwd=ROOT, env=env)
             ours_base = f"http://127.0.0.1:{port}/api/v1/offers/"
             try:
                 wait_until_up(ours_base, gunicorn)

@@ -5,13 +5,20 @@ No authentication: the endpoint reads public data, and skipping session authenti
 CSRF token a session-authenticated POST would need.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
+
+INVALID_INPUT = OpenApiResponse(
+    response={"type": "object", "additionalProperties": {}},
+    description="Input the advisor cannot use: each offending field with what is wrong with it (per item for "
+                "`models`).",
+    examples=[OpenApiExample("missing kind", value={"kind": ["This field is required."]})],
+)
 
 
 class AdviseApi(APIView):
@@ -20,7 +27,7 @@ class AdviseApi(APIView):
 
     @extend_schema(
         request=AdviseInputSerializer,
-        responses={200: AdviceOutputSerializer},
+        responses={200: AdviceOutputSerializer, 400: INVALID_INPUT},
         summary="Advise where to run a GPU workload on Kubernetes and what it costs per month",
     )
     def post(self, request):

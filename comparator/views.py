@@ -39,7 +39,7 @@ from django_filters import BooleanFilter, MultipleChoiceFilter
 from providers import selectors
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, RDMA_FABRICS, UNKNOWN
 from providers.filters import OfferFilterSet, offer_filterset
-from providers.models import Capability, Offer, Provider
+from providers.models import Capability, Offer, Provider, in_language
 
 from .currency import DISPLAY_CURRENCIES, Conversion, conversions
 from .form_renderer import RememberedCheckboxes
@@ -377,13 +377,14 @@ class Badge:
     url: str = ""
 
 
-def _cell_sentence(cell: Capability | None, question_label) -> str:
+def _cell_sentence(cell: BadgeCell | None, question_label) -> str:
     if cell is None or cell.value == UNKNOWN:
         return gettext("%(question)s: unknown, we found no source yet") % {"question": question_label}
     host = urlsplit(cell.source_url).hostname or cell.source_url
     answer = str(VALUE_LABELS.get(cell.value, cell.value))
-    if cell.label:
-        answer = f"{answer} ({cell.label})"
+    label = in_language(cell.label, cell.label_zh)
+    if label:
+        answer = f"{answer} ({label})"
     return gettext("%(question)s: %(answer)s. Source: %(source)s, verified %(date)s") % {
         "question": question_label, "answer": answer, "source": host,
         "date": date_format(cell.verified_on, "DATE_FORMAT") if cell.verified_on else gettext("unknown"),
@@ -416,6 +417,7 @@ class BadgeCell(NamedTuple):
     key: str
     value: str
     label: str
+    label_zh: str
     source_url: str
     verified_on: date | None
 

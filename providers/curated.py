@@ -21,7 +21,8 @@ PROVIDERS_DIR = DATA_DIR / "providers"
 KINDS = {"hyperscaler", "gpu_cloud", "marketplace", "regional_cloud"}
 CONFIDENCES = {"documented", "third_party", "inferred"}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-CELL_FIELDS = {"value", "label", "detail", "source_url", "verified_on", "confidence", "amount", "currency"}
+CELL_FIELDS = {"value", "label", "detail", "label_zh", "detail_zh", "source_url", "verified_on", "confidence", "amount",
+               "currency"}
 
 
 class CuratedDataError(ValueError):
@@ -34,6 +35,8 @@ class CapabilityRecord:
     value: str
     label: str = ""
     detail: str = ""
+    label_zh: str = ""
+    detail_zh: str = ""
     source_url: str = ""
     verified_on: date | None = None
     confidence: str = ""
@@ -80,6 +83,12 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
         extra = set(cell) - CELL_FIELDS
         if extra:
             raise fail(f"{where} has unknown fields {sorted(extra)}")
+        for name in ("label", "detail"):
+            translation = cell.get(f"{name}_zh", "")
+            if not isinstance(translation, str):
+                raise fail(f"{where} {name}_zh must be text")
+            if translation and not cell.get(name):
+                raise fail(f"{where} has {name}_zh but no {name}: a translation needs the text it translates")
         value = cell.get("value")
         if value not in allowed_values(key):
             raise fail(f"{where} value {value!r} must be one of {list(allowed_values(key))}")
@@ -112,6 +121,8 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
             value=value,
             label=cell.get("label", ""),
             detail=cell.get("detail", ""),
+            label_zh=cell.get("label_zh", ""),
+            detail_zh=cell.get("detail_zh", ""),
             source_url=source_url or "",
             verified_on=verified_on if isinstance(verified_on, date) else None,
             confidence=confidence or "",

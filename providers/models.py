@@ -5,6 +5,7 @@ Nothing here computes or writes on its own: services.py writes, selectors.py rea
 """
 
 from django.db import models
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 
@@ -54,6 +55,10 @@ class Capability(models.Model):
     value = models.CharField(max_length=32)
     label = models.CharField(max_length=200, blank=True)
     detail = models.TextField(blank=True)
+    # Our Simplified Chinese rendering of `label` and `detail` (curated cells); empty for provider-API facts, whose
+    # English text is then shown on Chinese pages too.
+    label_zh = models.CharField(max_length=200, blank=True)
+    detail_zh = models.TextField(blank=True)
     amount = models.DecimalField(max_digits=10, decimal_places=4, null=True, blank=True)
     currency = models.CharField(max_length=3, blank=True)
     source_url = models.URLField(max_length=500, blank=True)
@@ -68,6 +73,21 @@ class Capability(models.Model):
 
     def __str__(self) -> str:
         return f"{self.provider_id}:{self.key}={self.value}"
+
+    @property
+    def label_text(self) -> str:
+        """The label in the active language (the English one where no translation is stored)."""
+        return in_language(self.label, self.label_zh)
+
+    @property
+    def detail_text(self) -> str:
+        """The detail in the active language (the English one where no translation is stored)."""
+        return in_language(self.detail, self.detail_zh)
+
+
+def in_language(english: str, chinese: str) -> str:
+    """`chinese` when the active language is Simplified Chinese and there is one, else `english`."""
+    return chinese if chinese and get_language() == "zh-hans" else english
 
 
 class CapabilityChange(models.Model):

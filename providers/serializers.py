@@ -211,6 +211,9 @@ class CapabilityCellSerializer(serializers.Serializer):
     value = serializers.CharField(help_text='The machine-readable answer; "unknown" when nobody has a sourced answer')
     label = serializers.CharField(allow_blank=True)
     detail = serializers.CharField(allow_blank=True)
+    label_zh = serializers.CharField(allow_blank=True, help_text="Our Simplified Chinese rendering of `label`; blank "
+                                                                 "when there is none (provider-API facts)")
+    detail_zh = serializers.CharField(allow_blank=True, help_text="Our Simplified Chinese rendering of `detail`")
     amount = NumberDecimalField(max_digits=10, decimal_places=4, allow_null=True,
                                 help_text="control_plane_fee=paid: the fee per cluster-hour, in `currency`")
     currency = serializers.CharField(allow_blank=True)
@@ -234,6 +237,8 @@ def capability_cells(cells: dict[str, Capability]) -> list[dict]:
             "value": cell.value if cell else UNKNOWN,
             "label": cell.label if cell else "",
             "detail": cell.detail if cell else "",
+            "label_zh": cell.label_zh if cell else "",
+            "detail_zh": cell.detail_zh if cell else "",
             "amount": cell.amount if cell else None,
             "currency": cell.currency if cell else "",
             "source_url": cell.source_url if cell else "",
@@ -371,6 +376,8 @@ class CompareAnswerSerializer(serializers.Serializer):
     value = serializers.CharField()
     label = serializers.CharField(allow_blank=True)
     detail = serializers.CharField(allow_blank=True)
+    label_zh = serializers.CharField(allow_blank=True)
+    detail_zh = serializers.CharField(allow_blank=True)
     amount = NumberDecimalField(max_digits=10, decimal_places=4, allow_null=True)
     currency = serializers.CharField(allow_blank=True)
     source_url = serializers.CharField(allow_blank=True)

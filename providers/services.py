@@ -135,6 +135,8 @@ def providers_sync(*, records: list[ProviderRecord] | None = None, now: datetime
                 "value": cell.value,
                 "label": cell.label,
                 "detail": cell.detail,
+                "label_zh": cell.label_zh,
+                "detail_zh": cell.detail_zh,
                 "amount": cell.amount,
                 "currency": cell.currency,
                 "source_url": cell.source_url,
@@ -587,6 +589,8 @@ def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_a
                 "value": fact.value,
                 "label": fact.label,
                 "detail": fact.detail,
+                "label_zh": "",  # a translation of the curated text no longer says what the provider's API says
+                "detail_zh": "",
                 "amount": amount,
                 "currency": fact.currency if amount is not None else "",
                 "source_url": fact.source_url,

@@ -22,8 +22,8 @@ def test_provider_detail_has_every_question_with_its_source_and_unknowns_kept(ap
     cells = {cell["key"]: cell for cell in body["capabilities"]}
     assert cells["mps"] == {
         "key": "mps", "question": "MPS", "group": "sharing", "value": "yes", "label": "mps label", "detail": "",
-        "amount": None, "currency": "", "source_url": "https://example.org/mps", "verified_on": "2026-01-02",
-        "confidence": "inferred", "origin": "curated", "fetched_at": None,
+        "label_zh": "", "detail_zh": "", "amount": None, "currency": "", "source_url": "https://example.org/mps",
+        "verified_on": "2026-01-02", "confidence": "inferred", "origin": "curated", "fetched_at": None,
     }
     assert cells["mig"]["value"] == "unknown" and cells["mig"]["source_url"] == "" and cells["mig"]["origin"] == ""
     assert body["sources"][0]["slug"] == "beta-catalog" and body["active_offers"] == 2
@@ -124,3 +124,16 @@ def test_compare_refuses_missing_unknown_or_too_many_providers(api, world, query
 def test_compare_accepts_repeated_parameters_and_ignores_duplicates(api, world):
     body = api.get("/api/v1/compare/?providers=alpha&providers=gamma,alpha").json()
     assert [provider["slug"] for provider in body["providers"]] == ["alpha", "gamma"]
+
+
+def test_provider_detail_and_compare_carry_our_chinese_label_and_detail(api, world):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider__slug="beta", key="mps").update(label_zh="MPS 标签", detail="Docs say so.",
+                                                                      detail_zh="文档如此说明。")
+    cells = {cell["key"]: cell for cell in api.get("/api/v1/providers/beta/").json()["capabilities"]}
+    assert (cells["mps"]["label"], cells["mps"]["label_zh"]) == ("mps label", "MPS 标签")
+    assert (cells["mps"]["detail"], cells["mps"]["detail_zh"]) == ("Docs say so.", "文档如此说明。")
+    compared = api.get("/api/v1/compare/?providers=beta").json()
+    answer = next(q for q in compared["capabilities"] if q["key"] == "mps")["answers"][0]
+    assert answer["label_zh"] == "MPS 标签" and answer["detail_zh"] == "文档如此说明。"

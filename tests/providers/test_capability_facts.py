@@ -168,3 +168,11 @@ def test_failed_run_stores_no_capability_change(source, monkeypatch):
     assert Capability.objects.get(provider=source.provider, key="control_plane_fee").value == "free"
     assert not CapabilityChange.objects.exists() and not KubernetesFact.objects.exists()
     assert ScrapeRun.objects.get(pk=run.pk).capabilities_changed == 0
+
+
+def test_an_api_fact_drops_the_curated_translation_it_replaces(source):
+    Capability.objects.filter(provider=source.provider).update(label="Free tier", label_zh="免费档",
+                                                               detail="No fee.", detail_zh="不收费。")
+    apply(source, paid())
+    cell = Capability.objects.get(provider=source.provider, key="control_plane_fee")
+    assert (cell.label, cell.label_zh, cell.detail_zh) == ("Standard tier", "", "")

@@ -133,3 +133,20 @@ def test_cells_cite_no_local_reference_paths():
 def test_questions_are_unique_and_grouped():
     keys = [question.key for question in CAPABILITIES]
     assert len(keys) == len(set(keys))
+
+
+def test_a_cell_carries_its_chinese_label_and_detail():
+    record = parse_provider(provider(mig=cell(label="Dynamic MIG", detail="Label the node.", label_zh="动态 MIG",
+                                              detail_zh="为节点打标签。")), "acme.toml", today=TODAY)
+    assert (record.capabilities["mig"].label_zh, record.capabilities["mig"].detail_zh) == ("动态 MIG", "为节点打标签。")
+
+
+@pytest.mark.parametrize("broken, message", [
+    ({"detail_zh": "为节点打标签。"}, "has detail_zh but no detail"),
+    ({"label_zh": "动态 MIG"}, "has label_zh but no label"),
+    ({"detail": "Label the node.", "detail_zh": 3}, "detail_zh must be text"),
+])
+def test_a_translation_needs_the_text_it_translates(broken, message):
+    with pytest.raises(CuratedDataError, match=message):
+        parse_provider(provider(mig=cell(**broken)), "acme.toml", today=TODAY)
+

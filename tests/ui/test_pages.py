@@ -188,3 +188,22 @@ def test_every_page_serves_assets_from_the_site_only(client, data):
         html = client.get(url).content.decode()
         for asset in re.findall(r'<(?:script|link)[^>]+(?:src|href)="([^"]+)"', html):
             assert asset.startswith("/static/"), (url, asset)
+
+
+def test_chinese_pages_show_our_chinese_label_and_detail_and_english_pages_the_english(client, data):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=data["acme"], key="mig").update(
+        label="Dynamic MIG", label_zh="动态 MIG", detail="Label the node for MIG.", detail_zh="为节点打 MIG 标签。")
+    Capability.objects.filter(provider=data["acme"], key="offering").update(detail="Acme runs the control plane.")
+    english = client.get("/providers/acme/").content.decode()
+    assert "Dynamic MIG" in english and "Label the node for MIG." in english and "动态 MIG" not in english
+    client.cookies["django_language"] = "zh-hans"
+    for url in ("/providers/acme/", "/compare/?provider=acme&provider=dearco"):
+        chinese = client.get(url).content.decode()
+        assert "动态 MIG" in chinese and "Dynamic MIG" not in chinese, url
+    chinese = client.get("/providers/acme/").content.decode()
+    assert "为节点打 MIG 标签。" in chinese and "Label the node for MIG." not in chinese
+    assert "Acme runs the control plane." in chinese  # no translation stored: the English, not nothing
+    offers = client.get("/").content.decode()
+    assert "(动态 MIG)" in offers  # the MIG badge's tooltip on the offer rows

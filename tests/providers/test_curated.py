@@ -150,3 +150,11 @@ def test_a_translation_needs_the_text_it_translates(broken, message):
     with pytest.raises(CuratedDataError, match=message):
         parse_provider(provider(mig=cell(**broken)), "acme.toml", today=TODAY)
 
+
+def test_every_curated_label_and_detail_has_its_chinese_rendering():
+    """The pages are bilingual: a new or edited cell in English only would show English on Chinese pages."""
+    missing = [f"{record.slug}.{key}.{name}" for record in load_providers()
+               for key, capability in record.capabilities.items()
+               for name in ("label", "detail")
+               if getattr(capability, name) and not getattr(capability, f"{name}_zh")]
+    assert missing == []

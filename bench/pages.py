@@ -34,7 +34,7 @@ logger = logging.getLogger("bench.pages")
 # The figures are the script's output: logged as plain lines on stdout.
 report = logger.info
 FILTERED = "gpu_family=H100&mig=yes&rdma=any&offering=managed&price_per_gpu_hour_max=3"
-REPEAT = 15
+REPEAT = 21
 
 
 def populate(count: int) -> None:
@@ -74,16 +74,23 @@ def populate(count: int) -> None:
     Offer.objects.bulk_create(batch)
 
 
-def timed(client, url: str, **headers) -> tuple[float, bytes, int]:
-    """Median server time in ms over REPEAT requests after one warm-up, the last body and its status."""
-    response = client.get(url, **headers)
-    samples = []
+def timed(client, *requests: tuple[str, dict]) -> list[tuple[float, bytes, int]]:
+    """For each (url, headers): the median server time in ms over REPEAT requests after one warm-up, the last body
+    and its status. The requests take turns (one of each per round), so a change in the machine's load during the
+    run weighs on all of them alike instead of on whichever was measured at the time."""
+    samples: list[list[float]] = [[] for _ in requests]
+    last = []
+    for url, headers in requests:
+        client.get(url, **headers)
     for _ in range(REPEAT):
-        start = time.perf_counter()
-        response = client.get(url, **headers)
-        body = response.getvalue() if response.streaming else response.content
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), body, response.status_code
+        last = []
+        for index, (url, headers) in enumerate(requests):
+            start = time.perf_counter()
+            response = client.get(url, **headers)
+            body = response.getvalue() if response.streaming else response.content
+            samples[index].append((time.perf_counter() - start) * 1000)
+            last.append((body, response.status_code))
+    return [(statistics.median(times), body, status) for times, (body, status) in zip(samples, last, strict=True)]
 
 
 def first_visit_assets(html: str) -> dict[str, tuple[int, int]]:
@@ -133,22 +140,23 @@ def main() -> None:
         # does not do and which would slow the pages (many templates) more than the API (none). The client names a
         # host the settings allow instead.
         client = Client(HTTP_HOST="localhost")
-        default_ms, default_html, status = timed(client, "/")
-        assert status == 200, status
-        filtered_ms, filtered_html, status = timed(client, f"/?{FILTERED}")
-        assert status == 200, status
-        htmx_ms, fragment, _ = timed(client, f"/?{FILTERED}", HTTP_HX_REQUEST="true", HTTP_HX_TRIGGER="filters")
+        pages = [("/", {}), (f"/?{FILTERED}", {}),
+                 (f"/?{FILTERED}", {"HTTP_HX_REQUEST": "true", "HTTP_HX_TRIGGER": "filters"})]
         try:
             resolve("/api/v1/offers/")
-            api_ms, api_body, api_status = timed(client, f"/api/v1/offers/?{FILTERED}")
+            pages.append((f"/api/v1/offers/?{FILTERED}", {}))
         except Resolver404:
-            api_ms, api_body, api_status = None, b"", None
+            pass
+        measured = timed(client, *pages)
+        (default_ms, default_html, status), (filtered_ms, filtered_html, status2), (htmx_ms, fragment, _) = measured[:3]
+        assert status == status2 == 200, (status, status2)
+        api_ms, api_body, api_status = measured[3] if len(measured) > 3 else (None, b"", None)
 
         html = default_html.decode()
         assets = first_visit_assets(html)
         js_gz = sum(gz for url, (_raw, gz) in assets.items() if url.endswith(".js"))
         css_gz = sum(gz for url, (_raw, gz) in assets.items() if url.endswith(".css"))
-        chart_ms, chart_html, _ = timed(client, f"/charts/?{FILTERED}")
+        [(chart_ms, chart_html, _)] = timed(client, (f"/charts/?{FILTERED}", {}))
         chart_assets = first_visit_assets(chart_html.decode())
 
         report(f"\nOffers page with {args.offers:,} offers ({connection.vendor}), median of {REPEAT} requests")

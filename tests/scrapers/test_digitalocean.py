@@ -10,6 +10,7 @@ from scrapers import digitalocean
 from scrapers.base import SchemaScrapeError, TransientScrapeError
 from scrapers.http import build_client
 from scrapers.normalize import default_gpu_resolver
+from tests.scrapers.replay import answer
 
 ROUTES = digitalocean.DigitalOceanClient.recorded()
 PAGE_2 = f"{digitalocean.API}/sizes?page=2&per_page=200"
@@ -23,13 +24,7 @@ def client(overrides=None, seen=None):
         url = str(request.url)
         if seen is not None:
             seen.append(request)
-        if url in overrides:
-            value = overrides[url]
-            if isinstance(value, Exception):
-                raise value
-            return value if isinstance(value, httpx.Response) else httpx.Response(200, json=value)
-        assert url in ROUTES, f"unexpected request {url}"
-        return httpx.Response(200, content=ROUTES[url].read_bytes())
+        return answer(ROUTES, overrides, url)
 
     return digitalocean.DigitalOceanClient(build_client(transport=httpx.MockTransport(route)), api_key="tok")
 

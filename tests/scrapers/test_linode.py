@@ -9,6 +9,7 @@ import pytest
 from scrapers import linode
 from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
 from scrapers.http import build_client
+from tests.scrapers.replay import answer
 
 ROUTES = linode.LinodeClient.recorded()
 TYPES = linode.page_url(linode.TYPES_URL, 1)
@@ -28,13 +29,7 @@ def client(overrides=None, api_key=None, seen=None):
         url = str(request.url)
         if seen is not None:
             seen.append((url, request.headers.get("Authorization")))
-        if url in overrides:
-            value = overrides[url]
-            if isinstance(value, Exception):
-                raise value
-            return value if isinstance(value, httpx.Response) else httpx.Response(200, json=value)
-        assert url in ROUTES, f"unexpected request {url}"
-        return httpx.Response(200, content=ROUTES[url].read_bytes())
+        return answer(ROUTES, overrides, url)
 
     return linode.LinodeClient(build_client(transport=httpx.MockTransport(route)), api_key=api_key)
 

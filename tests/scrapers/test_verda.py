@@ -10,6 +10,7 @@ from scrapers import verda
 from scrapers.base import AuthScrapeError, NotConfiguredError, SchemaScrapeError, TransientScrapeError
 from scrapers.http import OFFLINE_API_KEY, build_client
 from scrapers.normalize import default_gpu_resolver
+from tests.scrapers.replay import overridden, replayed
 
 ROUTES = verda.VerdaClient.recorded()
 TOKEN = {"access_token": "at-1", "refresh_token": "rt-1", "scope": "cloud-api-v1", "token_type": "Bearer",
@@ -24,17 +25,15 @@ def client(overrides=None, seen=None, secret="secret", client_id="id"):
         url = str(request.url)
         if seen is not None:
             seen.append(request)
-        if url in overrides:
-            value = overrides[url]
-            if isinstance(value, Exception):
-                raise value
-            return value if isinstance(value, httpx.Response) else httpx.Response(200, json=value)
+        override = overridden(overrides, url)
+        if override is not None:
+            return override
         if url == verda.TOKEN_URL:
             assert request.method == "POST"
             return httpx.Response(200, json=TOKEN)
-        assert url in ROUTES and request.method == "GET", f"unexpected {request.method} {url}"
+        assert request.method == "GET", f"unexpected {request.method} {url}"
         assert request.headers["Authorization"] == "Bearer at-1"
-        return httpx.Response(200, content=ROUTES[url].read_bytes())
+        return replayed(ROUTES, url)
 
     return verda.VerdaClient(build_client(transport=httpx.MockTransport(route)), api_key=secret, client_id=client_id)
 

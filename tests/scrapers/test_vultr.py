@@ -9,6 +9,7 @@ import pytest
 from scrapers import vultr
 from scrapers.base import SchemaScrapeError, TransientScrapeError
 from scrapers.http import build_client
+from tests.scrapers.replay import answer
 
 ROUTES = vultr.VultrClient.recorded()
 
@@ -23,13 +24,7 @@ def client(overrides=None):
 
     def route(request: httpx.Request) -> httpx.Response:
         url = str(request.url)
-        if url in overrides:
-            value = overrides[url]
-            if isinstance(value, Exception):
-                raise value
-            return value if isinstance(value, httpx.Response) else httpx.Response(200, json=value)
-        assert url in ROUTES, f"unexpected request {url}"
-        return httpx.Response(200, content=ROUTES[url].read_bytes())
+        return answer(ROUTES, overrides, url)
 
     return vultr.VultrClient(build_client(transport=httpx.MockTransport(route)))
 

@@ -7,7 +7,7 @@ import httpx
 import pytest
 
 from scrapers import azure
-from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import SchemaScrapeError, TransientScrapeError
 from scrapers.http import RecordedTransport, build_client
 
 
@@ -160,9 +160,3 @@ def test_empty_aks_page_raises_and_missing_standard_meter_leaves_fee_unknown():
 def test_truncated_or_non_json_body_raises(body):
     with pytest.raises(SchemaScrapeError):
         client_for({azure.VM_URL: lambda request: httpx.Response(200, content=body)}).fetch()
-
-
-@pytest.mark.parametrize("status", [401, 403])
-def test_refused_access_fails_fast(status):
-    with pytest.raises(AuthScrapeError):
-        client_for({azure.VM_URL: lambda request: httpx.Response(status)}).fetch()

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from scrapers import ecb
-from scrapers.base import AuthScrapeError, SchemaScrapeError, TransientScrapeError
+from scrapers.base import SchemaScrapeError
 from scrapers.http import build_client
 
 ENVELOPE = (
@@ -92,20 +92,3 @@ def test_missing_cny_is_logged_but_usd_rates_are_kept(caplog):
 def test_broken_responses_raise_schema_errors(body, message):
     with pytest.raises(SchemaScrapeError, match=message):
         client_for(serve(body)).fetch()
-
-
-@pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_are_transient(status):
-    with pytest.raises(TransientScrapeError):
-        client_for(serve("oops", status)).fetch()
-
-
-def test_429_carries_retry_after():
-    with pytest.raises(TransientScrapeError) as caught:
-        client_for(serve("slow down", 429, {"Retry-After": "60"})).fetch()
-    assert caught.value.retry_after == 60
-
-
-def test_refusal_fails_fast():
-    with pytest.raises(AuthScrapeError):
-        client_for(serve("no", 403)).fetch()

@@ -1,10 +1,12 @@
-"""How every registered HTTP source fails when the provider's server does: one test per failure for all of them,
-since they share scrapers.http (a client that caught these itself would show up here)."""
+"""How every HTTP client fails when the provider's server does: one test per failure for all of them, since they
+share scrapers.http (a client that caught these itself would show up here)."""
+
+import functools
 
 import httpx
 import pytest
 
-from scrapers import registry
+from scrapers import aws, ecb, registry
 from scrapers.base import AuthScrapeError, TransientScrapeError
 from scrapers.http import build_client
 
@@ -14,11 +16,18 @@ def verda_client_id(monkeypatch):
     monkeypatch.setenv("VERDA_CLIENT_ID", "test-client")  # Verda's OAuth needs an id beside the secret
 
 
-HTTP_SOURCES = sorted(slug for slug, client in registry.SOURCES.items() if client.info.kind != "curated")
+# Every client that speaks HTTP: the registered sources, and those run outside the registry (the ECB's exchange
+# rates; AWS's price lists, written but not registered yet).
+CLIENTS = {
+    **{slug: functools.partial(client, api_key="test-key") for slug, client in registry.SOURCES.items()
+       if client.info.kind != "curated"},
+    "ecb": ecb.EcbClient, "aws-ec2": aws.AwsEc2PriceListClient, "aws-eks": aws.AwsEksPriceListClient,
+}
+HTTP_SOURCES = sorted(CLIENTS)
 
 
 def client_answering(slug, handler):
-    return registry.SOURCES[slug](build_client(transport=httpx.MockTransport(handler)), api_key="test-key")
+    return CLIENTS[slug](build_client(transport=httpx.MockTransport(handler)))
 
 
 def answer(status, body=b"", headers=None):

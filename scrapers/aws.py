@@ -33,16 +33,14 @@ from pathlib import Path
 import httpx
 
 from .base import (
-    AuthScrapeError,
     SchemaScrapeError,
     ScrapedCapability,
     ScrapedOffer,
-    ScrapeError,
     ScrapeResult,
     SourceInfo,
     TransientScrapeError,
 )
-from .http import _retry_after_seconds, get
+from .http import get, raise_for_status
 from .normalize import to_decimal
 
 logger = logging.getLogger(__name__)
@@ -107,26 +105,12 @@ class AwsEc2PriceListClient:
         return result
 
 
-def _raise_for_status(response: httpx.Response, url: str) -> None:
-    # The same translation scrapers.http.get applies, for a streamed response whose body we have not read.
-    status = response.status_code
-    if status in (401, 403):
-        raise AuthScrapeError(f"{url} refused our credentials (HTTP {status})")
-    if status == 429:
-        raise TransientScrapeError(f"{url} is rate limiting us (HTTP 429)",
-                                   retry_after=_retry_after_seconds(response.headers.get("Retry-After")))
-    if status >= 500:
-        raise TransientScrapeError(f"{url} answered HTTP {status}")
-    if status >= 400:
-        raise ScrapeError(f"{url} answered HTTP {status}")
-
-
 @contextmanager
 def stream_lines(http: httpx.Client, url: str) -> Iterator[Iterator[str]]:
     """Lines of `url` as they arrive; a timeout or a dropped connection mid-file fails the whole read."""
     try:
         with http.stream("GET", url) as response:
-            _raise_for_status(response, url)
+            raise_for_status(response, url)
             yield response.iter_lines()
     except httpx.TimeoutException as exc:
         raise TransientScrapeError(f"timed out reading {url}") from exc

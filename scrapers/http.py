@@ -56,6 +56,14 @@ def _send(http: httpx.Client, method: str, url: str, **kwargs) -> httpx.Response
         raise TransientScrapeError(f"timed out fetching {url}") from exc
     except httpx.TransportError as exc:
         raise TransientScrapeError(f"could not connect to {url}: {exc}") from exc
+    raise_for_status(response, url)
+    return response
+
+
+def raise_for_status(response: httpx.Response, url: str) -> None:
+    """The ScrapeError for a response that is not a 2xx answer: refused credentials fail fast, rate limits (with
+    their Retry-After) and server errors are transient. Reads only the status and headers, so a streamed response
+    can be checked before its body is read."""
     status = response.status_code
     if status in (401, 403):
         raise AuthScrapeError(f"{url} refused our credentials (HTTP {status})")
@@ -66,7 +74,6 @@ def _send(http: httpx.Client, method: str, url: str, **kwargs) -> httpx.Response
         raise TransientScrapeError(f"{url} answered HTTP {status}")
     if status >= 400:
         raise ScrapeError(f"{url} answered HTTP {status}")
-    return response
 
 
 def get_json(http: httpx.Client, url: str, **kwargs):

@@ -5,7 +5,7 @@ from decimal import Decimal
 import factory
 
 from providers.models import DataSource, Provider
-from scrapers.base import ScrapedOffer, ScrapeResult
+from scrapers.base import ScrapedOffer, ScrapeResult, SourceInfo
 
 
 class ProviderFactory(factory.django.DjangoModelFactory):
@@ -49,3 +49,24 @@ def scraped(instance_type="gpu_1x_h100", region="us-east-1", gpu_name="H100", gp
 
 def result(*offers: ScrapedOffer, rejected=()) -> ScrapeResult:
     return ScrapeResult(offers=list(offers), rejected=list(rejected))
+
+
+class ScriptedSource:
+    """A source client whose fetch() answers what the test put in `response` (a ScrapeResult, or an exception to
+    raise): the whole source_scrape path without HTTP. Subclass it with an `info` and register it with
+    monkeypatch.setitem(registry.SOURCES, slug, cls)."""
+
+    info: SourceInfo
+    response: ScrapeResult | Exception
+
+    def __init__(self, http, api_key=None):
+        pass
+
+    @classmethod
+    def recorded(cls):
+        return {}
+
+    def fetch(self) -> ScrapeResult:
+        if isinstance(self.response, Exception):
+            raise self.response
+        return self.response

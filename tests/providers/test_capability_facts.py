@@ -14,7 +14,7 @@ from providers.curated import CapabilityRecord, ProviderRecord
 from providers.models import Capability, CapabilityChange, KubernetesFact, RunStatus, ScrapeRun
 from scrapers import registry
 from scrapers.base import ScrapedCapability, ScrapeResult, SourceInfo
-from tests.factories import DataSourceFactory, scraped
+from tests.factories import DataSourceFactory, ScriptedSource, scraped
 
 pytestmark = pytest.mark.django_db
 
@@ -125,21 +125,8 @@ def test_kubernetes_fact_that_is_not_plain_json_is_refused(source):
     assert list(KubernetesFact.objects.values_list("name", flat=True)) == ["versions"]
 
 
-class FakeApiClient:
-    """A registered source whose fetch() returns what the test sets: the whole source_scrape path, no HTTP."""
-
+class FakeApiClient(ScriptedSource):
     info = SourceInfo(slug="example-api", provider="example-gpu", name="Example API", kind="api", url=API_URL)
-    response: ScrapeResult
-
-    def __init__(self, http, api_key=None):
-        pass
-
-    @classmethod
-    def recorded(cls):
-        return {}
-
-    def fetch(self):
-        return self.response
 
 
 def test_source_scrape_stores_facts_and_counts_them_on_the_run(source, monkeypatch):

@@ -11,8 +11,8 @@ from django.utils import timezone
 from providers import selectors, services
 from providers.models import DataSource, Offer, RunStatus, ScrapeRun
 from scrapers import registry
-from scrapers.base import ScrapeResult, SourceInfo
-from tests.factories import DataSourceFactory, result, scraped
+from scrapers.base import SourceInfo
+from tests.factories import DataSourceFactory, ScriptedSource, result, scraped
 
 pytestmark = pytest.mark.django_db
 
@@ -39,21 +39,8 @@ def test_offer_list_flags_offers_of_sources_without_a_recent_success(settings):
     assert not selectors.offer_list().get(source__slug="old").is_stale
 
 
-class Replay:
+class Replay(ScriptedSource):
     info = SourceInfo(slug="replay-api", provider="replay", name="Replay", kind="api", url="https://example.org/")
-    response: ScrapeResult | Exception
-
-    def __init__(self, http, api_key=None):
-        pass
-
-    @classmethod
-    def recorded(cls):
-        return {}
-
-    def fetch(self):
-        if isinstance(self.response, Exception):
-            raise self.response
-        return self.response
 
 
 @pytest.fixture

@@ -257,14 +257,8 @@ def offer_ids(*, filterset) -> QuerySet:
     """The ids of the offers a bound, valid OfferFilterSet matches, in its order, read from the bare offer table.
 
     A page is then two steps: the database returns a page of ids in index order (`[offset:offset+size]` of this,
-    see migration 0004), and offers_by_ids or offer_rows join providers, GPUs and sources for those rows only."""
+    see migration 0004), and offer_rows joins providers, GPUs and sources for those rows only."""
     return filterset.bare_qs.values_list("id", flat=True)
-
-
-def offers_by_ids(*, ids: list[int]) -> list[Offer]:
-    """Offers (as offer_list gives them: relations joined, `is_stale` annotated) in the order of `ids`."""
-    found = offer_list(include_inactive=True).in_bulk(ids)
-    return [found[offer_id] for offer_id in ids if offer_id in found]
 
 
 # What the API shows of an offer, its provider, GPU model and source (serializers.offer_data renders these rows,

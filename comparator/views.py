@@ -231,10 +231,6 @@ class ChoicesRead(BaseChoiceIterator):
         return len(self.choices)
 
 
-# The capability filters are added to OfferFilterSet.base_filters after its class is built, so the subclass's
-# metaclass did not see them: share the parent's (each FilterSet instance copies them anyway).
-OfferPanelFilterSet.base_filters = OfferFilterSet.base_filters
-
 
 # --- display options (not filters) ------------------------------------------------------------------------------
 

@@ -417,8 +417,9 @@ class OfferFilterSet(filters.FilterSet):
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).
+# Declared as well, so a subclass (the offers page's OfferPanelFilterSet) inherits them like the other filters.
 for _key in BOOLEAN_CAPABILITIES:
-    OfferFilterSet.base_filters[_key] = MultipleChoice(
+    OfferFilterSet.declared_filters[_key] = OfferFilterSet.base_filters[_key] = MultipleChoice(
         field_name=_key, method="filter_capability", choices=YES_NO_CHOICES, label=QUESTIONS[_key].label,
         help_text=QUESTIONS[_key].help,
     )

@@ -66,13 +66,23 @@ class Awkward(forms.Form):
                            widget=forms.TextInput(attrs={"autofocus": True}))
     hidden = forms.CharField(required=False, widget=forms.HiddenInput)
     email = forms.EmailField(required=False)
+    day = forms.DateField(required=False)
+    at = forms.TimeField(required=False)
+    moment = forms.DateTimeField(required=False)
+    secret = forms.CharField(required=False, widget=forms.PasswordInput(render_value=True))
+    query = forms.CharField(required=False, widget=forms.SearchInput)
+    phone = forms.CharField(required=False, widget=forms.TelInput)
+    colour = forms.CharField(required=False, widget=forms.ColorInput)
     url = forms.URLField(required=False, assume_scheme="https")
 
 
 @pytest.mark.parametrize("data", [
     None,
-    {"many": ["a&b", "x"], "one": "3", "radio": "b", "number": "1.5", "text": '<">', "hidden": "h&", "email": "a@b.c"},
-    {"many": ["nope"], "one": "9", "number": "x", "text": "toolong", "email": "no", "url": "no"},
+    {"many": ["a&b", "x"], "one": "3", "radio": "b", "number": "1.5", "text": '<">', "hidden": "h&", "email": "a@b.c",
+     "day": "2026-11-29", "at": "18:30", "moment": "2026-11-29 18:30", "secret": "s&'", "query": "<q>",
+     "phone": "+86 10", "colour": "#ff0000"},
+    {"many": ["nope"], "one": "9", "number": "x", "text": "toolong", "email": "no", "url": "no", "day": "soon",
+     "moment": "later"},
 ])
 @pytest.mark.parametrize("auto_id", ["id_%s", "", "f-%s"])
 def test_widgets_labels_and_errors_match_djangos_templates(data, auto_id):

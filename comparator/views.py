@@ -452,55 +452,86 @@ def is_stale(offer: Offer, cutoff: datetime) -> bool:
 
 
 def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
-    """Add to rows of selectors.offer_rows (the API's rows) what the row template shows: price in the display
-    currency and unit, freshness, capability badges, links, and numbers and dates formatted for the active language.
+    """Give each row of selectors.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
+    the display currency and unit, capability badges, freshness and links, in the active language.
 
-    One query (the capabilities of the providers on the page) whatever the number of rows. Badges and links are
-    made once per provider or GPU on the page, and dates and counts once per distinct value (the offers of one
-    scrape run share their last_seen), not once per row: the offers page must stay within twice the API's time for
-    the same query (bench/pages.py)."""
-    answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
-    language = get_language()
-    chinese = language == "zh-hans"
-    per_gpu = unit == "gpu"
-    symbol = conversion.symbol
-    count_text = lru_cache(maxsize=None)(lambda count: floatformat(count, "-3"))
-    memory_text = lru_cache(maxsize=None)(lambda memory: f"{floatformat(memory, '-1')} GB")
-    zone = timezone.get_current_timezone_name()
-    seen_texts = lru_cache(maxsize=None)(lambda seen: (
-        datetime_text(language, zone, seen), naturaltime(timezone.localtime(seen))))
-    availability_labels = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
-    badges: dict[int, str] = {}
-    provider_urls: dict[int, str] = {}
-    gpu_urls: dict[int, str] = {}
-    url_head, url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
-    words = RowWords.active()
+    One query (the capability answers of the providers on the page) whatever the number of rows."""
+    page = RowFormat(rows, conversion=conversion, unit=unit)
     for row in rows:
-        price = conversion.convert(row["price_per_gpu_hour_usd"] if per_gpu else row["price_hour_usd"])
-        spot = conversion.convert(row["spot_price_per_gpu_hour_usd"] if per_gpu else row["spot_price_hour_usd"])
-        row["price_text"] = "" if price is None else f"{symbol}{price_number(language, price)}"
-        row["spot_text"] = "" if spot is None else f"{symbol}{price_number(language, spot)}"
-        provider_id = row["provider_id"]
-        if provider_id not in badges:
-            badges[provider_id] = row_badges_html(language, answers.get(provider_id, ()))
-            provider_urls[provider_id] = reverse("provider-detail", args=[row["provider__slug"]])
-        row["badges_html"] = badges[provider_id]
-        row["provider_url"] = provider_urls[provider_id]
-        row["provider_label"] = row["provider__name_zh"] if chinese and row["provider__name_zh"] else row[
-            "provider__name"]
-        if row["gpu_id"] is not None and row["gpu_id"] not in gpu_urls:
-            gpu_urls[row["gpu_id"]] = reverse("gpu-detail", args=[row["gpu__slug"]])
-        row["gpu_url"] = gpu_urls.get(row["gpu_id"], "")
-        row["url"] = f"{url_head}{row['id']}{url_tail}"
-        row["gpu_count_text"] = count_text(row["gpu_count"])
-        row["memory_text"] = memory_text(row["gpu_memory_gb"]) if row["gpu_memory_gb"] else ""
-        availability = availability_labels.get(row["availability"], row["availability"])
-        if row["available_count"] is not None:
-            availability = f"{availability} ({intcomma(row['available_count'])})"
-        row["availability_text"] = availability
-        row["seen_at_text"], row["seen_text"] = seen_texts(row["last_seen"])
-        row["html"] = _row_html(row, words)
+        row["html"] = page.row_html(row)
     return rows
+
+
+class RowFormat:
+    """What the rows of one page share, made once: the language, currency and unit, the translated words, and what
+    is the same for every row of a provider, a GPU model or a value (badges, links, dates: the offers of one scrape
+    run share their last_seen). The offers page must stay within twice the API's time for the same query
+    (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
+
+    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
+        self.answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
+        self.language = get_language()
+        self.zone = timezone.get_current_timezone_name()
+        self.conversion = conversion
+        self.per_gpu = unit == "gpu"
+        self.words = {word: escape(gettext(word)) for word in (
+            "unknown", "not stated", "stale", "GPU name not in our catalog")}
+        self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
+        self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
+        self.badges_html = lru_cache(maxsize=None)(
+            lambda provider_id: row_badges_html(self.language, self.answers.get(provider_id, ())))
+        self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
+        self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
+        self.seen = lru_cache(maxsize=None)(lambda moment: (
+            escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
+
+    def price(self, usd: Decimal | None) -> str:
+        amount = self.conversion.convert(usd)
+        if amount is None:
+            return ""
+        return escape(f"{self.conversion.symbol}{price_number(self.language, amount)}")
+
+    def row_html(self, row: dict) -> SafeString:
+        """One row of the offers table (templates/offers/_table.html), written here like the rows of Django admin's
+        change lists. Every value from the data is escaped."""
+        words = self.words
+        unknown = f'<span class="u">{words["unknown"]}</span>'
+        provider = escape(in_language(row["provider__name"], row["provider__name_zh"]))
+        if row["gpu_id"] is not None:
+            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{escape(row["gpu__name"])}</a>'
+        else:
+            gpu = f'<span class="u" title="{words["GPU name not in our catalog"]}">{escape(row["gpu_name"])} ?</span>'
+        price = self.price(row["price_per_gpu_hour_usd"] if self.per_gpu else row["price_hour_usd"]) or unknown
+        spot = self.price(row["spot_price_per_gpu_hour_usd"] if self.per_gpu else row["spot_price_hour_usd"])
+        memory = f"{self.number(row['gpu_memory_gb'], '-1')} GB" if row["gpu_memory_gb"] else ""
+        if row["availability"] == "unknown":
+            availability = unknown
+        else:
+            text = self.availability.get(row["availability"], row["availability"])
+            if row["available_count"] is not None:
+                text = f"{text} ({intcomma(row['available_count'])})"
+            availability = f'<span class="av av-{escape(row["availability"])}">{escape(text)}</span>'
+        seen_at, seen = self.seen(row["last_seen"])
+        stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
+        region = escape(row["region"]) if row["region"] else words["not stated"]
+        if row["country"]:
+            region = f"{region} <small>{escape(row['country'])}</small>"
+        offer_url = f"{self.offer_url_head}{row['id']}{self.offer_url_tail}"
+        return SafeString(
+            "<tr>\n"
+            f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
+            f"<td>{gpu}</td>\n"
+            f'<td class="num price">{price}</td>\n'
+            f'<td class="num">{spot or NO_SPOT}</td>\n'
+            f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
+            f'<td class="num">{escape(self.number(row["gpu_count"], "-3"))}</td>\n'
+            f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
+            f"<td>{availability}</td>\n"
+            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span></td>\n'
+            f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f"<td>{region}</td>\n"
+            "</tr>\n"
+        )
 
 
 @lru_cache(maxsize=4096)
@@ -517,57 +548,7 @@ def price_number(language: str, amount: Decimal) -> str:
     return floatformat(amount, "3g")
 
 
-class RowWords(NamedTuple):
-    """The translated words of the offer rows, escaped once per page."""
-
-    unknown: str
-    not_stated: str
-    stale: str
-    not_in_catalog: str
-
-    @classmethod
-    def active(cls) -> RowWords:
-        return cls(*(escape(gettext(word)) for word in (
-            "unknown", "not stated", "stale", "GPU name not in our catalog")))
-
-
 NO_SPOT = '<span class="u">—</span>'
-
-
-def _row_html(row: dict, words: RowWords) -> SafeString:
-    """One offer row of the offers table (templates/offers/_table.html). Written here rather than in a template,
-    like the rows of Django's admin change lists: a template include per row took longer than the API's whole
-    request for the same page. Every value from the data is escaped."""
-    unknown = f'<span class="u">{words.unknown}</span>'
-    if row["gpu_url"]:
-        gpu = f'<a href="{escape(row["gpu_url"])}">{escape(row["gpu__name"])}</a>'
-    else:
-        gpu = f'<span class="u" title="{words.not_in_catalog}">{escape(row["gpu_name"])} ?</span>'
-    if row["availability"] == "unknown":
-        availability = unknown
-    else:
-        availability = (f'<span class="av av-{escape(row["availability"])}">'
-                        f'{escape(row["availability_text"])}</span>')
-    stale = row["is_stale"]
-    region = escape(row["region"]) if row["region"] else words.not_stated
-    if row["country"]:
-        region = f"{region} <small>{escape(row['country'])}</small>"
-    return SafeString(
-        "<tr>\n"
-        f'<td><a href="{escape(row["provider_url"])}">{escape(row["provider_label"])}</a></td>\n'
-        f"<td>{gpu}</td>\n"
-        f'<td class="num price">{escape(row["price_text"]) if row["price_text"] else unknown}</td>\n'
-        f'<td class="num">{escape(row["spot_text"]) if row["spot_text"] else NO_SPOT}</td>\n'
-        f'<td class="badges">{row["badges_html"]}</td>\n'
-        f'<td class="num">{escape(row["gpu_count_text"])}</td>\n'
-        f'<td class="num">{escape(row["memory_text"]) if row["memory_text"] else unknown}</td>\n'
-        f"<td>{availability}</td>\n"
-        f'<td><span class="fresh{" stale" if stale else ""}" title="{escape(row["seen_at_text"])}">'
-        f'{escape(row["seen_text"])}{f" · <strong>{words.stale}</strong>" if stale else ""}</span></td>\n'
-        f'<td><a href="{escape(row["url"])}"><code>{escape(row["instance_type"])}</code></a></td>\n'
-        f"<td>{region}</td>\n"
-        "</tr>\n"
-    )
 
 
 def provider_badges_html(provider_id: int) -> str:

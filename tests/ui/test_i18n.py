@@ -94,3 +94,12 @@ def test_badge_tooltips_are_translated(client):
     client.cookies["django_language"] = "zh-hans"
     html = client.get("/?provider=acme").content.decode()
     assert "MIG：是。来源：docs.acme.example.com，核实于 2026年11月1日" in html
+
+
+def test_the_navigation_names_the_gpu_catalog_not_a_gpu_count(client):
+    """"GPUs" is both the catalog link and the offers table's GPUs-per-instance column; Chinese needs two words."""
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/gpus/").content.decode()
+    assert 'aria-current="page">GPU 型号</a>' in html
+    home = client.get("/").content.decode()
+    assert ">GPU 型号</a>" in home and "GPU 数" in home  # the link; counts (column, filters) keep their word

@@ -53,9 +53,9 @@ class QueryCounter:
 
 
 def seed(offers: int, subscribers: int, filters: int, rng: random.Random) -> list[str]:
-    from comparator.digest.models import Subscription
-    from comparator.digest.savedfilters import saved_filter_parse
-    from comparator.digest.weeks import digest_week
+    from digest.models import Subscription
+    from digest.savedfilters import saved_filter_parse
+    from digest.weeks import digest_week
     from providers import services
     from providers.models import (
         CapabilityChange,
@@ -141,7 +141,7 @@ def seed(offers: int, subscribers: int, filters: int, rng: random.Random) -> lis
 def add_subscribers(queries: list[str], count: int, *, offset: int) -> None:
     from django.utils import timezone
 
-    from comparator.digest.models import Subscription
+    from digest.models import Subscription
 
     now = timezone.now()
     Subscription.objects.bulk_create(
@@ -155,9 +155,9 @@ def measure(label: str, queries: list[str]) -> dict:
     from django.core import mail
     from django.db import connection
 
-    from comparator.digest import selectors, services
-    from comparator.digest.emails import digest_render
-    from comparator.digest.weeks import digest_week
+    from digest import selectors, services
+    from digest.emails import digest_render
+    from digest.weeks import digest_week
 
     counter = QueryCounter()
     with connection.execute_wrapper(counter):
@@ -200,7 +200,7 @@ def run_benchmark(name: str, offers: int, subscribers: int, filters: int) -> int
     django.setup()
     from django.core.management import call_command
 
-    from comparator.digest.models import Delivery
+    from digest.models import Delivery
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

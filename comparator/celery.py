@@ -50,7 +50,7 @@ BEAT_SCHEDULE = {
     # Every Monday at 08:00 UTC (the same DIGEST_SEND_WEEKDAY, _HOUR, _MINUTE variables as the settings, ISO weekday,
     # 1 = Monday): the weekly digest of the 7 days before. Safe to run twice: each subscriber is claimed once a week.
     "send-weekly-digest": {
-        "task": "comparator.digest.tasks.digest_send_due",
+        "task": "digest.tasks.digest_send_due",
         "schedule": crontab(minute=os.environ.get("DIGEST_SEND_MINUTE", "0"),
                             hour=os.environ.get("DIGEST_SEND_HOUR", "8"),
                             day_of_week=int(os.environ.get("DIGEST_SEND_WEEKDAY", "1")) % 7),

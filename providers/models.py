@@ -119,7 +119,7 @@ class GpuVendor(models.TextChoices):
 
 
 class GpuModel(models.Model):
-    """One accelerator of the curated catalog (providers/data/gpus.toml)."""
+    """One accelerator of the curated catalog (scrapers/data/gpus.toml)."""
 
     slug = models.SlugField(unique=True)
     name = models.CharField(max_length=100)

@@ -117,7 +117,7 @@ def link_check_failures() -> list[tuple[LinkCheck, list[str]]]:
     return [(check, sorted(citing.get(check.url, ()))) for check in broken]
 
 
-# --- reads for the site pages (comparator.views) -------------------------------------------------------------------
+# --- reads for the site pages (web.views) -------------------------------------------------------------------
 
 
 def capabilities_by_provider(*, provider_ids) -> dict[int, dict[str, Capability]]:

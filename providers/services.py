@@ -84,7 +84,7 @@ class ShrinkRefusedError(ScrapeError):
 
 
 def gpu_catalog_sync() -> int:
-    """Upsert the GPU catalog from providers/data/gpus.toml; returns the number of entries."""
+    """Upsert the GPU catalog from scrapers/data/gpus.toml; returns the number of entries."""
     specs = gpu_catalog()
     for spec in specs:
         GpuModel.objects.update_or_create(

@@ -68,7 +68,7 @@ AKS_URL = _url(AKS_FILTER)
 
 @dataclass(frozen=True, slots=True)
 class Size:
-    gpu_name: str  # a spelling providers/data/gpus.toml resolves (the GPU Microsoft's page names)
+    gpu_name: str  # a spelling scrapers/data/gpus.toml resolves (the GPU Microsoft's page names)
     gpu_count: int
     gpu_memory_gb: int  # per GPU, as the size page states
     vcpus: int

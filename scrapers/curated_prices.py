@@ -2,8 +2,8 @@
 
 Some providers (the Chinese clouds, CoreWeave) expose no price API we can use and render their price pages with
 JavaScript, so a parser of their HTML would break silently. Instead a reviewer reads the page and writes what it
-says into `providers/data/prices/<provider>.toml` with the page URL and the date it was read (format in
-providers/data/prices/README.md). Each file is one source of kind "curated" (`curated-<provider>`), fed
+says into `scrapers/data/prices/<provider>.toml` with the page URL and the date it was read (format in
+scrapers/data/prices/README.md). Each file is one source of kind "curated" (`curated-<provider>`), fed
 through the same ingestion path as an API (`providers.services.source_scrape`), so CNY prices are converted with
 the latest ECB rate like any other.
 
@@ -29,7 +29,7 @@ from .normalize import to_decimal
 
 logger = logging.getLogger(__name__)
 
-PRICES_DIR = Path(__file__).resolve().parent.parent / "providers" / "data" / "prices"
+PRICES_DIR = Path(__file__).resolve().parent / "data" / "prices"
 
 # Currencies a curated price may be written in: the ones the product shows and the ECB file converts.
 CURRENCIES = {"USD", "EUR", "CNY"}
@@ -180,9 +180,9 @@ def _client(provider: str, name: str, url: str) -> type[CuratedPriceClient]:
     return type(class_name, (CuratedPriceClient,), {"info": info, "__module__": __name__})
 
 
-# One entry per file in providers/data/prices/ (a test checks both lists agree and that each URL is the file's).
+# One entry per file in scrapers/data/prices/ (a test checks both lists agree and that each URL is the file's).
 # Providers whose prices no stored page states are absent on purpose: CoreWeave, Tencent Cloud, Huawei Cloud,
-# Volcano Engine (see providers/data/prices/README.md).
+# Volcano Engine (see scrapers/data/prices/README.md).
 CLIENTS: dict[str, type[CuratedPriceClient]] = {
     client.info.slug: client
     for client in (

@@ -1,7 +1,7 @@
 """Normalisation in one place: GPU names onto the curated catalog, numbers to Decimal, regions onto countries and
 continents, prices to USD per GPU-hour.
 
-The GPU table is providers/data/gpus.toml and the region table scrapers/data/regions.toml: both curated, both with
+The GPU table is scrapers/data/gpus.toml and the region table scrapers/data/regions.toml: both curated, both with
 sources. A name or region that the tables do not know stays unknown (and is counted by the caller), never guessed.
 """
 
@@ -15,8 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from functools import cache
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-GPU_CATALOG_PATH = ROOT / "providers" / "data" / "gpus.toml"
+GPU_CATALOG_PATH = Path(__file__).resolve().parent / "data" / "gpus.toml"
 REGIONS_PATH = Path(__file__).resolve().parent / "data" / "regions.toml"
 
 CENT = Decimal("0.00001")

@@ -10,7 +10,7 @@ recorded answer, so a `hasMore: true` answer is refused rather than half-read.
 GPU compute is priced per GPU-hour (`metricName == "GPU Per Hour"`) under one part number per GPU generation, with
 no shape and no region: each such part becomes one offer of ONE GPU (gpu_count 1, the part's price), region
 "global", named after the part (`displayName`). The GPU name is the last " - " segment of `displayName` as Oracle
-spells it ("H100", "MI300X", "A100 - v2" stays whole); a label the GPU table (providers/data/gpus.toml) does not know
+spells it ("H100", "MI300X", "A100 - v2" stays whole); a label the GPU table (scrapers/data/gpus.toml) does not know
 ("X7", "E4", "H100T") is never guessed: the row goes to `result.rejected` with the label.
 Rows that are not public rentals are left out: NVIDIA AI Enterprise
 (a software licence with the same metric and category), Cloud@Customer and VMware (other service categories).
@@ -129,7 +129,7 @@ def parse_products(payload: object) -> ScrapeResult:
         if default_gpu_resolver().resolve(label) is None:
             # "X7", "E4", "V2" name hardware generations, "H100T" and "A100 - v2" variants nobody has mapped with a
             # source yet: an offer without a GPU is no use to a GPU comparison, so it is counted, not stored.
-            result.rejected.append(f"{where}: GPU label {label!r} is not in providers/data/gpus.toml")
+            result.rejected.append(f"{where}: GPU label {label!r} is not in scrapers/data/gpus.toml")
             continue
         if name in names:
             result.rejected.append(f"{where}: second part with the same name")

@@ -42,7 +42,9 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI assets for /api/docs/, served from our static files (no CDN)
     "providers",
-    "comparator.digest",
+    "web",
+    "advisor",
+    "digest",
 ]
 
 MIDDLEWARE = [
@@ -88,8 +90,8 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Widgets rendered by Python functions that write what Django's templates write (comparator/form_renderer.py).
-FORM_RENDERER = "comparator.form_renderer.PythonWidgetRenderer"
+# Widgets rendered by Python functions that write what Django's templates write (web/form_renderer.py).
+FORM_RENDERER = "web.form_renderer.PythonWidgetRenderer"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
@@ -194,7 +196,7 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU digest <digest@lo
 # Absolute links in emails (confirm, manage, unsubscribe, offers with the filter applied).
 SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
 
-# The weekly digest (comparator.digest). The send boundary is in UTC, ISO weekday (1 = Monday): the beat entry
+# The weekly digest (digest). The send boundary is in UTC, ISO weekday (1 = Monday): the beat entry
 # fires then and each digest covers the 7 days before it.
 DIGEST_SEND_WEEKDAY = int(os.environ.get("DIGEST_SEND_WEEKDAY", "1"))
 DIGEST_SEND_HOUR = int(os.environ.get("DIGEST_SEND_HOUR", "8"))

@@ -11,7 +11,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from comparator.advisor.serializers import AdviceOutputSerializer
+from advisor.serializers import AdviceOutputSerializer
 from providers.models import Capability, GpuModel, Offer
 from tests.factories import DataSourceFactory, ProviderFactory
 

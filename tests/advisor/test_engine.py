@@ -8,8 +8,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from comparator.advisor import engine
-from comparator.advisor.engine import Cell, GpuData, ModelNeed, OfferData, WorkloadSpec
+from advisor import engine
+from advisor.engine import Cell, GpuData, ModelNeed, OfferData, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80), mig_profiles=H100_PROFILES)

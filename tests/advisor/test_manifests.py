@@ -10,9 +10,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from comparator.advisor import engine
-from comparator.advisor.engine import GpuData, ModelNeed, OfferData, WorkloadSpec
-from comparator.advisor.manifests import build_manifest
+from advisor import engine
+from advisor.engine import GpuData, ModelNeed, OfferData, WorkloadSpec
+from advisor.manifests import build_manifest
 
 # The oldest Kubernetes minor still broadly offered by managed services when this was written; the manifests use
 # only long-stable fields, so validating against one version is enough.

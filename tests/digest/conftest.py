@@ -14,8 +14,8 @@ from aiosmtpd.controller import Controller
 from django.core.cache import cache
 from django.utils import timezone
 
-from comparator.digest.models import Subscription
-from comparator.digest.weeks import digest_week
+from digest.models import Subscription
+from digest.weeks import digest_week
 from providers import services as provider_services
 from providers.models import GpuModel, Offer, PriceObservation, RunStatus, ScrapeRun
 from tests.factories import DataSourceFactory

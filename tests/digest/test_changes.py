@@ -7,7 +7,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from comparator.digest.selectors import digest_build, week_changes
+from digest.selectors import digest_build, week_changes
 from providers.models import CapabilityChange
 from tests.digest.conftest import END, START, WEEK
 

@@ -7,7 +7,7 @@ import pytest
 from django.core import mail
 from django.core.management import CommandError, call_command
 
-from comparator.digest.models import Delivery, Subscription
+from digest.models import Delivery, Subscription
 from tests.digest.conftest import SEND_AT, START, subscriber
 
 pytestmark = pytest.mark.django_db

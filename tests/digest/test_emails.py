@@ -4,9 +4,9 @@ from datetime import timedelta
 
 import pytest
 
-from comparator.digest.emails import digest_message, digest_render
-from comparator.digest.selectors import digest_build, week_changes
-from comparator.digest.tokens import manage_token_read, unsubscribe_token_read
+from digest.emails import digest_message, digest_render
+from digest.selectors import digest_build, week_changes
+from digest.tokens import manage_token_read, unsubscribe_token_read
 from providers.models import CapabilityChange
 from tests.digest.conftest import START, WEEK, subscriber
 

@@ -6,7 +6,7 @@ import pytest
 from django import forms
 from django.http import QueryDict
 
-from comparator.digest.savedfilters import filter_names, saved_filter_offers, saved_filter_parse
+from digest.savedfilters import filter_names, saved_filter_offers, saved_filter_parse
 from providers.filters import OfferFilterSet
 from providers.models import Offer
 

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from comparator.digest import services
-from comparator.digest.models import Delivery, Subscription
+from digest import services
+from digest.models import Delivery, Subscription
 from tests.digest.conftest import SEND_AT, START, subscriber
 
 pytestmark = pytest.mark.django_db
@@ -64,8 +64,8 @@ def test_changes_are_computed_once_per_distinct_filter(changed):
     for index in range(5):
         subscriber(f"h{index}@example.org", query="gpu=h100", language=["en", "zh-hans"][index % 2])
         subscriber(f"a{index}@example.org", query="gpu=a100-80gb", always_send=True)
-    with mock.patch("comparator.digest.services.digest_build", wraps=services.digest_build) as build, \
-            mock.patch("comparator.digest.services.digest_render", wraps=services.digest_render) as render:
+    with mock.patch("digest.services.digest_build", wraps=services.digest_build) as build, \
+            mock.patch("digest.services.digest_render", wraps=services.digest_render) as render:
         assert services.digest_send(at=SEND_AT).sent == 10
     assert sorted(call.kwargs["query"] for call in build.call_args_list) == ["gpu=a100-80gb", "gpu=h100"]
     assert render.call_count == 3  # (h100, en), (h100, zh-hans), (a100, en)

@@ -9,8 +9,8 @@ from django.core import mail
 from django.test import Client
 from django.utils import timezone
 
-from comparator.digest.models import Subscription
-from comparator.digest.tokens import (
+from digest.models import Subscription
+from digest.tokens import (
     SubscribeRequest,
     confirm_token_make,
     manage_token_make,

@@ -5,7 +5,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from comparator.digest.weeks import digest_week
+from digest.weeks import digest_week
 
 BOUNDARY = datetime(2026, 11, 23, 8, 0, tzinfo=UTC)  # a Monday
 

@@ -18,9 +18,9 @@ from django.db import connection
 from django.utils import timezone
 
 from comparator.celery import app
-from comparator.digest.models import Delivery, Subscription
-from comparator.digest.tasks import digest_send_due
-from comparator.digest.weeks import digest_week
+from digest.models import Delivery, Subscription
+from digest.tasks import digest_send_due
+from digest.weeks import digest_week
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 ROOT = Path(__file__).resolve().parents[2]

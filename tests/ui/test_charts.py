@@ -1,11 +1,11 @@
-"""comparator.charts and comparator.currency: pure functions, tested with a handful of rows."""
+"""web.charts and web.currency: pure functions, tested with a handful of rows."""
 
 import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from comparator import charts
-from comparator.currency import conversions
+from web import charts
+from web.currency import conversions
 
 USD = conversions({}, None)["USD"]
 POINTS = [("H100", "Acme", Decimal("2.00")), ("H100", "Dear", Decimal("4.00")), ("H100", "Dear", Decimal("3.00")),

@@ -8,13 +8,13 @@ from django import forms
 from django.forms.renderers import DjangoTemplates
 from django.test import override_settings
 
-from comparator.form_renderer import PYTHON_TEMPLATES, PythonWidgetRenderer
 from tests.ui import builders
+from web.form_renderer import PYTHON_TEMPLATES, PythonWidgetRenderer
 
 pytestmark = pytest.mark.django_db
 
 DJANGO = "django.forms.renderers.DjangoTemplates"
-OURS = "comparator.form_renderer.PythonWidgetRenderer"
+OURS = "web.form_renderer.PythonWidgetRenderer"
 
 
 def test_the_site_uses_the_python_renderer(settings):
@@ -109,7 +109,7 @@ def test_templates_it_does_not_know_go_to_django():
 @pytest.mark.parametrize("value", [[], ["a&b"], ["a&b", "c"], ["nope"]])
 @pytest.mark.parametrize("attrs", [{"id": "id_x"}, {"id": "id_x", "aria-invalid": "true"}, {}])
 def test_remembered_checkboxes_write_what_django_writes_every_time(value, attrs):
-    from comparator.form_renderer import RememberedCheckboxes
+    from web.form_renderer import RememberedCheckboxes
 
     choices = [("a&b", "A & B"), ("c", "C")]
     renderer = PythonWidgetRenderer()
@@ -123,7 +123,7 @@ def test_remembered_checkboxes_render_anew_for_another_language_label_or_choice(
     from django.utils import translation
     from django.utils.translation import gettext_lazy
 
-    from comparator.form_renderer import RememberedCheckboxes
+    from web.form_renderer import RememberedCheckboxes
 
     widget = RememberedCheckboxes(choices=[("yes", gettext_lazy("yes"))])
     with translation.override("en"):

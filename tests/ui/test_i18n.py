@@ -15,7 +15,7 @@ pytestmark = pytest.mark.django_db
 PO = Path(settings.BASE_DIR) / "locale" / "zh_Hans" / "LC_MESSAGES" / "django.po"
 MO = PO.with_suffix(".mo")
 # Files whose strings the site's pages show; other features' folders keep their own translation checks.
-PAGE_SOURCES = ("comparator/views.py", "comparator/currency.py", "providers/", "templates/offers/",
+PAGE_SOURCES = ("web/views.py", "web/currency.py", "providers/", "templates/offers/",
                 "templates/gpus/", "templates/providers/", "templates/guides/", "templates/base.html",
                 "templates/charts.html", "templates/compare.html", "templates/sources.html",
                 "templates/_capability.html")
@@ -48,7 +48,7 @@ def test_every_string_of_the_pages_is_translated_to_chinese():
 
 def test_the_whole_catalogue_is_translated_including_digest_and_advisor():
     """Every entry, the digest's and the advisor's templates and modules included: no empty msgstr, no fuzzy."""
-    sources = ("comparator/digest/", "comparator/advisor/", "templates/digest/", "templates/advisor/")
+    sources = ("digest/", "advisor/", "templates/digest/", "templates/advisor/")
     entries = po_entries()
     assert {source for source in sources if any(source in refs for refs, *_ in entries)} == set(sources)
     assert [msgid for refs, msgid, msgstr, fuzzy in entries if not msgstr or fuzzy] == []

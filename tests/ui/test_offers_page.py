@@ -9,9 +9,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from comparator import views
 from providers.filters import OfferFilterSet
 from tests.ui import builders
+from web import guides, offer_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +49,7 @@ def test_every_filter_of_the_shared_filterset_is_in_the_panel(client, data, name
 
 def test_capability_filters_link_to_their_guide_section(client, data):
     html = client.get("/").content.decode()
-    for name, (slug, anchor) in views.FILTER_GUIDES.items():
+    for name, (slug, anchor) in guides.FILTER_GUIDES.items():
         if name in OfferFilterSet.base_filters:
             assert f'href="/guides/{slug}/#{anchor}"' in html, name
 
@@ -171,7 +171,7 @@ def test_download_api_chart_and_digest_links_carry_the_filters_but_not_display_o
 
 
 def test_pagination_keeps_the_filters(client, data, monkeypatch):
-    monkeypatch.setattr(views, "PER_PAGE", 2)
+    monkeypatch.setattr(offer_rows, "PER_PAGE", 2)
     html = client.get("/?gpu_family=H100").content.decode()
     assert "page 1 of 2" in html
     assert 'href="?gpu_family=H100&amp;page=2"' in html
@@ -202,9 +202,9 @@ def test_pages_without_charts_load_no_plotly_and_no_third_party_asset(client, da
 def test_stale_helper_prefers_an_annotation(data):
     offer = data["old_h100"]
     cutoff = timezone.now() - timedelta(hours=24)
-    assert views.is_stale(offer, cutoff)
+    assert offer_rows.is_stale(offer, cutoff)
     offer.is_stale = False
-    assert not views.is_stale(offer, cutoff)
+    assert not offer_rows.is_stale(offer, cutoff)
 
 
 def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):
@@ -220,7 +220,7 @@ def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):
 
 
 def test_offer_rows_escape_what_providers_send(client):
-    """Rows are written in Python (views._row_html): every text that comes from a provider is escaped."""
+    """Rows are written in Python (web.offer_rows.RowFormat): every text that comes from a provider is escaped."""
     prov = builders.provider("evil", name='Evil <b>"Cloud"</b>', name_zh="")
     src = builders.source(prov)
     builders.offer(prov, src, None, "<script>alert(1)</script>", "1.5", region='us"&<east>',

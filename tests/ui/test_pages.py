@@ -7,9 +7,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from comparator import views
 from providers.models import KubernetesFact, LinkCheck
 from tests.ui import builders
+from web import guides
 
 pytestmark = pytest.mark.django_db
 
@@ -153,11 +153,11 @@ def test_offer_page_shows_history_chart_and_table(client, data):
 
 
 def test_guides_exist_in_both_languages_with_every_linked_anchor(client):
-    for slug in views.GUIDES:
+    for slug in guides.GUIDES:
         for language in ("en", "zh-hans"):
-            template = views.guide_template(slug, language)
+            template = guides.guide_template(slug, language)
             assert template == f"guides/{language}/{slug}.html"
-    anchors = {(slug, anchor) for slug, anchor in [*views.CAPABILITY_GUIDES.values(), *views.FILTER_GUIDES.values()]}
+    anchors = {(slug, anchor) for slug, anchor in [*guides.CAPABILITY_GUIDES.values(), *guides.FILTER_GUIDES.values()]}
     for slug, anchor in anchors:
         for language in ("en", "zh-hans"):
             client.cookies["django_language"] = language
@@ -166,7 +166,7 @@ def test_guides_exist_in_both_languages_with_every_linked_anchor(client):
 
 
 def test_guides_link_to_primary_documentation(client):
-    html = "".join(client.get(f"/guides/{slug}/").content.decode() for slug in views.GUIDES)
+    html = "".join(client.get(f"/guides/{slug}/").content.decode() for slug in guides.GUIDES)
     for url in ("docs.nvidia.com/datacenter/tesla/mig-user-guide", "gpu-operator", "k8s-device-plugin",
                 "kueue.sigs.k8s.io", "volcano.sh"):
         assert url in html

@@ -19,7 +19,7 @@ MAX_RETRIES = 6
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True)
 def digest_send_due(self, at: str | None = None) -> dict:
-    from comparator.digest.services import digest_send
+    from digest.services import digest_send
 
     moment = datetime.fromisoformat(at) if at else timezone.now()
     final = self.request.retries >= self.max_retries

@@ -7,8 +7,8 @@ from datetime import datetime
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from comparator.digest import selectors, services
-from comparator.digest.weeks import digest_week
+from digest import selectors, services
+from digest.weeks import digest_week
 
 
 class Command(BaseCommand):

@@ -3,6 +3,6 @@ from django.utils.translation import gettext_lazy as _
 
 
 class DigestConfig(AppConfig):
-    name = "comparator.digest"
+    name = "digest"
     label = "digest"
     verbose_name = _("Weekly digest")

@@ -1,0 +1,234 @@
+"""The offers table: its columns and sort links, a page of offers read as the API reads them, and each row's HTML
+(price in the display currency and unit, badges, freshness, links) in the active language."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+from functools import lru_cache
+from html import escape
+
+from django.conf import settings
+from django.contrib.humanize.templatetags.humanize import intcomma, naturaltime
+from django.core.paginator import Page, Paginator
+from django.http import QueryDict
+from django.template.defaultfilters import floatformat
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.safestring import SafeString
+from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext_lazy as _
+
+from providers import selectors
+from providers.filters import OfferFilterSet
+from providers.models import Offer, in_language
+
+from .badges import badge_answers, row_badges_html
+from .currency import Conversion
+from .querystrings import with_params
+
+logger = logging.getLogger(__name__)
+
+
+PER_PAGE = 50
+
+
+def stale_cutoff(now: datetime) -> datetime:
+    return now - timedelta(hours=settings.STALE_AFTER_HOURS)
+
+
+def is_stale(offer: Offer, cutoff: datetime) -> bool:
+    """Stale when the offer's source has not succeeded since the cutoff (or, for a source that never recorded a
+    success, when the offer itself was last seen before it). An `is_stale` annotation, when a selector adds one,
+    wins."""
+    annotated = getattr(offer, "is_stale", None)
+    if annotated is not None:
+        return bool(annotated)
+    confirmed = offer.source.last_success_at or offer.last_seen
+    return confirmed < cutoff
+
+
+def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
+    """Give each row of selectors.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
+    the display currency and unit, capability badges, freshness and links, in the active language.
+
+    One query (the capability answers of the providers on the page) whatever the number of rows."""
+    page = RowFormat(rows, conversion=conversion, unit=unit)
+    for row in rows:
+        row["html"] = page.row_html(row)
+    return rows
+
+
+class RowFormat:
+    """What the rows of one page share, made once: the language, currency and unit, the translated words, and what
+    is the same for every row of a provider, a GPU model or a value (badges, links, dates: the offers of one scrape
+    run share their last_seen). The offers page must stay within twice the API's time for the same query
+    (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
+
+    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
+        self.answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
+        self.language = get_language()
+        self.zone = timezone.get_current_timezone_name()
+        self.conversion = conversion
+        self.per_gpu = unit == "gpu"
+        self.words = {word: escape(gettext(word)) for word in (
+            "unknown", "not stated", "stale", "GPU name not in our catalog")}
+        self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
+        self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
+        self.badges_html = lru_cache(maxsize=None)(
+            lambda provider_id: row_badges_html(self.language, self.answers.get(provider_id, ())))
+        self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
+        self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
+        self.seen = lru_cache(maxsize=None)(lambda moment: (
+            escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
+
+    def price(self, usd: Decimal | None) -> str:
+        amount = self.conversion.convert(usd)
+        if amount is None:
+            return ""
+        return escape(f"{self.conversion.symbol}{price_number(self.language, amount)}")
+
+    def row_html(self, row: dict) -> SafeString:
+        """One row of the offers table (templates/offers/_table.html), written here like the rows of Django admin's
+        change lists. Every value from the data is escaped."""
+        words = self.words
+        unknown = f'<span class="u">{words["unknown"]}</span>'
+        provider = escape(in_language(row["provider__name"], row["provider__name_zh"]))
+        if row["gpu_id"] is not None:
+            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{escape(row["gpu__name"])}</a>'
+        else:
+            gpu = f'<span class="u" title="{words["GPU name not in our catalog"]}">{escape(row["gpu_name"])} ?</span>'
+        price = self.price(row["price_per_gpu_hour_usd"] if self.per_gpu else row["price_hour_usd"]) or unknown
+        spot = self.price(row["spot_price_per_gpu_hour_usd"] if self.per_gpu else row["spot_price_hour_usd"])
+        memory = f"{self.number(row['gpu_memory_gb'], '-1')} GB" if row["gpu_memory_gb"] else ""
+        if row["availability"] == "unknown":
+            availability = unknown
+        else:
+            text = self.availability.get(row["availability"], row["availability"])
+            if row["available_count"] is not None:
+                text = f"{text} ({intcomma(row['available_count'])})"
+            availability = f'<span class="av av-{escape(row["availability"])}">{escape(text)}</span>'
+        seen_at, seen = self.seen(row["last_seen"])
+        stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
+        region = escape(row["region"]) if row["region"] else words["not stated"]
+        if row["country"]:
+            region = f"{region} <small>{escape(row['country'])}</small>"
+        offer_url = f"{self.offer_url_head}{row['id']}{self.offer_url_tail}"
+        return SafeString(
+            "<tr>\n"
+            f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
+            f"<td>{gpu}</td>\n"
+            f'<td class="num price">{price}</td>\n'
+            f'<td class="num">{spot or NO_SPOT}</td>\n'
+            f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
+            f'<td class="num">{escape(self.number(row["gpu_count"], "-3"))}</td>\n'
+            f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
+            f"<td>{availability}</td>\n"
+            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span></td>\n'
+            f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f"<td>{region}</td>\n"
+            "</tr>\n"
+        )
+
+
+@lru_cache(maxsize=4096)
+def datetime_text(language: str, zone: str, moment: datetime) -> str:
+    """`moment` in DATETIME_FORMAT for the language and time zone given, which must be the active ones. Kept because
+    it is a pure function of its arguments and the offers of one scrape run share one last_seen on every page."""
+    return date_format(timezone.localtime(moment), "DATETIME_FORMAT")
+
+
+@lru_cache(maxsize=8192)
+def price_number(language: str, amount: Decimal) -> str:
+    """A price with three decimals and grouping for the language given, which must be the active one (kept like
+    datetime_text: the same offers are listed on many pages)."""
+    return floatformat(amount, "3g")
+
+
+NO_SPOT = '<span class="u">—</span>'
+
+
+
+# --- sorting -------------------------------------------------------------------------------------------------------
+
+SORTABLE = {
+    # column -> ordering name in the FilterSet, per price unit where it differs
+    "price": {"gpu": "price_per_gpu_hour", "instance": "price_hour"},
+    "spot": {"gpu": "spot_price_per_gpu_hour"},
+    "gpu_memory": {"gpu": "gpu_memory", "instance": "gpu_memory"},
+    "gpu_count": {"gpu": "gpu_count", "instance": "gpu_count"},
+    "provider": {"gpu": "provider", "instance": "provider"},
+    "last_seen": {"gpu": "last_seen", "instance": "last_seen"},
+}
+
+
+@dataclass
+class SortLink:
+    url: str = ""
+    aria: str = "none"
+    arrow: str = ""
+
+
+@dataclass
+class Column:
+    label: str
+    sort: SortLink | None = None
+    num: bool = False
+
+
+def offer_columns(params: QueryDict, unit: str, ordering: list[str]) -> list[Column]:
+    """The offers table's header: labels, and for sortable columns the link that sorts by them (or reverses)."""
+    links = _sort_links(params, unit, ordering)
+    price = _("Price / GPU-hour") if unit == "gpu" else _("Price / hour")
+    # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens.
+    return [
+        Column(_("Provider"), links["provider"]), Column(_("GPU")), Column(price, links["price"], num=True),
+        Column(_("Spot"), links["spot"] if links["spot"].url else None, num=True), Column(_("Kubernetes")),
+        Column(_("GPUs"), links["gpu_count"], num=True), Column(_("Memory / GPU"), links["gpu_memory"], num=True),
+        Column(_("Availability")), Column(_("Last seen"), links["last_seen"]), Column(_("Instance")),
+        Column(_("Region")),
+    ]
+
+
+def plain_columns() -> list[Column]:
+    """The offers table's header without sort links (provider and GPU pages list offers cheapest first)."""
+    return [Column(column.label, None, column.num) for column in offer_columns(QueryDict(), "gpu", [])]
+
+
+def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, SortLink]:
+    current = ordering[0] if ordering else "price_per_gpu_hour"
+    links = {}
+    for column, names in SORTABLE.items():
+        name = names.get(unit)
+        if not name:
+            links[column] = SortLink()
+            continue
+        if current == name:
+            links[column] = SortLink(with_params(params, ordering=f"-{name}", page=None), "ascending", "▲")
+        elif current == f"-{name}":
+            links[column] = SortLink(with_params(params, ordering=name, page=None), "descending", "▼")
+        else:
+            links[column] = SortLink(with_params(params, ordering=name, page=None))
+    return links
+
+
+# --- pages ---------------------------------------------------------------------------------------------------------
+
+
+def offer_page(filterset: OfferFilterSet, number) -> Page:
+    """A page of a valid filterset's offers, read as the API reads them: the page's ids from the bare offer table in
+    index order and the (briefly cached) count, then the API's rows for those ids only (selectors.offer_rows: plain
+    dicts, no model instances). Page numbers behave as Paginator.get_page's (past the end: the last page; not a
+    number: the first)."""
+    ids = selectors.offer_ids(filterset=filterset)
+    paginator = Paginator(ids, PER_PAGE)
+    paginator.count = selectors.offer_count(filterset=filterset)  # a cached_property: setting it skips Django's own
+    page = paginator.get_page(number)
+    # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
+    start = (page.number - 1) * PER_PAGE
+    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]))
+    return page
+

@@ -1,0 +1,309 @@
+"""Site pages: offers (the home page), charts, offer, GPU, provider and compare pages, and our guides.
+
+Each view parses the request, asks selectors (the offers always through the one OfferFilterSet shared with the
+API and the digest) and renders; display-only work (currency conversion, capability badges, freshness) happens
+here on the one page of rows being shown, after the rows are fetched, so no page runs a query per row.
+
+The offers page works without JavaScript (a plain GET form, plain links); with htmx the same form and links swap
+only the results and push the canonical URL, so the address bar always holds a shareable, back-button-safe query.
+"""
+
+from __future__ import annotations
+
+import logging
+from urllib.parse import urlencode
+
+from django import forms
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import get_object_or_404, render
+from django.template.loader import TemplateDoesNotExist
+from django.utils import timezone
+from django.utils.translation import get_language, gettext
+from django.utils.translation import gettext_lazy as _
+
+from providers import selectors
+from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
+from providers.filters import offer_filterset
+from providers.models import Capability, Provider
+
+from .badges import label_cells, provider_badges_html
+from .display import DisplayForm, display_conversions
+from .filter_panel import OfferPanelFilterSet, filter_groups
+from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
+from .offer_rows import decorate_offers, is_stale, offer_columns, offer_page, plain_columns, stale_cutoff
+from .querystrings import canonical_query, filter_query, with_params
+
+logger = logging.getLogger(__name__)
+
+# Paths other developers own; linked, not reversed, so this page does not break while they are being built.
+API_OFFERS_PATH = "/api/v1/offers/"
+DIGEST_SUBSCRIBE_PATH = "/digest/subscribe/"
+
+
+
+def _is_htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False)) and not request.htmx.history_restore_request
+
+
+def offers(request: HttpRequest) -> HttpResponse:
+    """The home page: the filter panel, the results, and (for htmx requests) the results alone."""
+    params = canonical_query(request.GET)
+    if not _is_htmx(request) and len(params.urlencode()) < len(request.GET.urlencode()):
+        # A plain form submission sends every empty field; answer with the short, shareable URL.
+        return HttpResponseRedirect(f"{request.path}{with_params(params)}" if params else request.path)
+
+    filterset = OfferPanelFilterSet(params, request=request)
+    display = DisplayForm(params, rates=display_conversions())
+    conversion, unit = display.conversion(), display.unit_value()
+    valid = filterset.is_valid()
+    page = None
+    if valid:
+        page = offer_page(filterset, params.get("page"))
+        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
+
+    ordering = filterset.form.cleaned_data.get("ordering") if valid else None
+    filters_only = filter_query(params)
+    context = {
+        "filterset": filterset,
+        "valid": valid,
+        "form": filterset.form,
+        "groups": filter_groups(filterset.form),
+        "display": display,
+        "conversion": conversion,
+        "unit": unit,
+        "page": page,
+        "columns": offer_columns(params, unit, list(ordering or [])),
+        "params": params,
+        "query": params.urlencode(),
+        "filter_query": filters_only,
+        "csv_url": f"{API_OFFERS_PATH}?{urlencode({'format': 'csv'})}{'&' + filters_only if filters_only else ''}",
+        "api_url": f"{API_OFFERS_PATH}{'?' + filters_only if filters_only else ''}",
+        "subscribe_url": f"{DIGEST_SUBSCRIBE_PATH}{'?' + filters_only if filters_only else ''}",
+        "chart_link": f"/charts/{'?' + filters_only if filters_only else ''}",
+        "guides": GUIDES,
+    }
+    status = 200 if valid and display.is_valid() else 400
+    if _is_htmx(request):
+        # The form itself is re-sent out of band only when a link (sort, page) changed the query, so typing in the
+        # panel never loses focus while the panel still shows the ordering a header click chose.
+        context["oob_form"] = request.htmx.trigger != "filters"
+        context["partial"] = True
+        response = render(request, "offers/_results.html", context, status=status)
+        response["HX-Push-Url"] = f"{request.path}{with_params(params)}" if params else request.path
+        return response
+    return render(request, "offers/index.html", context, status=status)
+
+
+def charts(request: HttpRequest) -> HttpResponse:
+    """Price per GPU-hour by GPU model across providers for the offers the same filters select."""
+    from . import charts as figures
+
+    params = canonical_query(request.GET)
+    filterset = offer_filterset(params, request=request)
+    display = DisplayForm(params, rates=display_conversions())
+    conversion = display.conversion()
+    context = {"filterset": filterset, "display": display, "conversion": conversion,
+               "filter_query": filter_query(params), "query": params.urlencode()}
+    if not filterset.is_valid():
+        return render(request, "charts.html", context, status=400)
+    points = selectors.offer_price_points(offers=filterset.qs)
+    axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
+    figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
+    context.update({
+        "figure": figures.figure_json(figure),
+        "spread": figures.price_spread(points, conversion),
+        "point_count": len(points),
+        "axis_title": axis,
+    })
+    return render(request, "charts.html", context)
+
+
+def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    from . import charts as figures
+
+    offer = get_object_or_404(selectors.offer_list(include_inactive=True), pk=pk)
+    display = DisplayForm(canonical_query(request.GET), rates=display_conversions())
+    conversion = display.conversion()
+    offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
+    offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
+    offer.stale = is_stale(offer, stale_cutoff(timezone.now()))
+    offer.badges_html = provider_badges_html(offer.provider_id)
+    history = list(selectors.offer_price_history(offer=offer))
+    axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
+    rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
+             "spot_price_hour_usd": obs.spot_price_hour_usd} for obs in history]
+    figure = figures.offer_history(
+        rows, gpu_count=offer.gpu_count, until=offer.last_seen, conversion=conversion,
+        names={"on_demand": gettext("On-demand"), "spot": gettext("Spot")}, axis_title=axis)
+    for obs in history:
+        count = offer.gpu_count or 1
+        obs.display_price = conversion.convert(obs.price_hour_usd / count if obs.price_hour_usd is not None else None)
+        obs.display_spot = conversion.convert(
+            obs.spot_price_hour_usd / count if obs.spot_price_hour_usd is not None else None)
+    return render(request, "offers/detail.html", {
+        "offer": offer, "history": history, "figure": figures.figure_json(figure) if history else "",
+        "conversion": conversion, "display": display,
+    })
+
+
+def gpu_index(request: HttpRequest) -> HttpResponse:
+    display = DisplayForm(canonical_query(request.GET), rates=display_conversions())
+    conversion = display.conversion()
+    gpus = list(selectors.gpu_model_list())
+    for gpu in gpus:
+        gpu.display_cheapest = conversion.convert(gpu.cheapest_usd)
+    return render(request, "gpus/index.html", {"gpus": gpus, "conversion": conversion, "display": display})
+
+
+def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """Every offer of one accelerator (through the shared FilterSet), its price spread, memory and MIG profiles."""
+    from . import charts as figures
+
+    gpu = get_object_or_404(selectors.gpu_model_list(), slug=slug)
+    params = canonical_query(request.GET)
+    display = DisplayForm(params, rates=display_conversions())
+    conversion = display.conversion()
+    query = params.copy()
+    query.setlist("gpu", [gpu.slug])
+    filterset = offer_filterset(query, request=request)
+    if not filterset.is_valid():
+        raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
+    page = offer_page(filterset, params.get("page"))
+    page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
+    points = selectors.offer_price_points(offers=filterset.qs)
+    axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
+    spread_figure = figures.price_distribution(points, conversion, by="provider", axis_title=axis)
+    daily = figures.daily_series(selectors.gpu_price_history(gpu=gpu), today=timezone.now(), conversion=conversion)
+    history_figure = figures.gpu_history(
+        daily, conversion=conversion, axis_title=axis,
+        names={"min": gettext("Cheapest on-demand"), "median": gettext("Median on-demand"),
+               "spot": gettext("Cheapest spot")})
+    return render(request, "gpus/detail.html", {
+        "gpu": gpu, "page": page, "conversion": conversion, "display": display,
+        "spread": figures.price_spread_by_provider(points, conversion),
+        "spread_figure": figures.figure_json(spread_figure) if points else "",
+        "history_figure": figures.figure_json(history_figure) if not daily.empty else "",
+        "params": params, "offers_url": f"/?gpu={gpu.slug}", "columns": plain_columns(),
+    })
+
+
+def provider_index(request: HttpRequest) -> HttpResponse:
+    providers = list(selectors.provider_list())
+    rows = []
+    for provider in providers:
+        cells = {cap.key: cap for cap in provider.capabilities.all()}
+        rows.append((provider, [cells.get(question.key) for question in CAPABILITIES]))
+        label_cells(cells.values())
+    questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "") for q in CAPABILITIES]
+    return render(request, "providers/index.html", {"rows": rows, "questions": questions})
+
+
+def _capability_groups(cells: dict[str, Capability]):
+    groups = []
+    for group_key, group_label in GROUPS.items():
+        items = [(q, cells.get(q.key), guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "")
+                 for q in CAPABILITIES if q.group == group_key]
+        groups.append((group_label, items))
+    return groups
+
+
+def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    """Capability matrix with sources, managed versus bring-your-own for this provider, facts from its API, its
+    offers (through the shared FilterSet) and the health of its data sources and of our source links."""
+    provider = get_object_or_404(selectors.provider_list(), slug=slug)
+    cells = {cap.key: cap for cap in provider.capabilities.all()}
+    label_cells(cells.values())
+    display = DisplayForm(canonical_query(request.GET), rates=display_conversions())
+    conversion = display.conversion()
+    filterset = offer_filterset(QueryDict(urlencode({"provider": provider.slug})), request=request)
+    filterset.is_valid()
+    page = offer_page(filterset, request.GET.get("page"))
+    page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
+    sources = [(source, run) for source, run in selectors.source_status_list() if source.provider_id == provider.id]
+    links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])
+    offering = cells.get("offering")
+    return render(request, "providers/detail.html", {
+        "provider": provider, "groups": _capability_groups(cells), "page": page, "conversion": conversion,
+        "display": display, "offering": offering.value if offering else UNKNOWN, "offering_cell": offering,
+        "facts": list(selectors.kubernetes_fact_list(provider=provider)), "sources": sources,
+        "broken_links": [check for check in links.values() if not check.ok],
+        "checked_links": len(links), "stale_cutoff": stale_cutoff(timezone.now()),
+        "guide_managed": guide_url("kubernetes-support", "managed-vs-byo"),
+        "columns": plain_columns(), "params": canonical_query(request.GET),
+    })
+
+
+class CompareForm(forms.Form):
+    provider = forms.MultipleChoiceField(label=_("Providers to compare (two to four)"),
+                                         widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, data, *, providers: list[Provider]):
+        super().__init__(data)
+        self.fields["provider"].choices = [(p.slug, p.name) for p in providers]
+
+    def clean_provider(self):
+        chosen = self.cleaned_data["provider"]
+        if not 2 <= len(chosen) <= 4:
+            raise forms.ValidationError(_("Choose between two and four providers."))
+        return chosen
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    """Two to four providers side by side: every capability (rows that differ highlighted) and the cheapest offer
+    of each GPU model per provider (the cheapest of a row highlighted)."""
+    providers = list(selectors.provider_list())
+    params = canonical_query(request.GET)
+    # Accept `provider=a,b` as the FilterSet does, so a link from the offers page's query works here too.
+    data = QueryDict(mutable=True)
+    data.setlist("provider", [s for v in params.getlist("provider") for s in v.split(",") if s])
+    form = CompareForm(data if "provider" in params else None, providers=providers)
+    display = DisplayForm(params, rates=display_conversions())
+    conversion = display.conversion()
+    context = {"form": form, "display": display, "conversion": conversion}
+    if not form.is_bound or not form.is_valid():
+        return render(request, "compare.html", context, status=400 if form.is_bound else 200)
+    by_slug = {p.slug: p for p in providers}
+    chosen = [by_slug[slug] for slug in dict.fromkeys(form.cleaned_data["provider"])]
+    cells = {p.id: {cap.key: cap for cap in p.capabilities.all()} for p in chosen}
+    for provider_cells in cells.values():
+        label_cells(provider_cells.values())
+    rows = []
+    for group_key, group_label in GROUPS.items():
+        for q in (q for q in CAPABILITIES if q.group == group_key):
+            row_cells = [cells[p.id].get(q.key) for p in chosen]
+            values = {cell.value if cell else UNKNOWN for cell in row_cells}
+            rows.append({"group": group_label, "question": q, "cells": row_cells, "differs": len(values) > 1,
+                         "guide": guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else ""})
+    cheapest = selectors.cheapest_offers_by_gpu(provider_ids=[p.id for p in chosen])
+    gpus = sorted({offer.gpu for offer in cheapest.values()}, key=lambda g: (g.vendor, g.family, g.name))
+    price_rows = []
+    for gpu in gpus:
+        offers_row = [cheapest.get((p.id, gpu.id)) for p in chosen]
+        for offer in offers_row:
+            if offer is not None:
+                offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
+        prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
+        price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
+    context.update({"providers": chosen, "rows": rows, "price_rows": price_rows})
+    return render(request, "compare.html", context)
+
+
+
+
+def source_status(request: HttpRequest) -> HttpResponse:
+    return render(request, "sources.html", {"sources": selectors.source_status_list()})
+
+
+def guide_index(request: HttpRequest) -> HttpResponse:
+    return render(request, "guides/index.html", {"guides": GUIDES})
+
+
+def guide_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    if slug not in GUIDES:
+        raise Http404("no such guide")
+    try:
+        template = guide_template(slug, get_language())
+    except TemplateDoesNotExist as error:
+        logger.error("guide %s has no template: %s", slug, error)
+        raise Http404("no such guide") from error
+    return render(request, template, {"guides": GUIDES, "slug": slug, "title": GUIDES[slug]})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 
 from django.template.loader import select_template
+from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from providers.filters import OfferFilterSet
@@ -53,7 +54,7 @@ FILTER_GUIDES = {
 
 
 def guide_url(slug: str, anchor: str) -> str:
-    return f"/guides/{slug}/#{anchor}"
+    return f"{reverse('guide-detail', args=[slug])}#{anchor}"
 
 
 

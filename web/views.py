@@ -17,6 +17,7 @@ from django import forms
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import TemplateDoesNotExist
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
@@ -35,9 +36,6 @@ from .querystrings import canonical_query, filter_query, with_params
 
 logger = logging.getLogger(__name__)
 
-# Paths other developers own; linked, not reversed, so this page does not break while they are being built.
-API_OFFERS_PATH = "/api/v1/offers/"
-DIGEST_SUBSCRIBE_PATH = "/digest/subscribe/"
 
 
 
@@ -63,6 +61,7 @@ def offers(request: HttpRequest) -> HttpResponse:
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
+    api_offers, chart_path = reverse("api:offer-list"), reverse("charts")
     context = {
         "filterset": filterset,
         "valid": valid,
@@ -76,10 +75,10 @@ def offers(request: HttpRequest) -> HttpResponse:
         "params": params,
         "query": params.urlencode(),
         "filter_query": filters_only,
-        "csv_url": f"{API_OFFERS_PATH}?{urlencode({'format': 'csv'})}{'&' + filters_only if filters_only else ''}",
-        "api_url": f"{API_OFFERS_PATH}{'?' + filters_only if filters_only else ''}",
-        "subscribe_url": f"{DIGEST_SUBSCRIBE_PATH}{'?' + filters_only if filters_only else ''}",
-        "chart_link": f"/charts/{'?' + filters_only if filters_only else ''}",
+        "csv_url": f"{api_offers}?{urlencode({'format': 'csv'})}{'&' + filters_only if filters_only else ''}",
+        "api_url": f"{api_offers}{'?' + filters_only if filters_only else ''}",
+        "subscribe_url": f"{reverse('digest:subscribe')}{'?' + filters_only if filters_only else ''}",
+        "chart_link": f"{chart_path}{'?' + filters_only if filters_only else ''}",
         "guides": GUIDES,
     }
     status = 200 if valid and display.is_valid() else 400
@@ -183,7 +182,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "spread": figures.price_spread_by_provider(points, conversion),
         "spread_figure": figures.figure_json(spread_figure) if points else "",
         "history_figure": figures.figure_json(history_figure) if not daily.empty else "",
-        "params": params, "offers_url": f"/?gpu={gpu.slug}", "columns": plain_columns(),
+        "params": params, "offers_url": f"{reverse('home')}?{urlencode({'gpu': gpu.slug})}", "columns": plain_columns(),
     })
 
 
@@ -243,6 +242,9 @@ class CompareForm(forms.Form):
 
     def clean_provider(self):
         chosen = self.cleaned_data["provider"]
+        if len(set(chosen)) == 1:
+            # The provider page's "compare with other providers" link chooses one: ask for another, it is no error.
+            raise forms.ValidationError(_("Choose at least one more provider to compare with."), code="one_more")
         if not 2 <= len(chosen) <= 4:
             raise forms.ValidationError(_("Choose between two and four providers."))
         return chosen
@@ -261,7 +263,8 @@ def compare(request: HttpRequest) -> HttpResponse:
     conversion = display.conversion()
     context = {"form": form, "display": display, "conversion": conversion}
     if not form.is_bound or not form.is_valid():
-        return render(request, "compare.html", context, status=400 if form.is_bound else 200)
+        asks_one_more = form.is_bound and form.has_error("provider", code="one_more")
+        return render(request, "compare.html", context, status=400 if form.is_bound and not asks_one_more else 200)
     by_slug = {p.slug: p for p in providers}
     chosen = [by_slug[slug] for slug in dict.fromkeys(form.cleaned_data["provider"])]
     cells = {p.id: {cap.key: cap for cap in p.capabilities.all()} for p in chosen}

@@ -90,7 +90,17 @@ def test_compare_accepts_comma_lists_and_shows_the_same_answers_unhighlighted(cl
     assert "differs" not in mig_row
 
 
-@pytest.mark.parametrize("query", ["provider=acme", "provider=acme,dearco,metal,oldie,nope", "provider=a,b,c,d,e"])
+def test_compare_with_one_provider_chosen_asks_for_one_more(client, data):
+    """The provider page's "compare with other providers" link chooses that provider: the picker shows it chosen."""
+    response = client.get("/compare/?provider=acme")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Choose at least one more provider to compare with." in html
+    assert re.search(r'<input[^>]*value="acme"[^>]*checked', html)
+    assert 'id="compare-capabilities"' not in html
+
+
+@pytest.mark.parametrize("query", ["provider=acme,dearco,metal,oldie,nope", "provider=a,b,c,d,e", "provider=nope"])
 def test_compare_refuses_fewer_than_two_or_more_than_four(client, data, query):
     response = client.get(f"/compare/?{query}")
     assert response.status_code == 400

@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test lint services snapshot clean browser
+.PHONY: run test test-fast lint services snapshot clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,11 @@ test: $(VENV)/.dev browser
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=comparator.settings.test
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+## make test-fast: the same without the tests marked slow (schema fuzz, browser, worker kill, make-run path)
+test-fast: $(VENV)/.dev
+	$(BIN)/ruff check .
+	$(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 
 ## make services: start this machine's PostgreSQL and Redis if they are not answering
 services:

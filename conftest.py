@@ -39,6 +39,10 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
+    # The browser tests start Chromium: slow like the fuzz run and the worker-kill test (`make test-fast` skips them).
+    for item in items:
+        if "tests/browser/" in item.nodeid:
+            item.add_marker(pytest.mark.slow)
     if POSTGRES_UP and REDIS_UP:
         return
     skip = pytest.mark.skip(reason="PostgreSQL or Redis not reachable (set REQUIRE_SERVICES=1 to fail instead)")

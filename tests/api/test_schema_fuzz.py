@@ -23,6 +23,7 @@ CHECKS = ("not_a_server_error", "status_code_conformance", "content_type_conform
           "response_schema_conformance", "response_headers_conformance")
 
 
+@pytest.mark.slow
 @pytest.mark.services
 def test_schema_fuzz_finds_no_server_error_and_no_schema_violation(transactional_db, live_server, tmp_path):
     services.snapshot_load()

@@ -165,6 +165,7 @@ def test_worker_scrapes_the_loopback_api_into_postgresql(catalog_server, lambda_
     assert handler.requests == 1
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_task_is_redelivered_and_converges(catalog_server, lambda_provider, tmp_path):
     handler, base_url = catalog_server
     handler.hold_first = True

@@ -66,6 +66,7 @@ def test_editing_a_curated_cell_records_the_change(tmp_path):
     assert change.new_value == cells["mig"].value and change.old_value != change.new_value
 
 
+@pytest.mark.slow
 def test_make_run_path_loads_the_snapshot_into_sqlite(tmp_path):
     """What `make run` does before serving: migrate and load_snapshot into a fresh SQLite file, no Redis."""
     database = tmp_path / "embedded.sqlite3"

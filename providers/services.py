@@ -11,7 +11,6 @@ import json
 import logging
 import re
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -31,7 +30,7 @@ from scrapers.base import (
     SourceInfo,
     TransientScrapeError,
 )
-from scrapers.http import build_client
+from scrapers.links import links_probe
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
@@ -657,27 +656,15 @@ def _kubernetes_fact_problem(name: object, value: object) -> str | None:
 # --- the weekly source-link check ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LinkOutcome:
-    ok: bool
-    status_code: int | None = None
-    error: str = ""
-
-
 def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
                        transport: httpx.BaseTransport | None = None, now: datetime | None = None) -> dict[str, int]:
-    """Ask every distinct capability source URL whether it still answers, and record the answer in LinkCheck.
-
-    HEAD first (cheap); a HEAD answered with an error is asked again with GET, because many sites refuse HEAD but
-    serve the page. 2xx/3xx (after redirects) is ok; 4xx/5xx, a timeout or a connection error is broken, with the
-    code or error kept and `failing_since` set on the first failure of a streak. At most `concurrency` requests run
-    at once and each has `timeout` seconds. Returns {"checked": n, "broken": m}.
+    """Ask every distinct capability source URL whether it still answers (scrapers.links.links_probe: HEAD, then
+    GET when HEAD is refused) and record the answer in LinkCheck, with `failing_since` set on the first failure of a
+    streak. Returns {"checked": n, "broken": m}.
     """
     now = now or timezone.now()
     urls = sorted(set(Capability.objects.exclude(source_url="").values_list("source_url", flat=True)))
-    with build_client(transport=transport, timeout=httpx.Timeout(timeout)) as http:
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            outcomes = dict(zip(urls, pool.map(lambda url: _probe(http, url), urls), strict=True))
+    outcomes = links_probe(urls, concurrency=concurrency, timeout=timeout, transport=transport)
     previous = {check.url: check for check in LinkCheck.objects.filter(url__in=urls)}
     rows = []
     for url, outcome in outcomes.items():
@@ -695,20 +682,6 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
     broken = sum(1 for outcome in outcomes.values() if not outcome.ok)
     logger.info("source links: %s checked, %s broken", len(urls), broken)
     return {"checked": len(urls), "broken": broken}
-
-
-def _probe(http: httpx.Client, url: str) -> LinkOutcome:
-    try:
-        response = http.head(url)
-        if response.status_code >= 400:
-            with http.stream("GET", url) as streamed:
-                response = streamed
-    except httpx.TimeoutException:
-        return LinkOutcome(ok=False, error="timed out")
-    except httpx.HTTPError as exc:
-        return LinkOutcome(ok=False, error=f"could not connect: {exc}")
-    ok = response.status_code < 400
-    return LinkOutcome(ok=ok, status_code=response.status_code, error="" if ok else f"HTTP {response.status_code}")
 
 
 # --- the bundled snapshot ------------------------------------------------------------------------------------

@@ -16,7 +16,6 @@ from providers.capabilities import QUESTIONS
 from providers.filters import OfferFilterSet
 
 from .badges import VALUE_LABELS
-from .form_renderer import RememberedCheckboxes
 from .guides import FILTER_GUIDES, guide_url
 
 logger = logging.getLogger(__name__)
@@ -101,6 +100,29 @@ def _choice_label(name: str, value: str, label):
     if name == "rdma":
         return QUESTIONS[value].label if value in QUESTIONS else _("any RDMA fabric")
     return VALUE_LABELS.get(value, label)
+
+
+class RememberedCheckboxes(forms.CheckboxSelectMultiple):
+    """Checkboxes whose HTML is kept for the exact inputs it was rendered from: the renderer, the name, the checked
+    values, the attributes, whether a value is required, and every choice's value and text in the active language.
+
+    The filter panel shows the same long lists (71 GPU models, every provider) on every page view, mostly with
+    nothing or the same few boxes checked. The key holds everything the HTML depends on, so a new label, a new
+    choice or another language is a new entry, never a stale one."""
+
+    remembered: dict[tuple, str] = {}
+    REMEMBER_AT_MOST = 4096
+
+    def render(self, name, value, attrs=None, renderer=None):
+        key = (type(self), type(renderer), name, tuple(self.format_value(value)),
+               tuple(self.build_attrs(self.attrs, attrs).items()), self.is_required,
+               tuple((str(choice), str(label)) for choice, label in self.choices))
+        html = self.remembered.get(key)
+        if html is None:
+            if len(self.remembered) >= self.REMEMBER_AT_MOST:
+                self.remembered.clear()
+            html = self.remembered[key] = super().render(name, value, attrs, renderer)
+        return html
 
 
 class OfferPanelFilterSet(OfferFilterSet):

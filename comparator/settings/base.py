@@ -90,9 +90,6 @@ DATABASES = {
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Widgets rendered by Python functions that write what Django's templates write (web/form_renderer.py).
-FORM_RENDERER = "web.form_renderer.PythonWidgetRenderer"
-
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
 LOCALE_PATHS = [BASE_DIR / "locale"]

@@ -79,12 +79,15 @@ def test_api_ranks_by_hand_computed_monthly_cost_and_never_assumes_an_unknown_fe
     response = advise(client, BATCH)
     assert response.status_code == 200
     data = response.json()
-    options = [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"]) for o in data["options"]]
+    rows = lambda group: [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"])  # noqa: E731
+                          for o in data[group]]
     # known: 2 nodes x 730 h x 4.00 + 0.10 x 730 = 5840 + 73; unknownfee: 2 x 730 x 3.00, fee left out
-    assert options == [("known", "5913.00", True), ("unknownfee", "4380.00", False)]
+    assert rows("options") == [("known", "5913.00", True)]
+    assert rows("unverified") == [("unknownfee", "4380.00", False)]
+    assert data["unverified"][0]["unverified"] == ["control_plane_fee"]
     assert data["excluded_missing"] == {"kubernetes": 1}  # the provider without Kubernetes
-    assert data["options"][1]["cost"]["control_plane_usd"] is None
-    assert [f["code"] for f in data["options"][1]["cost"]["flags"]] == ["fee_unknown"]
+    assert data["unverified"][0]["cost"]["control_plane_usd"] is None
+    assert [f["code"] for f in data["unverified"][0]["cost"]["flags"]] == ["fee_unknown"]
 
 
 def test_every_judgement_links_to_its_capability_source(client, market):
@@ -95,10 +98,12 @@ def test_every_judgement_links_to_its_capability_source(client, market):
 
 
 def test_location_accepts_countries_or_continents(client, market):
-    body = {**BATCH, "countries": ["de"]}
-    assert [o["offer"]["provider"] for o in advise(client, body).json()["options"]] == ["unknownfee"]
-    both = {**BATCH, "countries": ["DE"], "continents": ["NA"]}
-    assert {o["offer"]["provider"] for o in advise(client, both).json()["options"]} == {"known", "unknownfee"}
+    def providers(body):
+        data = advise(client, body).json()
+        return {o["offer"]["provider"] for o in data["options"] + data["unverified"]}
+
+    assert providers({**BATCH, "countries": ["de"]}) == {"unknownfee"}
+    assert providers({**BATCH, "countries": ["DE"], "continents": ["NA"]}) == {"known", "unknownfee"}
 
 
 def test_api_returns_mig_packing_slice_prices_and_a_manifest(client, market):

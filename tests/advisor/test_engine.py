@@ -293,21 +293,56 @@ def test_ranking_puts_met_before_unknown_and_leaves_out_missing():
         "missing": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes", spot_nodes="no"),
     }
     advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
-    assert [(o.offer.provider_slug, o.tier) for o in advice.options] == [("dear_met", 0), ("cheap_unknown", 1)]
+    assert [(o.offer.provider_slug, o.tier) for o in advice.options] == [("dear_met", 0)]
+    # the cheaper offer whose must-have is unknown is listed apart, never above the verified one
+    assert [(o.offer.provider_slug, o.unverified) for o in advice.unverified] == [("cheap_unknown", ("spot_nodes",))]
     assert advice.excluded_missing == {"spot_nodes": 1}
-    statuses = {j.requirement.key: j.status for j in advice.options[1].judgements}
+    statuses = {j.requirement.key: j.status for j in advice.unverified[0].judgements}
     assert statuses["spot_nodes"] == "unknown"
 
 
-def test_ranking_puts_a_complete_cost_before_a_cheaper_incomplete_one():
+def test_an_unknown_fee_puts_the_offer_in_the_unverified_group():
     spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=2, nodes=2)
     offers = [offer(1, "known", price="4.00", gpus="2"), offer(2, "fee_unknown", price="3.00", gpus="2")]
     all_cells = {"known": MANAGED_PAID, "fee_unknown": cells(offering="managed", scale_to_zero="yes")}
     advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
-    assert [o.offer.provider_slug for o in advice.options] == ["known", "fee_unknown"]
+    assert [o.offer.provider_slug for o in advice.options] == ["known"]
     assert advice.options[0].cost.total_usd == D("5913.00")  # 2 x 730 x 4.00 + 73
-    assert advice.options[1].cost.total_usd == D("4380.00")  # 2 x 730 x 3.00, fee unknown
+    assert [o.offer.provider_slug for o in advice.unverified] == ["fee_unknown"]
+    assert advice.unverified[0].cost.total_usd == D("4380.00")  # 2 x 730 x 3.00, fee unknown
+    assert advice.unverified[0].unverified == ("control_plane_fee",)
     assert advice.chosen.offer.id == 1
+
+
+def test_verified_options_are_ranked_by_total_cost_whatever_the_unknowns_elsewhere():
+    # The case: a $73 fee known on a dear offer never outranks a cheaper verified one, and an unknown fee
+    # never lifts an offer above a cheaper verified one either.
+    spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=8, nodes=1)
+    offers = [offer(1, "dear", price="98.32", gpus="8"), offer(2, "cheap", price="23.60", gpus="8"),
+              offer(3, "unknown", price="20.00", gpus="8")]
+    all_cells = {"dear": MANAGED_PAID,
+                 "cheap": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes"),
+                 "unknown": cells(offering="managed", scale_to_zero="yes")}
+    advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
+    assert [(o.rank, o.offer.provider_slug, o.cost.total_usd) for o in advice.options] == [
+        (1, "cheap", D("17228.00")),  # 730 x 23.60
+        (2, "dear", D("71846.60")),  # 730 x 98.32 + 73
+    ]
+    assert [o.offer.provider_slug for o in advice.unverified] == ["unknown"]
+
+
+def test_one_row_per_sku_in_its_cheapest_region_with_the_other_regions_counted():
+    spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=8)
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes"),
+         "q": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    offers = [replace(offer(i, "p", price=price, gpus="8"), instance_type="BM.GPU.H100.8", region=region)
+              for i, (price, region) in enumerate([("80", "a"), ("70", "b"), ("80", "c")], start=1)]
+    offers.append(offer(9, "q", price="75", gpus="8"))
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={})
+    assert [(o.offer.provider_slug, o.offer.region, o.also_in) for o in advice.options] == [
+        ("p", "b", ("a", "c")), ("q", "r", ())]
+    assert advice.options[0].also_in_regions == 2
+    assert advice.ranked == 4  # every offer was costed; the rows are grouped
 
 
 def test_inference_packing_sets_the_instances_to_rent():

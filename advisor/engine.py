@@ -965,8 +965,9 @@ def _assumptions(spec: WorkloadSpec, hours: Decimal, kubernetes: bool,
     notes.append(Note("ranking", _("Ranking: by total monthly cost among the offers whose own answers meet every "
                                    "required item and whose whole cost is known. An offer with a required item or "
                                    "the control-plane fee unknown is listed apart under \"may also fit "
-                                   "(unverified)\", never above a verified one; an offer missing a required item is "
-                                   "left out. One row per instance type, in its cheapest region.")))
+                                   "(unverified)\", never above a verified one, fewest unknowns first; an offer "
+                                   "missing a required item is left out. One row per instance type, in its cheapest "
+                                   "region.")))
     if models:
         notes.append(Note("packing", _("GPU packing counts memory only, one MIG profile size per GPU; throughput "
                                        "may need more GPUs. A replica lives on one node, split over 1, 2, 4 or 8 "
@@ -1005,8 +1006,8 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
     known, offers that cannot hold a replica on one node, and offers missing a required item (counted per item).
 
     Verified options (every required item met, the whole cost known) are ranked by total monthly cost; the others
-    form the "may also fit (unverified)" group, ranked apart by the known part of their cost. Each group keeps one
-    row per SKU (provider, instance type, GPU and count), in its cheapest region.
+    form the "may also fit (unverified)" group, ranked apart: fewest unknowns first, then the known part of their
+    cost. Each group keeps one row per SKU (provider, instance type, GPU and count), in its cheapest region.
     """
     answers = answers or {}
     hours = monthly_hours(spec)
@@ -1059,7 +1060,9 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             unverified.append("control_plane_fee")
         tier = int(bool(unverified))
         option = Option(0, offer, cost, judgements, tier, gpus_needed, layouts, unverified=tuple(unverified))
-        scored.append(((tier, cost.total_usd, offer.id), option))
+        # Verified: cheapest first. Unverified: fewest unknowns first (an offer whose only unknown is its fee before
+        # one that may lack a must-have), then cheapest; the groups never mix.
+        scored.append(((tier, len(unverified), cost.total_usd, offer.id), option))
 
     scored.sort(key=lambda item: item[0])
     verified = _one_row_per_sku([o for _key, o in scored if o.tier == 0])

@@ -190,3 +190,37 @@ def test_query_count_does_not_grow_with_offers(client, market, h100):
         provider = provider_with(f"extra{index}", offering="managed", control_plane_fee="free")
         add_offer(provider, h100, instance=f"x{index}", price="5.00")
     assert queries() == before
+
+
+SIZED = {"kind": "inference", "model": "llama-3.1-70b", "replicas": 1, "countries": ["US"]}
+
+
+def test_api_sizes_a_listed_model_and_places_a_replica_on_one_node(client, market):
+    data = advise(client, SIZED).json()
+    # (70.6 x 2 = 141.2 GB + KV 2 x 80 x 8 x 128 x 2 x 8192 = 2.7 GB) / 0.9 = 159.9 GB -> 2 x 80 GB on one node
+    assert data["estimate"]["memory_gb"] == "159.9"
+    assert "141.2 GB" in data["estimate"]["lines"][0]["text"]
+    (option,) = data["options"]
+    assert option["offer"]["provider"] == "known"
+    assert [(lay["replicas"], lay["gpus_per_pod"], lay["pods_per_replica"]) for lay in option["layouts"]] == [(1, 2, 1)]
+    assert "--tensor-parallel-size" in data["manifest"]["yaml"] and "kind: Service" in data["manifest"]["yaml"]
+
+
+def test_page_and_api_give_the_same_sized_advice(client, market):
+    page = client.get(reverse("advisor"), {"kind": "inference", "model": "llama-3.1-70b", "replicas": "1",
+                                           "countries": "US"})
+    assert page.status_code == 200
+    assert AdviceOutputSerializer(page.context["advice"]).data == advise(client, SIZED).json()
+    html = page.content.decode()
+    assert "159.9 GB" in html  # the arithmetic is on the page
+
+
+def test_page_lists_unverified_offers_apart_with_the_total_among_the_first_columns(client, market):
+    html = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2",
+                                           "nodes": "2"}).content.decode()
+    verified, unverified = html.split('id="unverified"')
+    assert "5913.00" in verified and "4380.00" not in verified
+    assert "≥ 4380.00" in unverified
+    for table in html.split('<table class="offers advisor-options">')[1:]:
+        headers = table.split("</tr></thead>")[0].split("<th ")
+        assert "Total USD / month" in headers[3]  # #, offer, total: visible without scrolling at 1366 px

@@ -73,7 +73,7 @@ class AdvisorForm(forms.Form):
                                required=False, initial=sizing.FULL)
     optimizer = forms.ChoiceField(label=_("Optimizer (training)"), choices=list(sizing.OPTIMIZERS.items()),
                                   required=False, initial=sizing.ADAM)
-    adapter_percent = forms.DecimalField(label=_("Adapter parameters (% of the model, LoRA)"), required=False,
+    adapter_percent = forms.DecimalField(label=_("Adapter parameters (percent of the model, LoRA)"), required=False,
                                          min_value=Decimal("0.01"), max_value=100, decimal_places=2,
                                          help_text=_("Leave empty for 1%."))
     multi_node = forms.BooleanField(label=_("A replica may span several nodes"), required=False)

@@ -224,3 +224,14 @@ def test_page_lists_unverified_offers_apart_with_the_total_among_the_first_colum
     for table in html.split('<table class="offers advisor-options">')[1:]:
         headers = table.split("</tr></thead>")[0].split("<th ")
         assert "Total USD / month" in headers[3]  # #, offer, total: visible without scrolling at 1366 px
+
+
+def test_sized_advice_renders_its_arithmetic_in_chinese(client, market):
+    client.cookies["django_language"] = "zh-hans"
+    response = client.get(reverse("advisor"), {"kind": "inference", "model": "llama-3.1-70b", "countries": "US"},
+                          HTTP_ACCEPT_LANGUAGE="zh-hans")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "权重：70.6 B 参数 x 2 字节（FP16）= 141.2 GB。" in html
+    assert '<h2 id="unverified">' not in html  # the US market has one verified offer and nothing unverified
+    assert "在其节点上" in html  # the options table, in Chinese

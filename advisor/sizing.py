@@ -92,8 +92,10 @@ class ModelCard:
 
 
 # num_hidden_layers, num_attention_heads, num_key_value_heads and head size (hidden_size / num_attention_heads, or
-# head_dim where the config sets it) from each config.json; parameter counts as each model card states them.
-# Verified 2026-12-01.
+# head_dim where the config sets it) as each config.json gives them; parameter counts as each model card states them.
+# Checked 2026-12-01 against public copies of those configs (Llama 3.1: the Llama 3 paper's Table 3 and Oumi's
+# recipe tables; Gemma 2 27B: MaxText's Hugging Face configs; Qwen2 7B's printed config for the Qwen2.5 7B layout);
+# the live Hugging Face pages were not fetched from this machine.
 MODEL_VERIFIED_ON = "2026-12-01"
 MODEL_CARDS: dict[str, ModelCard] = {card.slug: card for card in (
     ModelCard("llama-3.1-8b", "Llama 3.1 8B", "meta-llama/Llama-3.1-8B-Instruct", Decimal("8.03"), 32, 32, 8, 128),

@@ -706,8 +706,10 @@ def pack_models(models: tuple[ModelNeed, ...], gpu_memory_gb: Decimal, mig_profi
 
     mig_gpus: int | None = None
     uses: list[MigUse] = []
-    if mig_profiles:
-        by_size = sorted(mig_profiles, key=lambda p: (mig_profile_size(p)[1], mig_profile_size(p)[0]))
+    by_size = sorted(mig_profiles, key=lambda p: (mig_profile_size(p)[1], mig_profile_size(p)[0]))
+    # A source may report more memory than the catalog's largest profile (e.g. a GPU sold with more memory than the
+    # variant NVIDIA's table lists); a replica no profile holds cannot use MIG, so MIG gets no count.
+    if by_size and all(mig_profile_size(by_size[-1])[1] >= size for size in fitting):
         counts: Counter[str] = Counter()
         for size in fitting:
             counts[next(p for p in by_size if mig_profile_size(p)[1] >= size)] += 1
@@ -901,11 +903,14 @@ def placement(spec: WorkloadSpec, models: tuple[ModelNeed, ...], offer: OfferDat
     layouts: list[ReplicaLayout] = []
     pods: list[int] = []
     shared_mode = spec.sharing != WHOLE
+    if shared_mode and plan.gpus(spec.sharing) is None:
+        return None  # MIG asked for, and this GPU has no MIG profile that holds the replicas
     for index, model in enumerate(models, start=1):
         name = model.name or f"model-{index}"
         if shared_mode and model.memory_gb <= plan.gpu_memory_gb:
             shared_resource = resource
             if spec.sharing == MIG:
+                # the smallest profile that holds it: the one pack_models counted this model under
                 profile = next(use.profile for use in plan.mig_uses
                                if mig_profile_size(use.profile)[1] >= model.memory_gb)
                 shared_resource = f"nvidia.com/mig-{profile}"

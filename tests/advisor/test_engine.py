@@ -395,3 +395,30 @@ def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
     assert engine.spec_errors(spec) == {}
     assert engine.monthly_hours(spec) == D(365)  # 50% of 730
     assert engine.monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
+
+
+def test_mig_gets_no_count_when_no_profile_holds_a_replica():
+    # an H100 offer reporting 94 GB (the NVL variant) with the 80 GB profile table: an 85 GB replica fits the GPU
+    # but no MIG profile, so MIG is not offered instead of failing
+    plan = engine.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
+    assert plan.mig_gpus is None and plan.whole_gpus == 1
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(85)),), sharing="mig")
+    c = {"p": {**MANAGED_PAID, "mig": Cell("mig", "yes")}}
+    advice = engine.advise(spec, offers=[offer(memory=D(94))], cells=c, per_eur={})
+    assert advice.options == () and advice.excluded_too_small == 1
+
+
+def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node():
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(2, D(140)),))
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    one = offer(1, gpus="1", gpu=L4, memory=D(48), price="1.00")
+    four = offer(2, gpus="4", gpu=L4, memory=D(48), price="4.00")
+    advice = engine.advise(spec, offers=[one, four], cells=c, per_eur={})
+    # 140 GB over 48 GB GPUs: 3 hold it, the degree is 4; one replica per 4-GPU node, two nodes
+    assert [(o.offer.id, o.gpus_needed, o.cost.instances) for o in advice.options] == [(2, 8, 2)]
+    assert advice.excluded_too_small == 1  # the one-GPU VM never holds a replica
+    # Only when replicas may span nodes: pipeline stages of one whole node each, ceil(140 / 48) = 3 nodes a replica
+    advice = engine.advise(replace(spec, multi_node=True), offers=[one], cells=c, per_eur={})
+    (option,) = advice.options
+    (layout,) = option.layouts
+    assert (layout.gpus_per_pod, layout.pods_per_replica, option.cost.instances) == (1, 3, 6)

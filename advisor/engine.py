@@ -597,7 +597,10 @@ def _judge_by_answers(requirement: Requirement, answers: dict[str, OfferAnswer],
     met = [c for c in evidence if c.value == "yes"]
     if met:
         if requirement.key == "rdma" and "fabric" in answers:
-            met.append(answer_cell(answers["fabric"]))
+            fabric = answers["fabric"]
+            # name the fabric (e.g. "infiniband") where the answer's reason is that name
+            named = fabric.reason if fabric.reason and len(fabric.reason) <= 40 else fabric.state
+            met.append(replace(answer_cell(fabric), value=named))
         return Judgement(requirement, MET, tuple(met))
     answered_all = len(present) == len(keys or ())
     status = MISSING if answered_all and all(c.value in NOT_THERE for c in evidence) else UNKNOWN
@@ -1094,10 +1097,14 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             rent_monthly_usd=best.cost.total_usd if best else None,
         )
 
+    assumptions = _assumptions(spec, hours, kubernetes, models)
+    if models and not scored and too_small and not spec.multi_node:
+        assumptions += (Note("allow_multi_node", _("No offer holds a replica on one node: allow a replica to span "
+                                                   "several nodes to consider them.")),)
     return Advice(
         spec=spec, hours=hours, kubernetes_needed=kubernetes, kind_note=_kind_note(spec), requirements=requirements,
         options=tuple(shown), unverified=tuple(shown_unverified), candidates=len(offers), ranked=len(scored),
         excluded_missing=dict(excluded), excluded_unpriced=unpriced, excluded_too_small=too_small,
         excluded_memory_unknown=memory_unknown, chosen=chosen, packing=packing, slice_prices=prices,
-        break_even=verdict, assumptions=_assumptions(spec, hours, kubernetes, models), estimate=estimate,
+        break_even=verdict, assumptions=assumptions, estimate=estimate,
     )

@@ -417,6 +417,7 @@ def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node(
     # 140 GB over 48 GB GPUs: 3 hold it, the degree is 4; one replica per 4-GPU node, two nodes
     assert [(o.offer.id, o.gpus_needed, o.cost.instances) for o in advice.options] == [(2, 8, 2)]
     assert advice.excluded_too_small == 1  # the one-GPU VM never holds a replica
+    assert engine.advise(spec, offers=[one], cells=c, per_eur={}).assumptions[-1].code == "allow_multi_node"
     # Only when replicas may span nodes: pipeline stages of one whole node each, ceil(140 / 48) = 3 nodes a replica
     advice = engine.advise(replace(spec, multi_node=True), offers=[one], cells=c, per_eur={})
     (option,) = advice.options

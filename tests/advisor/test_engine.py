@@ -423,3 +423,30 @@ def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node(
     (option,) = advice.options
     (layout,) = option.layouts
     assert (layout.gpus_per_pod, layout.pods_per_replica, option.cost.instances) == (1, 3, 6)
+
+
+def test_a_fractional_gpu_is_never_offered_for_a_whole_gpu_workload():
+    spec = WorkloadSpec(kind="batch", gpu="h100")
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    advice = engine.advise(spec, offers=[offer(1, gpus="0.5", price="1.00"), offer(2, gpus="1", price="2.00")],
+                           cells=c, per_eur={})
+    assert [o.offer.id for o in advice.options] == [2]
+    assert advice.excluded_too_small == 1
+
+
+def test_mig_and_time_slicing_only_where_the_offer_answers_yes():
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(4, D(9)),), sharing="mig")
+    provider = {**MANAGED_PAID, "mig": Cell("mig", "yes", source_url="https://doc/mig")}
+    offers = [offer(1, price="2.00"), offer(2, price="1.00")]
+    answers = {1: {"mig": engine.OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
+               # the provider offers MIG, but not on this machine
+               2: {"mig": engine.OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
+    advice = engine.advise(spec, offers=offers, cells={"p": provider}, per_eur={}, answers=answers)
+    assert [o.offer.id for o in advice.options] == [1]
+    assert advice.excluded_missing == {"mig": 1}
+    (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "mig"]
+    assert [c.source_url for c in judgement.evidence] == ["https://doc/offer-mig"]
+    time_sliced = replace(spec, sharing="time_slicing")
+    unknown = {1: {"time_slicing": engine.OfferAnswer("time_slicing", "unknown")}}
+    advice = engine.advise(time_sliced, offers=offers[:1], cells={"p": provider}, per_eur={}, answers=unknown)
+    assert advice.options == () and [o.unverified for o in advice.unverified] == [("time_slicing",)]

@@ -26,14 +26,16 @@ type, and gets a memory-backed /dev/shm (NCCL and PyTorch data loaders use share
 - Inference runs vLLM's OpenAI-compatible server (image `vllm/vllm-openai`, port 8000, `GET /health` answers 200
   once the model is loaded: https://docs.vllm.ai/en/latest/deployment/docker.html,
   https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html). A replica across nodes is a
-  LeaderWorkerSet (https://lws.sigs.k8s.io/docs/), its pods finding the leader through `LWS_LEADER_ADDRESS`
-  (https://lws.sigs.k8s.io/docs/reference/labels-annotations-and-environment-variables/) with Ray, as vLLM's LWS
-  guide does (https://docs.vllm.ai/en/latest/deployment/frameworks/lws.html).
+  LeaderWorkerSet (https://lws.sigs.k8s.io/docs/), its workers joining the leader's Ray cluster through
+  `LWS_LEADER_ADDRESS` with the script vLLM's image ships, as LWS's own vLLM example does (Llama 3.1 405B, tensor
+  parallel 8 inside a node, pipeline parallel 2 across nodes:
+  https://github.com/kubernetes-sigs/lws/blob/main/docs/examples/vllm/GPU/lws.yaml).
 - Training is a JobSet (https://jobset.sigs.k8s.io/docs/overview/): one indexed Job of one pod per node; JobSet
   gives each pod the hostname `<jobset>-<job>-<job index>-<pod index>` under a headless Service named after the
   JobSet, so rank 0 is `training-workers-0-0.training`, and the pod's index is its
-  `batch.kubernetes.io/job-completion-index` annotation; torchrun reads them as its rendezvous. The optional
-  `kueue.x-k8s.io/queue-name` label hands the JobSet to a Kueue LocalQueue
+  `batch.kubernetes.io/job-completion-index` annotation; torchrun reads them as its rendezvous, as JobSet's PyTorch
+  example does (https://github.com/kubernetes-sigs/jobset/blob/main/site/static/examples/pytorch/cnn-mnist/mnist.yaml).
+  The optional `kueue.x-k8s.io/queue-name` label hands the JobSet to a Kueue LocalQueue
   (https://kueue.sigs.k8s.io/docs/tasks/run/jobsets/).
 - Time-slicing and MPS are switched on by the device plugin's config file, handed to the GPU Operator as a ConfigMap
   (k8s-device-plugin README, "Shared Access to GPUs";
@@ -73,7 +75,6 @@ IMAGE_PLACEHOLDER = "REPLACE-ME/your-image:tag"
 VLLM_IMAGE = "vllm/vllm-openai:latest"
 VLLM_PORT = 8000
 RENDEZVOUS_PORT = 29500
-RAY_PORT = 6379
 SHARING_CONFIGMAP = "advisor-gpu-sharing"
 SHARING_CONFIG_KEY = "shared"
 SHARING_STRATEGY_LABEL_VALUES = {TIME_SLICING: "time-slicing", MPS: "mps"}
@@ -238,12 +239,13 @@ def _deployment(target: _Target, layout: ReplicaLayout) -> list[dict]:
 
 def _leader_worker_set(target: _Target, layout: ReplicaLayout) -> list[dict]:
     """One replica = one leader and `pods_per_replica - 1` workers, each pod on a whole node; tensor parallel inside
-    a node, pipeline parallel across nodes, Ray joining them (vLLM's LWS guide)."""
+    a node, pipeline parallel across nodes, Ray joining them (LWS's vLLM example)."""
     group = ("leaderworkerset.sigs.k8s.io/name", layout.name)
-    serve = (f"ray start --head --port={RAY_PORT} && vllm serve {layout.hf_id or 'REPLACE-ME/model'} "
-             f"--port {VLLM_PORT} --tensor-parallel-size {layout.gpus_per_pod} "
-             f"--pipeline-parallel-size {layout.pods_per_replica} --distributed-executor-backend ray")
-    join = f"ray start --address=$(LWS_LEADER_ADDRESS):{RAY_PORT} --block"
+    script = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh"
+    serve = (f"{script} leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server "
+             f"--port {VLLM_PORT} --model {layout.hf_id or 'REPLACE-ME/model'} "
+             f"--tensor-parallel-size {layout.gpus_per_pod} --pipeline-parallel-size {layout.pods_per_replica}")
+    join = f"{script} worker --ray_address=$(LWS_LEADER_ADDRESS)"
     leader_container = {**_vllm_container(layout, command=["sh", "-c", serve]), "readinessProbe": _readiness()}
     worker_container = _vllm_container(layout, command=["sh", "-c", join])
     leader = _pod_spec(target, layout, container=leader_container, restart_policy="Always", rdma=True,

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import ROUND_CEILING, ROUND_HALF_UP, Decimal
 from typing import Any
@@ -28,6 +28,8 @@ from django.utils.translation import gettext_lazy as _
 from providers.capabilities import RDMA_FABRICS, UNKNOWN
 from providers.curated import CapabilityRecord
 from scrapers.normalize import to_usd
+
+from . import sizing
 
 # A month is 365 * 24 / 12 = 730 hours, the figure the hyperscalers' price calculators use.
 HOURS_PER_MONTH = Decimal("730")
@@ -87,10 +89,16 @@ _MIG_PROFILE = re.compile(r"^(?P<g>\d+)g\.(?P<mem>\d+)gb$")
 
 @dataclass(frozen=True)
 class ModelNeed:
-    """`count` replicas of a model that needs `memory_gb` of GPU memory each (weights, KV cache, activations)."""
+    """`count` replicas of a model that needs `memory_gb` of GPU memory each (weights, KV cache, activations).
+
+    A replica larger than one GPU is split by tensor parallelism over the smallest degree in `tp_degrees` whose GPUs
+    hold it, on one node (or, when the user allows it, over several whole nodes)."""
 
     count: int
     memory_gb: Decimal
+    tp_degrees: tuple[int, ...] = sizing.TP_DEGREES
+    name: str = ""
+    hf_id: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,23 @@ class WorkloadSpec:
     operations_usd_month: Decimal | None = None
     offer_id: int | None = None
     limit: int = 20
+    # Sizing from what people know (advisor.sizing): a listed model or a parameter count, its precision, and for
+    # inference the context and concurrency per replica, for training the optimizer and method.
+    model: str | None = None
+    parameters_b: Decimal | None = None
+    precision: str = sizing.FP16
+    context_tokens: int = 8192
+    concurrency: int = 1
+    replicas: int = 1
+    optimizer: str = sizing.ADAM
+    method: str = sizing.FULL
+    adapter_percent: Decimal | None = None
+    multi_node: bool = False  # inference: a replica may span several nodes (a LeaderWorkerSet)
+    kueue_queue: str = ""
+
+    @property
+    def sized(self) -> bool:
+        return bool(self.model or self.parameters_b is not None)
 
 
 # One provider's answer to one capability question, as stored (providers.models.Capability): the same record the
@@ -123,10 +148,22 @@ Cell = CapabilityRecord
 
 
 @dataclass(frozen=True)
+class OfferAnswer:
+    """One offer's answer to one Kubernetes question (providers.selectors.offer_kubernetes_answers' shape): state
+    "yes", "no", "unknown", "n/a" or "not_on_this_machine", why, and the pages it was read from."""
+
+    key: str
+    state: str
+    reason: str = ""
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class GpuData:
     slug: str
     name: str
     memory_gb: Decimal
+    vendor: str = "nvidia"
     mig_profiles: tuple[str, ...] = ()
     mig_source_url: str = ""
     source_url: str = ""
@@ -230,6 +267,7 @@ class PackingPlan:
     time_slicing_replicas: int
     mps_gpus: int
     mps_replicas: int
+    oversized_gpus: int = 0  # GPUs of the replicas larger than one GPU (tensor parallel), counted in every mode
 
     def gpus(self, mode: str) -> int | None:
         return {WHOLE: self.whole_gpus, MIG: self.mig_gpus, TIME_SLICING: self.time_slicing_gpus,
@@ -253,13 +291,42 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class ReplicaLayout:
+    """How one model line (or, without models, the workload) lands on the offer's nodes: `replicas` replicas of
+    `pods_per_replica` pods, each pod asking for `gpus_per_pod` of `resource` on one node."""
+
+    name: str
+    replicas: int
+    gpus_per_pod: int
+    pods_per_replica: int = 1
+    resource: str = "nvidia.com/gpu"
+    shared: str = ""  # "", or the sharing mode when the pod asks for a share of a GPU
+    hf_id: str = ""
+
+    @property
+    def gpus(self) -> int:
+        return 0 if self.shared else self.replicas * self.pods_per_replica * self.gpus_per_pod
+
+
+@dataclass(frozen=True)
 class Option:
     rank: int
     offer: OfferData
     cost: Cost
     judgements: tuple[Judgement, ...]
-    tier: int  # 0: every required requirement met; 1: some required ones unknown
+    tier: int  # 0: verified (every required item met by the offer's answers, the whole cost known); 1: unverified
     gpus_needed: int
+    layouts: tuple[ReplicaLayout, ...] = ()
+    also_in: tuple[str, ...] = ()  # other regions of the same SKU in the same group, all at least as dear
+    unverified: tuple[str, ...] = ()  # requirement keys left unknown, and "control_plane_fee" when the fee is
+
+    @property
+    def verified(self) -> bool:
+        return self.tier == 0
+
+    @property
+    def also_in_regions(self) -> int:
+        return len(self.also_in)
 
     @property
     def price_per_gpu_hour_usd(self) -> Decimal:
@@ -289,7 +356,8 @@ class Advice:
     kubernetes_needed: bool
     kind_note: Note
     requirements: tuple[Requirement, ...]
-    options: tuple[Option, ...]
+    options: tuple[Option, ...]  # verified, cheapest first, one row per SKU
+    unverified: tuple[Option, ...]  # "may also fit (unverified)", cheapest known part first, one row per SKU
     candidates: int
     ranked: int
     excluded_missing: dict[str, int]
@@ -301,6 +369,7 @@ class Advice:
     slice_prices: tuple[SlicePrice, ...]
     break_even: BreakEven | None
     assumptions: tuple[Note, ...]
+    estimate: sizing.Estimate | None = None
     manifest: Any = None  # manifests.Manifest for `chosen`, set by the selector (manifests import this module)
 
     @property
@@ -312,20 +381,65 @@ class Advice:
 # --- input rules shared by the page's form and the API's serializer ----------------------------------------------
 
 
+def model_card(spec: WorkloadSpec) -> sizing.ModelCard | None:
+    return sizing.MODEL_CARDS.get(spec.model) if spec.model else None
+
+
+def estimate_for(spec: WorkloadSpec) -> sizing.Estimate | None:
+    """The memory estimate from a listed model or a parameter count: per replica for inference, for the whole job
+    for training or a fine-tune in a notebook; None when the user gave neither."""
+    if not spec.sized or spec.kind == BATCH:
+        return None
+    card = model_card(spec)
+    if spec.model and card is None:
+        return None
+    if spec.kind == INFERENCE:
+        return sizing.inference_estimate(card=card, parameters_b=spec.parameters_b, precision=spec.precision,
+                                         context_tokens=spec.context_tokens, concurrency=spec.concurrency)
+    return sizing.training_estimate(card=card, parameters_b=spec.parameters_b, precision=spec.precision,
+                                    optimizer=spec.optimizer, method=spec.method, adapter_percent=spec.adapter_percent)
+
+
+def workload_models(spec: WorkloadSpec, estimate: sizing.Estimate | None) -> tuple[ModelNeed, ...]:
+    """The inference replicas to place: the sized model's, else the expert's `count x GB` lines."""
+    if spec.kind != INFERENCE:
+        return ()
+    if estimate is not None:
+        card = model_card(spec)
+        name = card.slug if card else f"model-{spec.parameters_b}b"
+        return (ModelNeed(spec.replicas, estimate.memory_gb, estimate.tp_degrees, name, card.hf_id if card else ""),)
+    return spec.models
+
+
 def spec_errors(spec: WorkloadSpec) -> dict[str, str]:
     """Rules across fields, as {field: message}; each interface checks types and ranges itself."""
     errors: dict[str, str] = {}
     if spec.hours_per_month is not None and spec.utilisation_percent is not None:
         errors["hours_per_month"] = str(_("Give hours per month or a utilisation, not both."))
-    if spec.models and spec.kind != INFERENCE:
+    if spec.model and spec.parameters_b is not None:
+        errors["parameters_b"] = str(_("Pick a listed model or give a parameter count, not both."))
+    elif spec.model and spec.model not in sizing.MODEL_CARDS:
+        errors["model"] = str(_("Not a listed model."))
+    if spec.sized and spec.models:
+        errors["models"] = str(_("Size from a model or list models to pack as GB, not both."))
+    elif spec.models and spec.kind != INFERENCE:
         errors["models"] = str(_("Models to pack apply to inference serving only."))
+    if spec.sized and spec.kind == BATCH:
+        errors["model"] = str(_("Sizing from a model applies to inference, training and fine-tunes."))
+    full_low_bits = spec.method == sizing.FULL and spec.precision != sizing.FP16
+    if spec.kind in (TRAINING, NOTEBOOK) and spec.sized and full_low_bits:
+        errors["precision"] = str(_("A full fine-tune is costed as mixed-precision FP16/BF16 training; 8- and 4-bit "
+                                    "precisions apply to the frozen base of LoRA."))
+    if spec.multi_node and spec.kind != INFERENCE:
+        errors["multi_node"] = str(_("Replicas across nodes apply to inference; training spans nodes with Nodes."))
+    has_models = bool(spec.models) or (spec.kind == INFERENCE and spec.sized)
     if spec.sharing != WHOLE and spec.kind != INFERENCE:
         errors["sharing"] = str(_("GPU sharing applies to inference serving only."))
-    elif spec.sharing != WHOLE and not spec.models:
+    elif spec.sharing != WHOLE and not has_models:
         errors["sharing"] = str(_("Give the models to pack to share GPUs."))
     if spec.gpu and spec.gpu_family:
         errors["gpu_family"] = str(_("Give a GPU model or a GPU family, not both."))
-    sized_by_models = spec.kind == INFERENCE and bool(spec.models)
+    sized_by_models = (spec.kind == INFERENCE and has_models) or (spec.kind in (TRAINING, NOTEBOOK) and spec.sized)
     if not (spec.gpu or spec.gpu_family) and spec.gpu_memory_min_gb is None and not sized_by_models:
         errors["gpu"] = str(_("Name a GPU model, a GPU family or a minimum memory per GPU."))
     if spec.purchase_price_usd is not None:
@@ -347,13 +461,17 @@ def needs_kubernetes(spec: WorkloadSpec) -> bool:
     return spec.kind != NOTEBOOK
 
 
-def min_gpu_memory_gb(spec: WorkloadSpec) -> Decimal | None:
-    """The memory per GPU an offer must have: the user's minimum, else (inference) the largest model that must fit
-    on one GPU when GPUs are shared."""
+def min_gpu_memory_gb(spec: WorkloadSpec, estimate: sizing.Estimate | None = None,
+                      models: tuple[ModelNeed, ...] = ()) -> Decimal | None:
+    """The memory per GPU an offer must have: the user's minimum; else (inference, shared GPUs) the largest model
+    that must fit on one GPU; else (training sized from a model) the model states sharded over every GPU."""
     if spec.gpu_memory_min_gb is not None:
         return spec.gpu_memory_min_gb
-    if spec.kind == INFERENCE and spec.models and spec.sharing != WHOLE:
-        return max(model.memory_gb for model in spec.models)
+    if spec.kind == INFERENCE and models and spec.sharing != WHOLE:
+        return max(model.memory_gb for model in models)
+    if spec.kind in (TRAINING, NOTEBOOK) and estimate is not None:
+        gpus = spec.gpus_per_node * spec.nodes
+        return (estimate.memory_gb / gpus).quantize(Decimal("0.1"), ROUND_CEILING)
     return None
 
 
@@ -378,6 +496,10 @@ def requirements_for(spec: WorkloadSpec) -> tuple[Requirement, ...]:
             _("Inference traffic rises and falls; node autoscaling adds GPU nodes at peaks and removes them after."))
         add("scale_to_zero", PREFERRED, "inference_scale_to_zero",
             _("When no requests come, a GPU node pool that scales to zero stops paying for idle GPUs."))
+        if spec.multi_node:
+            add("rdma", PREFERRED, "inference_multi_node_rdma",
+                _("A replica spread over several nodes exchanges activations between them for every token; an RDMA "
+                  "fabric keeps that from becoming the bottleneck."))
         if spec.sharing == WHOLE:
             add("gpu_sharing", PREFERRED, "inference_sharing",
                 _("Small models can share a GPU (MIG, time-slicing, MPS or the provider's own scheme), so fewer "
@@ -422,13 +544,81 @@ def _yes_no(cell: Cell) -> str:
     return UNKNOWN
 
 
-def judge(requirement: Requirement, cells: dict[str, Cell], gpu: GpuData | None) -> Judgement:
-    """Met, missing or unknown, read only from the provider's cells (and for MIG the GPU catalog).
+# Which per-offer Kubernetes answers decide a requirement (any "yes" meets it); the rest (gang scheduling, RWX
+# storage, the vendors' own sharing schemes) are provider-wide and read from the provider's cells.
+ANSWER_KEYS = {
+    "kubernetes": ("managed_node", "byo"),
+    "managed_control_plane": ("managed_node",),
+    "rdma": ("rdma",),
+    "gpu_sharing": (MIG, TIME_SLICING, MPS),
+    MIG: (MIG,),
+    TIME_SLICING: (TIME_SLICING,),
+    MPS: (MPS,),
+    "scale_to_zero": ("scale_to_zero",),
+    "spot_nodes": ("spot_nodes",),
+    "node_autoscaling": ("node_autoscaling",),
+    "gpu_operator": ("gpu_operator",),
+}
+NOT_THERE = ("no", "n/a", "not_on_this_machine")
 
-    "n/a" counts as missing (the provider says the question does not apply, e.g. no Kubernetes); an absent cell or
-    "unknown" stays unknown. For an "any of" requirement one sourced "yes" is enough, and it is missing only when
-    every alternative is sourced as no or n/a.
+
+def answer_cell(answer: OfferAnswer) -> Cell:
+    """An offer's answer in the shape of a capability cell, so judgements cite it the same way."""
+    return Cell(key=answer.key, value=answer.state, detail=answer.reason,
+                source_url=answer.sources[0] if answer.sources else "", confidence="offer")
+
+
+def offer_cells(cells: dict[str, Cell], answers: dict[str, OfferAnswer]) -> dict[str, Cell]:
+    """The provider's cells with this offer's answers laid over the ones costing reads (managed or your own
+    control plane, spot nodes, scale to zero)."""
+    merged = dict(cells)
+    for key in ("scale_to_zero", "spot_nodes"):
+        if key in answers:
+            answer = answers[key]
+            value = "no" if answer.state == "not_on_this_machine" else answer.state
+            merged[key] = replace(answer_cell(answer), value=value)
+    managed, byo = answers.get("managed_node"), answers.get("byo")
+    if managed is not None and managed.state == "yes":
+        merged["offering"] = replace(answer_cell(managed), key="offering", value="managed")
+    elif byo is not None and byo.state == "yes":
+        merged["offering"] = replace(answer_cell(byo), key="offering", value="byo")
+    return merged
+
+
+def _judge_by_answers(requirement: Requirement, answers: dict[str, OfferAnswer],
+                      cells: dict[str, Cell]) -> Judgement | None:
+    keys = ANSWER_KEYS.get(requirement.key)
+    present = [answers[k] for k in keys or () if k in answers]
+    if not present:
+        return None
+    evidence = [answer_cell(a) for a in present]
+    if requirement.key == "gpu_sharing":
+        evidence.append(_cell(cells, "vendor_sharing"))
+    met = [c for c in evidence if c.value == "yes"]
+    if met:
+        if requirement.key == "rdma" and "fabric" in answers:
+            fabric = answers["fabric"]
+            # name the fabric (e.g. "infiniband") where the answer's reason is that name
+            named = fabric.reason if fabric.reason and len(fabric.reason) <= 40 else fabric.state
+            met.append(replace(answer_cell(fabric), value=named))
+        return Judgement(requirement, MET, tuple(met))
+    answered_all = len(present) == len(keys or ())
+    status = MISSING if answered_all and all(c.value in NOT_THERE for c in evidence) else UNKNOWN
+    return Judgement(requirement, status, tuple(evidence))
+
+
+def judge(requirement: Requirement, cells: dict[str, Cell], gpu: GpuData | None,
+          answers: dict[str, OfferAnswer] | None = None) -> Judgement:
+    """Met, missing or unknown, read from the offer's own Kubernetes answers where there is one for the
+    requirement, else from the provider's cells (and for MIG the GPU catalog).
+
+    "n/a" (and "not_on_this_machine") counts as missing; an absent answer or "unknown" stays unknown. For an "any of"
+    requirement one sourced "yes" is enough, and it is missing only when every alternative is answered no.
     """
+    if answers:
+        judged = _judge_by_answers(requirement, answers, cells)
+        if judged is not None:
+            return judged
     key = requirement.key
     if key in ("kubernetes", "managed_control_plane"):
         cell = _cell(cells, "offering")
@@ -488,27 +678,41 @@ def _ceil_div(a: int | Decimal, b: int | Decimal) -> int:
     return int((Decimal(a) / Decimal(b)).to_integral_value(ROUND_CEILING))
 
 
+def tp_gpus(memory_gb: Decimal, degrees: tuple[int, ...], gpu_memory_gb: Decimal) -> int:
+    """GPUs one replica is split over: the smallest tensor-parallel degree whose GPUs hold it; beyond the largest
+    degree (more than one node), whole multiples of it."""
+    for degree in degrees:
+        if degree * gpu_memory_gb >= memory_gb:
+            return degree
+    largest = max(degrees)
+    return largest * _ceil_div(memory_gb, largest * gpu_memory_gb)
+
+
 def pack_models(models: tuple[ModelNeed, ...], gpu_memory_gb: Decimal, mig_profiles: tuple[str, ...]) -> PackingPlan:
     """GPUs needed for the model replicas on GPUs of `gpu_memory_gb`, by memory only.
 
-    Whole GPUs: one GPU per replica (ceil(memory / GPU memory) for a replica larger than a GPU).
+    Whole GPUs: one GPU per replica that fits on one; a larger replica is split by tensor parallelism over the
+      smallest degree (1, 2, 4, 8, or those dividing the model's attention heads) whose GPUs hold it.
     MIG: each replica gets the smallest profile that holds it, and each GPU carries one profile size only, which is a
       valid layout under the device plugin's mixed strategy (an upper bound: a mixed layout may use fewer GPUs).
     Time-slicing: first-fit decreasing by memory (replicas share memory without isolation).
     MPS: the device plugin gives each of a GPU's `replicas` clients an equal share of its memory, so the largest
       replica sets the number of clients per GPU.
-    A replica larger than one GPU is counted as whole GPUs under every mode.
+    A replica larger than one GPU is counted as whole GPUs (tensor parallel) under every mode.
     """
     sizes = sorted((m.memory_gb for m in models for _i in range(m.count)), reverse=True)
     fitting = [s for s in sizes if s <= gpu_memory_gb]
+    oversized_gpus = sum(tp_gpus(m.memory_gb, m.tp_degrees, gpu_memory_gb) * m.count
+                         for m in models if m.memory_gb > gpu_memory_gb)
     oversized = [s for s in sizes if s > gpu_memory_gb]
-    oversized_gpus = sum(_ceil_div(s, gpu_memory_gb) for s in oversized)
     whole = len(fitting) + oversized_gpus
 
     mig_gpus: int | None = None
     uses: list[MigUse] = []
-    if mig_profiles:
-        by_size = sorted(mig_profiles, key=lambda p: (mig_profile_size(p)[1], mig_profile_size(p)[0]))
+    by_size = sorted(mig_profiles, key=lambda p: (mig_profile_size(p)[1], mig_profile_size(p)[0]))
+    # A source may report more memory than the catalog's largest profile (e.g. a GPU sold with more memory than the
+    # variant NVIDIA's table lists); a replica no profile holds cannot use MIG, so MIG gets no count.
+    if by_size and all(mig_profile_size(by_size[-1])[1] >= size for size in fitting):
         counts: Counter[str] = Counter()
         for size in fitting:
             counts[next(p for p in by_size if mig_profile_size(p)[1] >= size)] += 1
@@ -542,6 +746,7 @@ def pack_models(models: tuple[ModelNeed, ...], gpu_memory_gb: Decimal, mig_profi
         time_slicing_replicas=max(per_gpu_count, default=1),
         mps_gpus=(_ceil_div(len(fitting), mps_replicas) if fitting else 0) + oversized_gpus,
         mps_replicas=mps_replicas,
+        oversized_gpus=oversized_gpus,
     )
 
 
@@ -645,16 +850,89 @@ def break_even(*, purchase_usd: Decimal, own_monthly_usd: Decimal, rent_monthly_
 # --- the whole advice --------------------------------------------------------------------------------------------
 
 
-def _gpus_and_instances(spec: WorkloadSpec, offer: OfferData, plan: PackingPlan | None) -> tuple[int, int] | None:
-    """(GPUs needed, instances to rent) or None when the offer cannot hold the workload."""
-    if plan is not None:
-        needed = plan.gpus(spec.sharing)
-        if needed is None or offer.whole_gpus < 1:
-            return None
-        return needed, max(1, _ceil_div(needed, offer.whole_gpus))
-    if offer.gpu_count < spec.gpus_per_node:
+GPU_RESOURCE = "nvidia.com/gpu"
+# AMD's device plugin advertises `amd.com/gpu` (https://github.com/ROCm/k8s-device-plugin).
+GPU_RESOURCES = {"nvidia": GPU_RESOURCE, "amd": "amd.com/gpu"}
+
+
+def gpu_resource(offer: OfferData) -> str:
+    return GPU_RESOURCES.get(offer.gpu.vendor if offer.gpu else "nvidia", GPU_RESOURCE)
+
+
+def replica_fit(memory_gb: Decimal, degrees: tuple[int, ...], gpu_memory_gb: Decimal, node_gpus: int,
+                multi_node: bool) -> tuple[int, int] | None:
+    """(GPUs per pod, pods per replica) for a replica on nodes of `node_gpus` GPUs, or None when it does not fit.
+
+    On one node: the smallest allowed tensor-parallel degree whose GPUs hold it, no larger than the node. Across
+    nodes (only when asked for): every GPU of each node (tensor parallel inside a node, pipeline stages between
+    nodes), which needs the node's GPU count to be an allowed degree.
+    """
+    for degree in degrees:
+        if degree <= node_gpus and degree * gpu_memory_gb >= memory_gb:
+            return degree, 1
+    if multi_node and node_gpus in degrees:
+        return node_gpus, _ceil_div(memory_gb, node_gpus * gpu_memory_gb)
+    return None
+
+
+def nodes_for(pods_gpus: list[int], node_gpus: int) -> int:
+    """Nodes needed for pods asking for these GPU counts, first-fit decreasing (a pod never spans nodes)."""
+    free: list[int] = []
+    for gpus in sorted(pods_gpus, reverse=True):
+        for index, room in enumerate(free):
+            if room >= gpus:
+                free[index] -= gpus
+                break
+        else:
+            free.append(node_gpus - gpus)
+    return len(free)
+
+
+def placement(spec: WorkloadSpec, models: tuple[ModelNeed, ...], offer: OfferData,
+              plan: PackingPlan | None) -> tuple[tuple[ReplicaLayout, ...], int, int] | None:
+    """(layouts, GPUs needed, instances to rent) for `offer`, or None when it cannot hold the workload.
+
+    A pod asks for whole GPUs of one node, so an offer with fewer whole GPUs than a replica needs (or a fractional
+    marketplace share) cannot hold it; the node must also have the GPUs per node asked for.
+    """
+    node_gpus = offer.whole_gpus
+    resource = gpu_resource(offer)
+    if node_gpus < 1 or node_gpus < spec.gpus_per_node:
         return None
-    return spec.gpus_per_node * spec.nodes, spec.nodes
+    if plan is None:
+        name = {TRAINING: "training", BATCH: "batch"}.get(spec.kind, "server")
+        layout = ReplicaLayout(name, spec.nodes, spec.gpus_per_node, resource=resource)
+        return (layout,), spec.gpus_per_node * spec.nodes, spec.nodes
+    layouts: list[ReplicaLayout] = []
+    pods: list[int] = []
+    shared_mode = spec.sharing != WHOLE
+    if shared_mode and plan.gpus(spec.sharing) is None:
+        return None  # MIG asked for, and this GPU has no MIG profile that holds the replicas
+    for index, model in enumerate(models, start=1):
+        name = model.name or f"model-{index}"
+        if shared_mode and model.memory_gb <= plan.gpu_memory_gb:
+            shared_resource = resource
+            if spec.sharing == MIG:
+                # the smallest profile that holds it: the one pack_models counted this model under
+                profile = next(use.profile for use in plan.mig_uses
+                               if mig_profile_size(use.profile)[1] >= model.memory_gb)
+                shared_resource = f"nvidia.com/mig-{profile}"
+            layouts.append(ReplicaLayout(name, model.count, 1, 1, shared_resource, spec.sharing, model.hf_id))
+            continue
+        fit = replica_fit(model.memory_gb, model.tp_degrees, plan.gpu_memory_gb, node_gpus, spec.multi_node)
+        if fit is None:
+            return None
+        gpus_per_pod, pods_per_replica = fit
+        layouts.append(ReplicaLayout(name, model.count, gpus_per_pod, pods_per_replica, resource, "", model.hf_id))
+        pods += [gpus_per_pod] * (model.count * pods_per_replica)
+    shared_gpus = 0
+    if shared_mode:
+        mode_gpus = plan.gpus(spec.sharing)
+        if mode_gpus is None:
+            return None
+        shared_gpus = mode_gpus - plan.oversized_gpus
+    gpus = sum(pods) + shared_gpus
+    return tuple(layouts), gpus, max(1, nodes_for(pods + [1] * shared_gpus, node_gpus))
 
 
 def _kind_note(spec: WorkloadSpec) -> Note:
@@ -668,7 +946,8 @@ def _kind_note(spec: WorkloadSpec) -> Note:
     return Note(spec.kind, KINDS[spec.kind])
 
 
-def _assumptions(spec: WorkloadSpec, hours: Decimal, kubernetes: bool) -> tuple[Note, ...]:
+def _assumptions(spec: WorkloadSpec, hours: Decimal, kubernetes: bool,
+                 models: tuple[ModelNeed, ...]) -> tuple[Note, ...]:
     notes = [Note("month", _("A month is 730 hours (365 x 24 / 12)."))]
     if spec.hours_per_month is not None:
         notes.append(Note("hours", _("The GPU nodes run %(hours)s hours a month."), {"hours": hours}))
@@ -691,32 +970,64 @@ def _assumptions(spec: WorkloadSpec, hours: Decimal, kubernetes: bool) -> tuple[
                                 "Kubernetes, the provider documents spot GPU nodes; otherwise the on-demand price.")))
     notes.append(Note("prices", _("Prices are the stored list prices in USD; storage, network egress, CPU system "
                                   "nodes and taxes are not included.")))
-    notes.append(Note("ranking", _("Ranking: offers that meet every required item first, then those where a "
-                                   "required item is unknown; within each, a complete cost before an incomplete one, "
-                                   "then the lowest total. An offer missing a required item is left out.")))
-    if spec.models:
+    notes.append(Note("ranking", _("Ranking: by total monthly cost among the offers whose own answers meet every "
+                                   "required item and whose whole cost is known. An offer with a required item or "
+                                   "the control-plane fee unknown is listed apart under \"may also fit "
+                                   "(unverified)\", never above a verified one, fewest unknowns first; an offer "
+                                   "missing a required item is left out. One row per instance type, in its cheapest "
+                                   "region.")))
+    if models:
         notes.append(Note("packing", _("GPU packing counts memory only, one MIG profile size per GPU; throughput "
-                                       "may need more GPUs. With models to pack, the GPU count comes from the "
-                                       "packing, not from GPUs per node x nodes.")))
+                                       "may need more GPUs. A replica lives on one node, split over 1, 2, 4 or 8 "
+                                       "GPUs (tensor parallel) unless you allow replicas across nodes; a fractional "
+                                       "GPU is never offered for a replica that needs whole GPUs.")))
     return tuple(notes)
 
 
+def _sku(offer: OfferData) -> tuple:
+    return (offer.provider_slug, offer.instance_type, offer.gpu.slug if offer.gpu else offer.gpu_name,
+            offer.gpu_count)
+
+
+def _one_row_per_sku(options: list[Option]) -> list[Option]:
+    """Keep each SKU's first (cheapest) row, naming the other regions it is also offered in."""
+    rows: dict[tuple, Option] = {}
+    others: dict[tuple, list[str]] = {}
+    for option in options:
+        key = _sku(option.offer)
+        if key in rows:
+            others[key].append(option.offer.region)
+        else:
+            rows[key] = option
+            others[key] = []
+    return [replace(row, rank=rank, also_in=tuple(others[key]))
+            for rank, (key, row) in enumerate(rows.items(), start=1)]
+
+
 def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict[str, Cell]],
-           per_eur: dict[str, Decimal]) -> Advice:
+           per_eur: dict[str, Decimal], answers: dict[int, dict[str, OfferAnswer]] | None = None) -> Advice:
     """Rank `offers` (already narrowed to the GPU, GPU count and location asked for) for `spec`.
 
-    `cells` maps provider slug -> capability key -> Cell. Offers without an hourly price cannot be costed and are
-    counted, not ranked; so are offers whose memory per GPU is below the minimum or not known (neither reported by
-    the source nor in the catalog); offers missing a required item are counted per item, not ranked.
+    `cells` maps provider slug -> capability key -> Cell; `answers` maps offer id -> the offer's own Kubernetes
+    answers (see OfferAnswer), which decide a requirement wherever they answer it. Offers without an hourly price
+    cannot be costed and are counted, not ranked; so are offers whose memory per GPU is below the minimum or not
+    known, offers that cannot hold a replica on one node, and offers missing a required item (counted per item).
+
+    Verified options (every required item met, the whole cost known) are ranked by total monthly cost; the others
+    form the "may also fit (unverified)" group, ranked apart: fewest unknowns first, then the known part of their
+    cost. Each group keeps one row per SKU (provider, instance type, GPU and count), in its cheapest region.
     """
+    answers = answers or {}
     hours = monthly_hours(spec)
     kubernetes = needs_kubernetes(spec)
     requirements = requirements_for(spec)
+    estimate = estimate_for(spec)
+    models = workload_models(spec, estimate)
     plans: dict[tuple[Decimal, tuple[str, ...]], PackingPlan] = {}
     excluded: Counter[str] = Counter()
     unpriced = too_small = memory_unknown = 0
-    min_memory = min_gpu_memory_gb(spec)
-    scored: list[tuple[tuple, OfferData, Cost, tuple[Judgement, ...], int, int]] = []
+    min_memory = min_gpu_memory_gb(spec, estimate, models)
+    scored: list[tuple[tuple, Option]] = []
 
     for offer in offers:
         if offer.price_hour_usd is None:
@@ -730,39 +1041,48 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
                 too_small += 1
             continue
         plan = None
-        if spec.kind == INFERENCE and spec.models:
+        if models:
             if memory is None:
                 memory_unknown += 1
                 continue
             profiles = offer.gpu.mig_profiles if offer.gpu else ()
-            plan = plans.setdefault((memory, profiles), pack_models(spec.models, memory, profiles))
-        sizing = _gpus_and_instances(spec, offer, plan)
-        provider_cells = cells.get(offer.provider_slug, {})
-        judgements = tuple(judge(req, provider_cells, offer.gpu) for req in requirements)
+            plan = plans.setdefault((memory, profiles), pack_models(models, memory, profiles))
+        offer_answers = answers.get(offer.id, {})
+        provider_cells = offer_cells(cells.get(offer.provider_slug, {}), offer_answers)
+        judgements = tuple(judge(req, provider_cells, offer.gpu, offer_answers) for req in requirements)
         missing = [j.requirement.key for j in judgements
                    if j.requirement.importance == REQUIRED and j.status == MISSING]
         if missing:
             excluded.update(missing)
             continue
-        if sizing is None:
+        placed = placement(spec, models, offer, plan)
+        if placed is None:
             too_small += 1
             continue
-        gpus_needed, instances = sizing
-        tier = int(any(j.requirement.importance == REQUIRED and j.status == UNKNOWN for j in judgements))
+        layouts, gpus_needed, instances = placed
         cost = monthly_cost(offer=offer, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spec.spot_ok,
                             cells=provider_cells, per_eur=per_eur, min_nodes_kept=spec.min_nodes_kept)
-        key = (tier, not cost.complete, cost.total_usd, offer.id)
-        scored.append((key, offer, cost, judgements, tier, gpus_needed))
+        unverified = [j.requirement.key for j in judgements
+                      if j.requirement.importance == REQUIRED and j.status == UNKNOWN]
+        if not cost.complete:
+            unverified.append("control_plane_fee")
+        tier = int(bool(unverified))
+        option = Option(0, offer, cost, judgements, tier, gpus_needed, layouts, unverified=tuple(unverified))
+        # Verified: cheapest first. Unverified: fewest unknowns first (an offer whose only unknown is its fee before
+        # one that may lack a must-have), then cheapest; the groups never mix.
+        scored.append(((tier, len(unverified), cost.total_usd, offer.id), option))
 
     scored.sort(key=lambda item: item[0])
-    options = [Option(rank, offer, cost, judgements, tier, gpus)
-               for rank, (_key, offer, cost, judgements, tier, gpus) in enumerate(scored, start=1)]
-    shown = options[: spec.limit]
-    chosen = next((o for o in options if o.offer.id == spec.offer_id), None) if spec.offer_id else None
-    chosen = chosen or (shown[0] if shown else None)
+    verified = _one_row_per_sku([o for _key, o in scored if o.tier == 0])
+    unverified_rows = _one_row_per_sku([o for _key, o in scored if o.tier == 1])
+    shown, shown_unverified = verified[: spec.limit], unverified_rows[: spec.limit]
+    chosen = None
+    if spec.offer_id:
+        chosen = next((o for _key, o in scored if o.offer.id == spec.offer_id), None)
+    chosen = chosen or (shown[0] if shown else shown_unverified[0] if shown_unverified else None)
 
     packing, prices = None, ()
-    if chosen is not None and spec.kind == INFERENCE and spec.models:
+    if chosen is not None and models:
         memory = chosen.offer.memory_per_gpu_gb
         profiles = chosen.offer.gpu.mig_profiles if chosen.offer.gpu else ()
         packing = plans[(memory, profiles)]
@@ -770,18 +1090,21 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
 
     verdict = None
     if spec.purchase_price_usd is not None:
-        best = next((o for o in options if o.tier == 0 and o.cost.complete), None)
+        best = verified[0] if verified else None
         verdict = break_even(
             purchase_usd=spec.purchase_price_usd,
             own_monthly_usd=(spec.power_usd_month or 0) + (spec.operations_usd_month or 0),
             rent_monthly_usd=best.cost.total_usd if best else None,
         )
 
+    assumptions = _assumptions(spec, hours, kubernetes, models)
+    if models and not scored and too_small and not spec.multi_node:
+        assumptions += (Note("allow_multi_node", _("No offer holds a replica on one node: allow a replica to span "
+                                                   "several nodes to consider them.")),)
     return Advice(
         spec=spec, hours=hours, kubernetes_needed=kubernetes, kind_note=_kind_note(spec), requirements=requirements,
-        options=tuple(shown), candidates=len(offers), ranked=len(options), excluded_missing=dict(excluded),
-        excluded_unpriced=unpriced, excluded_too_small=too_small, excluded_memory_unknown=memory_unknown,
-        chosen=chosen, packing=packing,
-        slice_prices=prices, break_even=verdict, assumptions=_assumptions(spec, hours, kubernetes),
+        options=tuple(shown), unverified=tuple(shown_unverified), candidates=len(offers), ranked=len(scored),
+        excluded_missing=dict(excluded), excluded_unpriced=unpriced, excluded_too_small=too_small,
+        excluded_memory_unknown=memory_unknown, chosen=chosen, packing=packing, slice_prices=prices,
+        break_even=verdict, assumptions=assumptions, estimate=estimate,
     )
-

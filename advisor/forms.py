@@ -11,14 +11,17 @@ from django.utils.translation import gettext_lazy as _
 
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
 
-from . import engine
+from . import engine, sizing
 from .inputs import (
+    MAX_CONCURRENCY,
+    MAX_CONTEXT_TOKENS,
     MAX_GPUS_PER_NODE,
     MAX_MEMORY_GB,
     MAX_MODEL_LINES,
     MAX_MODEL_REPLICAS,
     MAX_MONEY,
     MAX_NODES,
+    MAX_PARAMETERS_B,
     spec_from_cleaned,
 )
 
@@ -53,6 +56,29 @@ def _money(label):
 
 class AdvisorForm(forms.Form):
     kind = forms.ChoiceField(label=_("Workload"), choices=list(engine.KINDS.items()), widget=forms.RadioSelect)
+    model = forms.ChoiceField(label=_("Model"), required=False,
+                              choices=[("", "—"), *((c.slug, c.name) for c in sizing.MODEL_CARDS.values())],
+                              help_text=_("Sizes from its model card: parameters, layers, attention and KV heads."))
+    parameters_b = forms.DecimalField(label=_("or parameters (billions)"), required=False, min_value=Decimal("0.01"),
+                                      max_value=MAX_PARAMETERS_B, decimal_places=2)
+    precision = forms.ChoiceField(label=_("Precision"), choices=list(sizing.PRECISIONS.items()), required=False,
+                                  initial=sizing.FP16)
+    replicas = forms.IntegerField(label=_("Replicas (inference)"), required=False, initial=1, min_value=1,
+                                  max_value=MAX_MODEL_REPLICAS)
+    context_tokens = forms.IntegerField(label=_("Context length (tokens)"), required=False, initial=8192,
+                                        min_value=1, max_value=MAX_CONTEXT_TOKENS)
+    concurrency = forms.IntegerField(label=_("Concurrent sequences per replica"), required=False, initial=1,
+                                     min_value=1, max_value=MAX_CONCURRENCY)
+    method = forms.ChoiceField(label=_("Fine-tune method (training)"), choices=list(sizing.METHODS.items()),
+                               required=False, initial=sizing.FULL)
+    optimizer = forms.ChoiceField(label=_("Optimizer (training)"), choices=list(sizing.OPTIMIZERS.items()),
+                                  required=False, initial=sizing.ADAM)
+    adapter_percent = forms.DecimalField(label=_("Adapter parameters (percent of the model, LoRA)"), required=False,
+                                         min_value=Decimal("0.01"), max_value=100, decimal_places=2,
+                                         help_text=_("Leave empty for 1%."))
+    multi_node = forms.BooleanField(label=_("A replica may span several nodes"), required=False)
+    kueue_queue = forms.RegexField(label=_("Kueue LocalQueue (optional)"), required=False, max_length=63,
+                                   regex=r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
     gpu = forms.ChoiceField(label=_("GPU model"), required=False)
     gpu_family = forms.ChoiceField(label=_("or GPU family"), required=False)
     gpu_memory_min_gb = forms.DecimalField(label=_("or minimum memory per GPU (GB)"), required=False,
@@ -65,7 +91,7 @@ class AdvisorForm(forms.Form):
                                          help_text=_("Leave empty for always on (730 hours)."))
     utilisation_percent = forms.DecimalField(label=_("or utilisation (%)"), required=False,
                                              min_value=Decimal("0.01"), max_value=100, decimal_places=2)
-    models = ModelsField(label=_("Models to pack (inference)"), required=False,
+    models = ModelsField(label=_("or models to pack as GB (experts)"), required=False,
                          help_text=_("Replicas x GB of GPU memory each, comma-separated, e.g. 4x16, 1x40."))
     sharing = forms.ChoiceField(label=_("GPU sharing"), choices=list(engine.SHARING_MODES.items()),
                                 required=False, initial=engine.WHOLE)

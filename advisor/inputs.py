@@ -6,7 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from . import engine
+from . import engine, sizing
 
 # Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
 MAX_NODES = 1000
@@ -15,6 +15,9 @@ MAX_MODEL_LINES = 50
 MAX_MODEL_REPLICAS = 1000
 MAX_MEMORY_GB = Decimal("10000")
 MAX_MONEY = Decimal("1000000000")
+MAX_PARAMETERS_B = Decimal("10000")
+MAX_CONTEXT_TOKENS = 10_000_000
+MAX_CONCURRENCY = 10_000
 
 
 def _plain(value: Decimal | None) -> Decimal | None:
@@ -51,4 +54,15 @@ def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
         operations_usd_month=data.get("operations_usd_month"),
         offer_id=data.get("offer_id"),
         limit=data.get("limit") or 20,
+        model=data.get("model") or None,
+        parameters_b=data.get("parameters_b"),
+        precision=data.get("precision") or sizing.FP16,
+        context_tokens=data.get("context_tokens") or 8192,
+        concurrency=data.get("concurrency") or 1,
+        replicas=data.get("replicas") or 1,
+        optimizer=data.get("optimizer") or sizing.ADAM,
+        method=data.get("method") or sizing.FULL,
+        adapter_percent=data.get("adapter_percent"),
+        multi_node=bool(data.get("multi_node")),
+        kueue_queue=data.get("kueue_queue") or "",
     )

@@ -1,24 +1,45 @@
-"""Starter Kubernetes manifests for the offer the advisor chose: plain dicts (validated against the Kubernetes
-OpenAPI schema in tests) and their YAML text. Pure functions.
+"""Starter Kubernetes manifests for the offer the advisor chose: plain dicts (validated offline against the Kubernetes
+OpenAPI schema, and the JobSet / LeaderWorkerSet CRD schemas, in tests) and their YAML text. Pure functions.
 
-What a manifest relies on, and where it is documented:
-- GPUs are requested as the extended resource `nvidia.com/gpu`; under the device plugin's "mixed" MIG strategy each
-  MIG profile is its own resource `nvidia.com/mig-<profile>`, e.g. `nvidia.com/mig-1g.10gb`
-  (NVIDIA k8s-device-plugin README, "MIG support": https://github.com/NVIDIA/k8s-device-plugin#mig-support).
-- Nodes are chosen by the labels NVIDIA GPU Feature Discovery sets: `nvidia.com/gpu.memory` (MiB per GPU),
-  `nvidia.com/gpu.count`, `nvidia.com/mig.strategy` and, when a GPU is shared, `nvidia.com/gpu.sharing-strategy`
-  (`time-slicing` or `mps`) (GFD README, "Generated Labels":
-  https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md; GPU Operator,
-  "Time-Slicing GPUs in Kubernetes": https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html).
-  We do not pin `nvidia.com/gpu.product`: its value is the driver's product string (e.g. NVIDIA-H100-80GB-HBM3),
-  which our catalog does not record, so guessing it could match no node.
-- GPU node pools are commonly tainted `nvidia.com/gpu` with effect NoSchedule (GKE and AKS add it to GPU pools,
-  NVIDIA's own device-plugin DaemonSet tolerates it); an `Exists` toleration matches any value of that key
-  (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
-- Time-slicing and MPS are switched on by the device plugin's config file,
-  `version: v1` / `sharing: {timeSlicing|mps: {resources: [{name: nvidia.com/gpu, replicas: N}]}}`, handed to the
-  GPU Operator as a ConfigMap (`devicePlugin.config.name`, one key per configuration)
-  (k8s-device-plugin README, "Shared Access to GPUs"; GPU Operator "Time-Slicing GPUs in Kubernetes").
+Every pod asks for exactly the GPUs of its `ReplicaLayout` (never more than the chosen node type has), on that node
+type, and gets a memory-backed /dev/shm (NCCL and PyTorch data loaders use shared memory; a container's default is
+64 MiB). What a manifest relies on, and where it is documented:
+- GPUs are the extended resource `nvidia.com/gpu` (`amd.com/gpu` for AMD); under the device plugin's "mixed" MIG
+  strategy each MIG profile is its own resource `nvidia.com/mig-<profile>`
+  (https://github.com/NVIDIA/k8s-device-plugin#mig-support; https://github.com/ROCm/k8s-device-plugin).
+- The node type: on the providers whose managed Kubernetes runs the cloud's controller manager (EKS, GKE, AKS, OKE),
+  nodes carry the well-known label `node.kubernetes.io/instance-type` with the instance type we price
+  (https://kubernetes.io/docs/reference/labels-annotations-taints/#nodekubernetesioinstance-type). Elsewhere the pods
+  select nodes by the labels NVIDIA GPU Feature Discovery sets, `nvidia.com/gpu.memory` (MiB per GPU) and
+  `nvidia.com/gpu.count` (https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md),
+  which needs GFD (the GPU Operator installs it); MIG and shared GPUs use GFD's `nvidia.com/mig.strategy` and
+  `nvidia.com/gpu.sharing-strategy` everywhere.
+- GPU node pools are commonly tainted `nvidia.com/gpu` (GKE adds `nvidia.com/gpu=present:NoSchedule`); an `Exists`
+  toleration matches any value (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
+- RDMA, where the provider documents the resource a pod requests: EKS's EFA device plugin advertises
+  `vpc.amazonaws.com/efa` (https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html); CoreWeave's
+  InfiniBand nodes `rdma/ib`, requested as 1 ("used as a boolean")
+  (https://docs.coreweave.com/products/networking/hpc-interconnect/use-gpudirect-rdma). Nebius labels GPU nodes with
+  their InfiniBand fabric, `topology.nebius.com/gpu-cluster-id`, so workers are kept on one fabric by pod affinity
+  (https://docs.nebius.com/kubernetes/gpu/topology-aware-scheduling). Elsewhere the manifest says the resource is
+  not documented rather than guess one.
+- Inference runs vLLM's OpenAI-compatible server (image `vllm/vllm-openai`, port 8000, `GET /health` answers 200
+  once the model is loaded: https://docs.vllm.ai/en/latest/deployment/docker.html,
+  https://docs.vllm.ai/en/latest/serving/openai_compatible_server.html). A replica across nodes is a
+  LeaderWorkerSet (https://lws.sigs.k8s.io/docs/), its workers joining the leader's Ray cluster through
+  `LWS_LEADER_ADDRESS` with the script vLLM's image ships, as LWS's own vLLM example does (Llama 3.1 405B, tensor
+  parallel 8 inside a node, pipeline parallel 2 across nodes:
+  https://github.com/kubernetes-sigs/lws/blob/main/docs/examples/vllm/GPU/lws.yaml).
+- Training is a JobSet (https://jobset.sigs.k8s.io/docs/overview/): one indexed Job of one pod per node; JobSet
+  gives each pod the hostname `<jobset>-<job>-<job index>-<pod index>` under a headless Service named after the
+  JobSet, so rank 0 is `training-workers-0-0.training`, and the pod's index is its
+  `batch.kubernetes.io/job-completion-index` annotation; torchrun reads them as its rendezvous, as JobSet's PyTorch
+  example does (https://github.com/kubernetes-sigs/jobset/blob/main/site/static/examples/pytorch/cnn-mnist/mnist.yaml).
+  The optional `kueue.x-k8s.io/queue-name` label hands the JobSet to a Kueue LocalQueue
+  (https://kueue.sigs.k8s.io/docs/tasks/run/jobsets/).
+- Time-slicing and MPS are switched on by the device plugin's config file, handed to the GPU Operator as a ConfigMap
+  (k8s-device-plugin README, "Shared Access to GPUs";
+  https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-sharing.html).
 """
 
 from __future__ import annotations
@@ -31,30 +52,56 @@ import yaml
 from .engine import (
     BATCH,
     INFERENCE,
-    MIG,
     MPS,
     TIME_SLICING,
     TRAINING,
-    WHOLE,
     Option,
     PackingPlan,
+    ReplicaLayout,
     WorkloadSpec,
-    mig_profile_size,
 )
 
 GPU_RESOURCE = "nvidia.com/gpu"
-GPU_TOLERATION = {"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}
+LABEL_INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 LABEL_MEMORY = "nvidia.com/gpu.memory"
 LABEL_COUNT = "nvidia.com/gpu.count"
 LABEL_MIG_STRATEGY = "nvidia.com/mig.strategy"
 LABEL_SHARING = "nvidia.com/gpu.sharing-strategy"
+LABEL_QUEUE = "kueue.x-k8s.io/queue-name"
 # Drivers report a little less than the marketing size (an "80GB" H100 shows 81559 MiB, a "24GB" L4 23034 MiB), so
 # the node must report at least 90% of the catalog size in MiB: the same 10% tolerance the GPU-name normaliser uses.
 MEMORY_LABEL_TOLERANCE = Decimal("0.9")
 IMAGE_PLACEHOLDER = "REPLACE-ME/your-image:tag"
+VLLM_IMAGE = "vllm/vllm-openai:latest"
+VLLM_PORT = 8000
+RENDEZVOUS_PORT = 29500
 SHARING_CONFIGMAP = "advisor-gpu-sharing"
 SHARING_CONFIG_KEY = "shared"
 SHARING_STRATEGY_LABEL_VALUES = {TIME_SLICING: "time-slicing", MPS: "mps"}
+APP_LABEL = "app.kubernetes.io/name"
+
+# Providers whose managed Kubernetes (EKS, GKE, AKS, OKE) runs the cloud's controller manager, which sets the
+# well-known `node.kubernetes.io/instance-type` label to the instance type we price (WELL_KNOWN_LABELS_URL).
+INSTANCE_TYPE_LABEL_PROVIDERS = frozenset({"aws", "gcp", "azure", "oci"})
+WELL_KNOWN_LABELS_URL = "https://kubernetes.io/docs/reference/labels-annotations-taints/#nodekubernetesioinstance-type"
+
+
+@dataclass(frozen=True)
+class Rdma:
+    resource: str
+    count: int
+    source_url: str
+    note: str
+
+
+RDMA_RESOURCES = {
+    "aws": Rdma("vpc.amazonaws.com/efa", 1, "https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html",
+                "EFA: raise vpc.amazonaws.com/efa to the instance's number of EFA interfaces to use them all."),
+    "coreweave": Rdma("rdma/ib", 1, "https://docs.coreweave.com/products/networking/hpc-interconnect/use-gpudirect-rdma",
+                      "InfiniBand: rdma/ib 1 schedules the pod on an InfiniBand node."),
+}
+NEBIUS_FABRIC_LABEL = "topology.nebius.com/gpu-cluster-id"
+NEBIUS_TOPOLOGY_URL = "https://docs.nebius.com/kubernetes/gpu/topology-aware-scheduling"
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -68,6 +115,7 @@ class _NoAliasDumper(yaml.SafeDumper):
 class Manifest:
     objects: tuple[dict, ...]
     yaml: str
+    notes: tuple[str, ...] = ()
 
 
 def memory_threshold_mib(memory_gb: Decimal) -> int:
@@ -80,114 +128,257 @@ def device_plugin_sharing_config(mode: str, replicas: int) -> dict:
     return {"version": "v1", "sharing": {strategy: {"resources": [{"name": GPU_RESOURCE, "replicas": replicas}]}}}
 
 
-def _node_affinity(expressions: list[dict]) -> dict:
-    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-        "nodeSelectorTerms": [{"matchExpressions": expressions}]}}}
+def _gt(key: str, at_least: int) -> dict:
+    # Gt compares the label as an integer; "at least N" is "greater than N - 1".
+    return {"key": key, "operator": "Gt", "values": [str(at_least - 1)]}
 
 
-def _pod_spec(*, name: str, resources: dict[str, int], node_selector: dict[str, str], expressions: list[dict],
-              restart_policy: str) -> dict:
-    limits = {resource: str(count) for resource, count in resources.items()}
+@dataclass(frozen=True)
+class _Target:
+    """Where the chosen offer's pods go, and what they need there."""
+
+    option: Option
+    rdma: Rdma | None
+    fabric_affinity: bool
+
+    @property
+    def offer(self):
+        return self.option.offer
+
+    @property
+    def by_instance_type(self) -> bool:
+        return self.offer.provider_slug in INSTANCE_TYPE_LABEL_PROVIDERS
+
+
+def _placement(target: _Target, layout: ReplicaLayout) -> tuple[dict, list[dict]]:
+    """(nodeSelector, node-affinity expressions) that put a pod on the chosen node type."""
+    selector: dict[str, str] = {}
+    expressions: list[dict] = []
+    if layout.shared == "mig":
+        selector[LABEL_MIG_STRATEGY] = "mixed"
+    elif layout.shared in SHARING_STRATEGY_LABEL_VALUES:
+        selector[LABEL_SHARING] = SHARING_STRATEGY_LABEL_VALUES[layout.shared]
+    if target.by_instance_type:
+        selector[LABEL_INSTANCE_TYPE] = target.offer.instance_type
+    elif layout.resource == GPU_RESOURCE:
+        memory = target.offer.memory_per_gpu_gb
+        if memory:
+            expressions.append(_gt(LABEL_MEMORY, memory_threshold_mib(memory)))
+        if layout.gpus_per_pod > 1 and not layout.shared:
+            expressions.append(_gt(LABEL_COUNT, layout.gpus_per_pod))
+    return selector, expressions
+
+
+def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restart_policy: str,
+              rdma: bool, group_label: tuple[str, str] | None = None) -> dict:
+    limits = {layout.resource: str(layout.gpus_per_pod)}
+    if rdma and target.rdma is not None:
+        limits[target.rdma.resource] = str(target.rdma.count)
+    container = {**container, "resources": {"limits": limits},
+                 "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}
+    vendor_key = layout.resource if layout.resource in (GPU_RESOURCE, "amd.com/gpu") else GPU_RESOURCE
     spec: dict = {
-        "containers": [{"name": name, "image": IMAGE_PLACEHOLDER, "resources": {"limits": limits}}],
-        "tolerations": [dict(GPU_TOLERATION)],
+        "containers": [container],
+        "volumes": [{"name": "dshm", "emptyDir": {"medium": "Memory"}}],
+        "tolerations": [{"key": vendor_key, "operator": "Exists", "effect": "NoSchedule"}],
         "restartPolicy": restart_policy,
     }
-    if node_selector:
-        spec["nodeSelector"] = node_selector
+    selector, expressions = _placement(target, layout)
+    if selector:
+        spec["nodeSelector"] = selector
+    affinity: dict = {}
     if expressions:
-        spec["affinity"] = _node_affinity(expressions)
+        affinity["nodeAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": {
+            "nodeSelectorTerms": [{"matchExpressions": expressions}]}}
+    if rdma and target.fabric_affinity and group_label is not None:
+        key, value = group_label
+        affinity["podAffinity"] = {"requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchLabels": {key: value}}, "topologyKey": NEBIUS_FABRIC_LABEL}]}
+    if affinity:
+        spec["affinity"] = affinity
     return spec
 
 
-def _memory_expression(memory_gb: Decimal) -> dict:
-    # Gt compares the label as an integer; "at least N" is "greater than N - 1".
-    return {"key": LABEL_MEMORY, "operator": "Gt", "values": [str(memory_threshold_mib(memory_gb) - 1)]}
+def _vllm_container(layout: ReplicaLayout, *, extra_args: list[str] = (), command: list[str] | None = None) -> dict:
+    image = VLLM_IMAGE if layout.resource != "amd.com/gpu" else IMAGE_PLACEHOLDER
+    container: dict = {"name": "vllm", "image": image}
+    if command is not None:
+        container["command"] = command
+    else:
+        container["args"] = ["--model", layout.hf_id or "REPLACE-ME/model", "--port", str(VLLM_PORT),
+                             "--tensor-parallel-size", str(layout.gpus_per_pod if not layout.shared else 1),
+                             *extra_args]
+    container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
+    return container
 
 
-def _deployment(name: str, replicas: int, pod: dict) -> dict:
-    labels = {"app.kubernetes.io/name": name}
+def _readiness() -> dict:
+    return {"httpGet": {"path": "/health", "port": VLLM_PORT}, "periodSeconds": 10, "failureThreshold": 3}
+
+
+def _service(name: str, selector: dict[str, str]) -> dict:
     return {
-        "apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": name, "labels": labels},
-        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
-                 "template": {"metadata": {"labels": labels}, "spec": pod}},
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "labels": {APP_LABEL: name}},
+        "spec": {"selector": selector, "ports": [{"name": "http", "port": VLLM_PORT, "targetPort": VLLM_PORT}]},
     }
 
 
-def _job(name: str, pods: int, pod: dict, *, indexed: bool) -> dict:
-    labels = {"app.kubernetes.io/name": name}
-    spec: dict = {"completions": pods, "parallelism": pods,
-                  "template": {"metadata": {"labels": labels}, "spec": pod}}
-    if indexed:
-        # Each worker gets its rank from JOB_COMPLETION_INDEX, what torchrun-style launchers need.
-        spec["completionMode"] = "Indexed"
-    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "labels": labels}, "spec": spec}
+def _deployment(target: _Target, layout: ReplicaLayout) -> list[dict]:
+    labels = {APP_LABEL: layout.name}
+    container = {**_vllm_container(layout), "readinessProbe": _readiness()}
+    pod = _pod_spec(target, layout, container=container, restart_policy="Always", rdma=False)
+    deployment = {
+        "apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": layout.name, "labels": labels},
+        "spec": {"replicas": layout.replicas, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels}, "spec": pod}},
+    }
+    return [deployment, _service(layout.name, labels)]
 
 
-def _inference_objects(spec: WorkloadSpec, option: Option, plan: PackingPlan | None) -> list[dict]:
-    memory = option.offer.memory_per_gpu_gb
-    if plan is None:  # no models listed: one Deployment, one node's worth of GPUs per replica
-        expressions = [_memory_expression(memory)] if memory else []
-        pod = _pod_spec(name="server", resources={GPU_RESOURCE: spec.gpus_per_node}, node_selector={},
-                        expressions=expressions, restart_policy="Always")
-        return [_deployment("inference", spec.nodes, pod)]
+def _leader_worker_set(target: _Target, layout: ReplicaLayout) -> list[dict]:
+    """One replica = one leader and `pods_per_replica - 1` workers, each pod on a whole node; tensor parallel inside
+    a node, pipeline parallel across nodes, Ray joining them (LWS's vLLM example)."""
+    group = ("leaderworkerset.sigs.k8s.io/name", layout.name)
+    script = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh"
+    serve = (f"{script} leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server "
+             f"--port {VLLM_PORT} --model {layout.hf_id or 'REPLACE-ME/model'} "
+             f"--tensor-parallel-size {layout.gpus_per_pod} --pipeline-parallel-size {layout.pods_per_replica}")
+    join = f"{script} worker --ray_address=$(LWS_LEADER_ADDRESS)"
+    leader_container = {**_vllm_container(layout, command=["sh", "-c", serve]), "readinessProbe": _readiness()}
+    worker_container = _vllm_container(layout, command=["sh", "-c", join])
+    leader = _pod_spec(target, layout, container=leader_container, restart_policy="Always", rdma=True,
+                       group_label=group)
+    worker = _pod_spec(target, layout, container=worker_container, restart_policy="Always", rdma=True,
+                       group_label=group)
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1", "kind": "LeaderWorkerSet",
+        "metadata": {"name": layout.name, "labels": {APP_LABEL: layout.name}},
+        "spec": {
+            "replicas": layout.replicas,
+            "leaderWorkerTemplate": {
+                "size": layout.pods_per_replica,
+                "restartPolicy": "RecreateGroupOnPodRestart",
+                "leaderTemplate": {"metadata": {"labels": {"role": "leader"}}, "spec": leader},
+                "workerTemplate": {"spec": worker},
+            },
+        },
+    }
+    return [lws, _service(layout.name, {group[0]: layout.name, "role": "leader"})]
 
+
+def _inference_objects(spec: WorkloadSpec, target: _Target, plan: PackingPlan | None) -> list[dict]:
     objects: list[dict] = []
-    mode = spec.sharing
-    if mode in (TIME_SLICING, MPS):
-        replicas = plan.time_slicing_replicas if mode == TIME_SLICING else plan.mps_replicas
+    if plan is not None and spec.sharing in (TIME_SLICING, MPS):
+        replicas = plan.time_slicing_replicas if spec.sharing == TIME_SLICING else plan.mps_replicas
         objects.append({
             "apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": SHARING_CONFIGMAP, "namespace": "gpu-operator"},
-            "data": {SHARING_CONFIG_KEY: yaml.safe_dump(device_plugin_sharing_config(mode, replicas),
+            "data": {SHARING_CONFIG_KEY: yaml.safe_dump(device_plugin_sharing_config(spec.sharing, replicas),
                                                         sort_keys=False)},
         })
-    for index, model in enumerate(spec.models, start=1):
-        name = f"model-{index}"
-        selector: dict[str, str] = {}
-        expressions: list[dict] = []
-        if model.memory_gb > plan.gpu_memory_gb or mode == WHOLE:
-            per_replica = -(-model.memory_gb // plan.gpu_memory_gb)  # ceil: a larger model spans GPUs
-            resources = {GPU_RESOURCE: int(per_replica)}
-            expressions.append(_memory_expression(plan.gpu_memory_gb))
-        elif mode == MIG:
-            profile = next(use.profile for use in plan.mig_uses if mig_profile_size(use.profile)[1] >= model.memory_gb)
-            resources = {f"nvidia.com/mig-{profile}": 1}
-            selector[LABEL_MIG_STRATEGY] = "mixed"
-        else:
-            resources = {GPU_RESOURCE: 1}
-            selector[LABEL_SHARING] = SHARING_STRATEGY_LABEL_VALUES[mode]
-            expressions.append(_memory_expression(plan.gpu_memory_gb))
-        pod = _pod_spec(name=name, resources=resources, node_selector=selector, expressions=expressions,
-                        restart_policy="Always")
-        objects.append(_deployment(name, model.count, pod))
+    for layout in target.option.layouts:
+        objects += _leader_worker_set(target, layout) if layout.pods_per_replica > 1 else _deployment(target, layout)
     return objects
 
 
-def _job_objects(spec: WorkloadSpec, option: Option) -> list[dict]:
-    memory = option.offer.memory_per_gpu_gb
-    expressions = [_memory_expression(memory)] if memory else []
-    if spec.gpus_per_node > 1:
-        expressions.append({"key": LABEL_COUNT, "operator": "Gt", "values": [str(spec.gpus_per_node - 1)]})
-    pod = _pod_spec(name="worker", resources={GPU_RESOURCE: spec.gpus_per_node}, node_selector={},
-                    expressions=expressions, restart_policy="Never")
-    if spec.kind == TRAINING:
-        return [_job("training", spec.nodes, pod, indexed=True)]
-    return [_job("batch", spec.nodes, pod, indexed=False)]
+def _training_objects(spec: WorkloadSpec, target: _Target) -> list[dict]:
+    (layout,) = target.option.layouts
+    name, job = "training", "workers"
+    env = [
+        {"name": "MASTER_ADDR", "value": f"{name}-{job}-0-0.{name}"},
+        {"name": "MASTER_PORT", "value": str(RENDEZVOUS_PORT)},
+        {"name": "NNODES", "value": str(layout.replicas)},
+        {"name": "NPROC_PER_NODE", "value": str(layout.gpus_per_pod)},
+        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+    ]
+    container = {
+        "name": "trainer", "image": IMAGE_PLACEHOLDER,
+        "command": ["torchrun", "--nnodes=$(NNODES)", "--nproc-per-node=$(NPROC_PER_NODE)",
+                    "--node-rank=$(NODE_RANK)", "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
+                    "train.py"],
+        "env": env,
+        "ports": [{"name": "rendezvous", "containerPort": RENDEZVOUS_PORT}],
+    }
+    multi = layout.replicas > 1
+    pod = _pod_spec(target, layout, container=container, restart_policy="Never", rdma=multi,
+                    group_label=("jobset.sigs.k8s.io/jobset-name", name))
+    labels = {APP_LABEL: name}
+    if spec.kueue_queue:
+        labels[LABEL_QUEUE] = spec.kueue_queue
+    return [{
+        "apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "network": {"enableDNSHostnames": True},
+            "replicatedJobs": [{"name": job, "replicas": 1, "template": {"spec": {
+                "parallelism": layout.replicas, "completions": layout.replicas, "completionMode": "Indexed",
+                "backoffLimit": 0, "template": {"spec": pod}}}}],
+        },
+    }]
+
+
+def _batch_objects(spec: WorkloadSpec, target: _Target) -> list[dict]:
+    (layout,) = target.option.layouts
+    container = {"name": "worker", "image": IMAGE_PLACEHOLDER}
+    pod = _pod_spec(target, layout, container=container, restart_policy="Never", rdma=False)
+    labels = {APP_LABEL: "batch"}
+    if spec.kueue_queue:
+        labels[LABEL_QUEUE] = spec.kueue_queue
+    return [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch", "labels": labels},
+             "spec": {"completions": layout.replicas, "parallelism": layout.replicas,
+                      "template": {"metadata": {"labels": {APP_LABEL: "batch"}}, "spec": pod}}}]
+
+
+def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str]:
+    offer = target.offer
+    notes = [f"Starter manifest for {offer.provider_name} {offer.instance_type} ({offer.region}); review before "
+             "applying."]
+    kinds = {obj["kind"] for obj in objects}
+    if kinds & {"Deployment", "LeaderWorkerSet"}:
+        notes.append(f"Pin the vLLM image to a release instead of {VLLM_IMAGE}.")
+    if "LeaderWorkerSet" in kinds:
+        notes.append("Needs the LeaderWorkerSet controller: https://lws.sigs.k8s.io/docs/installation/")
+    if "JobSet" in kinds:
+        notes.append("Needs the JobSet controller: https://jobset.sigs.k8s.io/docs/installation/")
+    if spec.kueue_queue:
+        notes.append(f"Kueue admits it through the LocalQueue {spec.kueue_queue}.")
+    if target.by_instance_type:
+        notes.append(f"Nodes: {LABEL_INSTANCE_TYPE} ({WELL_KNOWN_LABELS_URL}).")
+    else:
+        notes.append("Nodes: by the labels NVIDIA GPU Feature Discovery sets (install the GPU Operator or GFD).")
+    spans_nodes = (spec.kind == TRAINING and spec.nodes > 1) or any(
+        layout.pods_per_replica > 1 for layout in target.option.layouts)
+    if spans_nodes:
+        if target.rdma is not None:
+            notes.append(f"RDMA: {target.rdma.note} ({target.rdma.source_url})")
+        elif target.fabric_affinity:
+            notes.append(f"RDMA: pods kept on one InfiniBand fabric by {NEBIUS_FABRIC_LABEL} ({NEBIUS_TOPOLOGY_URL}).")
+        else:
+            notes.append(f"RDMA: {offer.provider_name} documents no Kubernetes resource name for its fabric that we "
+                         "found; add its device plugin's resource here.")
+    return notes
 
 
 def build_manifest(spec: WorkloadSpec, option: Option, plan: PackingPlan | None) -> Manifest | None:
-    """A Deployment per model (inference) or one Job (training, batch) for `option`; None for a notebook, which
-    does not need Kubernetes."""
+    """Deployments and Services (or LeaderWorkerSets) for inference, a JobSet for training, a Job for batch, each
+    pod asking for the GPUs its layout has on the chosen node type; None for a notebook, which does not need
+    Kubernetes."""
+    target = _Target(option, RDMA_RESOURCES.get(option.offer.provider_slug),
+                     fabric_affinity=option.offer.provider_slug == "nebius")
     if spec.kind == INFERENCE:
-        objects = _inference_objects(spec, option, plan)
-    elif spec.kind in (TRAINING, BATCH):
-        objects = _job_objects(spec, option)
+        objects = _inference_objects(spec, target, plan)
+    elif spec.kind == TRAINING:
+        objects = _training_objects(spec, target)
+    elif spec.kind == BATCH:
+        objects = _batch_objects(spec, target)
     else:
         return None
     # MIG needs no object of ours: the node's MIG layout is set by the GPU Operator's MIG manager (or the provider),
     # and the pods above only ask for the profile resources it advertises.
-    header = (f"# Starter manifest for {option.offer.provider_name} {option.offer.instance_type} "
-              f"({option.offer.region}); replace the image and review before applying.\n")
-    return Manifest(tuple(objects), header + yaml.dump_all(objects, Dumper=_NoAliasDumper, sort_keys=False))
+    notes = _notes(spec, target, objects)
+    header = "".join(f"# {note}\n" for note in notes)
+    return Manifest(tuple(objects), header + yaml.dump_all(objects, Dumper=_NoAliasDumper, sort_keys=False),
+                    tuple(notes))

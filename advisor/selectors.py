@@ -1,7 +1,8 @@
 """Reads for the advisor: the candidate offers (selected by the one OfferFilterSet), their providers' capability
-cells and the latest exchange rates, turned into the engine's plain data. A fixed number of queries whatever the
-number of offers: one for the offers (with provider, GPU and source joined), one for the cells, two for the rates,
-plus the FilterSet's choice look-ups.
+cells, each offer's own Kubernetes answers (advisor.answers) and the latest exchange rates, turned into the engine's
+plain data. A fixed number of queries whatever the number of offers: one for the offers (with provider, GPU and
+source joined), one for the cells, two for the rates, plus the FilterSet's choice look-ups (and, once the providers
+app answers per offer, its own reads).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from providers.models import Capability, Offer
 from providers.selectors import exchange_rates_latest
 
 from . import engine
+from .answers import offer_answers
 from .manifests import build_manifest
 
 logger = logging.getLogger(__name__)
@@ -31,8 +33,8 @@ def _filter_data(spec: engine.WorkloadSpec) -> dict[str, str]:
     # The minimum memory per GPU is checked by the engine, not with the FilterSet's `gpu_memory_min`: that filter
     # reads only the memory the source reported, and some sources (Azure's catalog) report none although the GPU
     # model, and so its memory, is known from our catalog.
-    if not (spec.kind == engine.INFERENCE and spec.models):
-        data["gpu_count_min"] = str(spec.gpus_per_node)
+    # GPUs per node is honoured for every kind: a node type with fewer GPUs is never a candidate.
+    data["gpu_count_min"] = str(spec.gpus_per_node)
     return data
 
 
@@ -70,7 +72,7 @@ def _offer_data(offer: Offer) -> engine.OfferData:
         gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,
         source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
-        gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb,
+        gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
                            mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
                            source_url=gpu.source_url) if gpu else None,
     )
@@ -90,11 +92,14 @@ def _cells(provider_ids: set[int]) -> dict[str, dict[str, engine.Cell]]:
 def advice_get(*, spec: engine.WorkloadSpec) -> engine.Advice:
     """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer."""
     offers = list(advisor_offer_list(spec=spec))
+    offer_data = [_offer_data(offer) for offer in offers]
+    cells = _cells({offer.provider_id for offer in offers})
     advice = engine.advise(
         spec,
-        offers=[_offer_data(offer) for offer in offers],
-        cells=_cells({offer.provider_id for offer in offers}),
+        offers=offer_data,
+        cells=cells,
         per_eur=exchange_rates_latest(),
+        answers=offer_answers(offer_data, cells),
     )
     logger.info("advice for %s: %d candidates, %d ranked", spec.kind, advice.candidates, advice.ranked)
     if advice.chosen is None:

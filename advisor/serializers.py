@@ -11,14 +11,17 @@ from rest_framework import serializers
 
 from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
 
-from . import engine
+from . import engine, sizing
 from .inputs import (
+    MAX_CONCURRENCY,
+    MAX_CONTEXT_TOKENS,
     MAX_GPUS_PER_NODE,
     MAX_MEMORY_GB,
     MAX_MODEL_LINES,
     MAX_MODEL_REPLICAS,
     MAX_MONEY,
     MAX_NODES,
+    MAX_PARAMETERS_B,
     spec_from_cleaned,
 )
 
@@ -67,6 +70,21 @@ class AdviseInputSerializer(serializers.Serializer):
     operations_usd_month = _money()
     offer_id = serializers.IntegerField(min_value=1, required=False, allow_null=True)
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
+    model = serializers.ChoiceField(choices=[(c.slug, c.name) for c in sizing.MODEL_CARDS.values()], required=False,
+                                    allow_null=True, allow_blank=True)
+    parameters_b = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+                                            max_value=MAX_PARAMETERS_B, required=False, allow_null=True)
+    precision = serializers.ChoiceField(choices=list(sizing.PRECISIONS.items()), default=sizing.FP16)
+    context_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS, default=8192)
+    concurrency = serializers.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, default=1)
+    replicas = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS, default=1)
+    optimizer = serializers.ChoiceField(choices=list(sizing.OPTIMIZERS.items()), default=sizing.ADAM)
+    method = serializers.ChoiceField(choices=list(sizing.METHODS.items()), default=sizing.FULL)
+    adapter_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+                                               max_value=Decimal(100), required=False, allow_null=True)
+    multi_node = serializers.BooleanField(default=False)
+    kueue_queue = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", required=False, allow_blank=True,
+                                         max_length=63)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -169,13 +187,43 @@ class CostSerializer(serializers.Serializer):
     flags = serializers.ListField(child=NoteField())
 
 
+class ReplicaLayoutSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    replicas = serializers.IntegerField()
+    gpus_per_pod = serializers.IntegerField()
+    pods_per_replica = serializers.IntegerField()
+    resource = serializers.CharField()
+    shared = serializers.CharField()
+    hf_id = serializers.CharField()
+
+
 class OptionSerializer(serializers.Serializer):
     rank = serializers.IntegerField()
     tier = serializers.IntegerField()
+    verified = serializers.BooleanField()
+    unverified = serializers.ListField(child=serializers.CharField(), help_text="Required items left unknown, and "
+                                       "control_plane_fee when the fee is not known.")
+    also_in = serializers.ListField(child=serializers.CharField(), help_text="Other regions of the same SKU.")
     gpus_needed = serializers.IntegerField()
+    layouts = ReplicaLayoutSerializer(many=True)
     offer = OfferOutputSerializer()
     cost = CostSerializer()
     requirements = JudgementSerializer(many=True, source="judgements")
+
+
+class LineSerializer(serializers.Serializer):
+    text = serializers.SerializerMethodField()
+    source_url = serializers.CharField()
+
+    def get_text(self, line) -> str:
+        return str(line)
+
+
+class EstimateSerializer(serializers.Serializer):
+    memory_gb = serializers.DecimalField(max_digits=12, decimal_places=1)
+    lower_bound = serializers.BooleanField()
+    tp_degrees = serializers.ListField(child=serializers.IntegerField())
+    lines = LineSerializer(many=True)
 
 
 class MigUseSerializer(serializers.Serializer):
@@ -190,6 +238,7 @@ class PackingSerializer(serializers.Serializer):
     gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1)
     replicas = serializers.IntegerField()
     oversized = serializers.IntegerField()
+    oversized_gpus = serializers.IntegerField()
     whole_gpus = serializers.IntegerField()
     mig_gpus = serializers.IntegerField(allow_null=True)
     mig_uses = MigUseSerializer(many=True)
@@ -215,6 +264,7 @@ class BreakEvenSerializer(serializers.Serializer):
 
 class ManifestSerializer(serializers.Serializer):
     yaml = serializers.CharField()
+    notes = serializers.ListField(child=serializers.CharField())
     objects = serializers.ListField(child=serializers.DictField(child=serializers.JSONField()))
 
 
@@ -224,7 +274,9 @@ class AdviceOutputSerializer(serializers.Serializer):
     kubernetes_needed = serializers.BooleanField()
     kind_note = NoteField()
     requirements = RequirementSerializer(many=True)
+    estimate = EstimateSerializer(allow_null=True)
     options = OptionSerializer(many=True)
+    unverified = OptionSerializer(many=True)
     candidates = serializers.IntegerField()
     ranked = serializers.IntegerField()
     excluded_missing = serializers.DictField(child=serializers.IntegerField())

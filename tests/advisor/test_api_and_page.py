@@ -79,12 +79,15 @@ def test_api_ranks_by_hand_computed_monthly_cost_and_never_assumes_an_unknown_fe
     response = advise(client, BATCH)
     assert response.status_code == 200
     data = response.json()
-    options = [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"]) for o in data["options"]]
+    rows = lambda group: [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"])  # noqa: E731
+                          for o in data[group]]
     # known: 2 nodes x 730 h x 4.00 + 0.10 x 730 = 5840 + 73; unknownfee: 2 x 730 x 3.00, fee left out
-    assert options == [("known", "5913.00", True), ("unknownfee", "4380.00", False)]
+    assert rows("options") == [("known", "5913.00", True)]
+    assert rows("unverified") == [("unknownfee", "4380.00", False)]
+    assert data["unverified"][0]["unverified"] == ["control_plane_fee"]
     assert data["excluded_missing"] == {"kubernetes": 1}  # the provider without Kubernetes
-    assert data["options"][1]["cost"]["control_plane_usd"] is None
-    assert [f["code"] for f in data["options"][1]["cost"]["flags"]] == ["fee_unknown"]
+    assert data["unverified"][0]["cost"]["control_plane_usd"] is None
+    assert [f["code"] for f in data["unverified"][0]["cost"]["flags"]] == ["fee_unknown"]
 
 
 def test_every_judgement_links_to_its_capability_source(client, market):
@@ -95,10 +98,12 @@ def test_every_judgement_links_to_its_capability_source(client, market):
 
 
 def test_location_accepts_countries_or_continents(client, market):
-    body = {**BATCH, "countries": ["de"]}
-    assert [o["offer"]["provider"] for o in advise(client, body).json()["options"]] == ["unknownfee"]
-    both = {**BATCH, "countries": ["DE"], "continents": ["NA"]}
-    assert {o["offer"]["provider"] for o in advise(client, both).json()["options"]} == {"known", "unknownfee"}
+    def providers(body):
+        data = advise(client, body).json()
+        return {o["offer"]["provider"] for o in data["options"] + data["unverified"]}
+
+    assert providers({**BATCH, "countries": ["de"]}) == {"unknownfee"}
+    assert providers({**BATCH, "countries": ["DE"], "continents": ["NA"]}) == {"known", "unknownfee"}
 
 
 def test_api_returns_mig_packing_slice_prices_and_a_manifest(client, market):
@@ -185,3 +190,48 @@ def test_query_count_does_not_grow_with_offers(client, market, h100):
         provider = provider_with(f"extra{index}", offering="managed", control_plane_fee="free")
         add_offer(provider, h100, instance=f"x{index}", price="5.00")
     assert queries() == before
+
+
+SIZED = {"kind": "inference", "model": "llama-3.1-70b", "replicas": 1, "countries": ["US"]}
+
+
+def test_api_sizes_a_listed_model_and_places_a_replica_on_one_node(client, market):
+    data = advise(client, SIZED).json()
+    # (70.6 x 2 = 141.2 GB + KV 2 x 80 x 8 x 128 x 2 x 8192 = 2.7 GB) / 0.9 = 159.9 GB -> 2 x 80 GB on one node
+    assert data["estimate"]["memory_gb"] == "159.9"
+    assert "141.2 GB" in data["estimate"]["lines"][0]["text"]
+    (option,) = data["options"]
+    assert option["offer"]["provider"] == "known"
+    assert [(lay["replicas"], lay["gpus_per_pod"], lay["pods_per_replica"]) for lay in option["layouts"]] == [(1, 2, 1)]
+    assert "--tensor-parallel-size" in data["manifest"]["yaml"] and "kind: Service" in data["manifest"]["yaml"]
+
+
+def test_page_and_api_give_the_same_sized_advice(client, market):
+    page = client.get(reverse("advisor"), {"kind": "inference", "model": "llama-3.1-70b", "replicas": "1",
+                                           "countries": "US"})
+    assert page.status_code == 200
+    assert AdviceOutputSerializer(page.context["advice"]).data == advise(client, SIZED).json()
+    html = page.content.decode()
+    assert "159.9 GB" in html  # the arithmetic is on the page
+
+
+def test_page_lists_unverified_offers_apart_with_the_total_among_the_first_columns(client, market):
+    html = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2",
+                                           "nodes": "2"}).content.decode()
+    verified, unverified = html.split('id="unverified"')
+    assert "5913.00" in verified and "4380.00" not in verified
+    assert "≥ 4380.00" in unverified
+    for table in html.split('<table class="offers advisor-options">')[1:]:
+        headers = table.split("</tr></thead>")[0].split("<th ")
+        assert "Total USD / month" in headers[3]  # #, offer, total: visible without scrolling at 1366 px
+
+
+def test_sized_advice_renders_its_arithmetic_in_chinese(client, market):
+    client.cookies["django_language"] = "zh-hans"
+    response = client.get(reverse("advisor"), {"kind": "inference", "model": "llama-3.1-70b", "countries": "US"},
+                          HTTP_ACCEPT_LANGUAGE="zh-hans")
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "权重：70.6 B 参数 x 2 字节（FP16）= 141.2 GB。" in html
+    assert '<h2 id="unverified">' not in html  # the US market has one verified offer and nothing unverified
+    assert "在其节点上" in html  # the options table, in Chinese

@@ -293,21 +293,56 @@ def test_ranking_puts_met_before_unknown_and_leaves_out_missing():
         "missing": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes", spot_nodes="no"),
     }
     advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
-    assert [(o.offer.provider_slug, o.tier) for o in advice.options] == [("dear_met", 0), ("cheap_unknown", 1)]
+    assert [(o.offer.provider_slug, o.tier) for o in advice.options] == [("dear_met", 0)]
+    # the cheaper offer whose must-have is unknown is listed apart, never above the verified one
+    assert [(o.offer.provider_slug, o.unverified) for o in advice.unverified] == [("cheap_unknown", ("spot_nodes",))]
     assert advice.excluded_missing == {"spot_nodes": 1}
-    statuses = {j.requirement.key: j.status for j in advice.options[1].judgements}
+    statuses = {j.requirement.key: j.status for j in advice.unverified[0].judgements}
     assert statuses["spot_nodes"] == "unknown"
 
 
-def test_ranking_puts_a_complete_cost_before_a_cheaper_incomplete_one():
+def test_an_unknown_fee_puts_the_offer_in_the_unverified_group():
     spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=2, nodes=2)
     offers = [offer(1, "known", price="4.00", gpus="2"), offer(2, "fee_unknown", price="3.00", gpus="2")]
     all_cells = {"known": MANAGED_PAID, "fee_unknown": cells(offering="managed", scale_to_zero="yes")}
     advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
-    assert [o.offer.provider_slug for o in advice.options] == ["known", "fee_unknown"]
+    assert [o.offer.provider_slug for o in advice.options] == ["known"]
     assert advice.options[0].cost.total_usd == D("5913.00")  # 2 x 730 x 4.00 + 73
-    assert advice.options[1].cost.total_usd == D("4380.00")  # 2 x 730 x 3.00, fee unknown
+    assert [o.offer.provider_slug for o in advice.unverified] == ["fee_unknown"]
+    assert advice.unverified[0].cost.total_usd == D("4380.00")  # 2 x 730 x 3.00, fee unknown
+    assert advice.unverified[0].unverified == ("control_plane_fee",)
     assert advice.chosen.offer.id == 1
+
+
+def test_verified_options_are_ranked_by_total_cost_whatever_the_unknowns_elsewhere():
+    # The case: a $73 fee known on a dear offer never outranks a cheaper verified one, and an unknown fee
+    # never lifts an offer above a cheaper verified one either.
+    spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=8, nodes=1)
+    offers = [offer(1, "dear", price="98.32", gpus="8"), offer(2, "cheap", price="23.60", gpus="8"),
+              offer(3, "unknown", price="20.00", gpus="8")]
+    all_cells = {"dear": MANAGED_PAID,
+                 "cheap": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes"),
+                 "unknown": cells(offering="managed", scale_to_zero="yes")}
+    advice = engine.advise(spec, offers=offers, cells=all_cells, per_eur={})
+    assert [(o.rank, o.offer.provider_slug, o.cost.total_usd) for o in advice.options] == [
+        (1, "cheap", D("17228.00")),  # 730 x 23.60
+        (2, "dear", D("71846.60")),  # 730 x 98.32 + 73
+    ]
+    assert [o.offer.provider_slug for o in advice.unverified] == ["unknown"]
+
+
+def test_one_row_per_sku_in_its_cheapest_region_with_the_other_regions_counted():
+    spec = WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=8)
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes"),
+         "q": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    offers = [replace(offer(i, "p", price=price, gpus="8"), instance_type="BM.GPU.H100.8", region=region)
+              for i, (price, region) in enumerate([("80", "a"), ("70", "b"), ("80", "c")], start=1)]
+    offers.append(offer(9, "q", price="75", gpus="8"))
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={})
+    assert [(o.offer.provider_slug, o.offer.region, o.also_in) for o in advice.options] == [
+        ("p", "b", ("a", "c")), ("q", "r", ())]
+    assert advice.options[0].also_in_regions == 2
+    assert advice.ranked == 4  # every offer was costed; the rows are grouped
 
 
 def test_inference_packing_sets_the_instances_to_rent():
@@ -360,3 +395,58 @@ def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
     assert engine.spec_errors(spec) == {}
     assert engine.monthly_hours(spec) == D(365)  # 50% of 730
     assert engine.monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
+
+
+def test_mig_gets_no_count_when_no_profile_holds_a_replica():
+    # an H100 offer reporting 94 GB (the NVL variant) with the 80 GB profile table: an 85 GB replica fits the GPU
+    # but no MIG profile, so MIG is not offered instead of failing
+    plan = engine.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
+    assert plan.mig_gpus is None and plan.whole_gpus == 1
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(85)),), sharing="mig")
+    c = {"p": {**MANAGED_PAID, "mig": Cell("mig", "yes")}}
+    advice = engine.advise(spec, offers=[offer(memory=D(94))], cells=c, per_eur={})
+    assert advice.options == () and advice.excluded_too_small == 1
+
+
+def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node():
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(2, D(140)),))
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    one = offer(1, gpus="1", gpu=L4, memory=D(48), price="1.00")
+    four = offer(2, gpus="4", gpu=L4, memory=D(48), price="4.00")
+    advice = engine.advise(spec, offers=[one, four], cells=c, per_eur={})
+    # 140 GB over 48 GB GPUs: 3 hold it, the degree is 4; one replica per 4-GPU node, two nodes
+    assert [(o.offer.id, o.gpus_needed, o.cost.instances) for o in advice.options] == [(2, 8, 2)]
+    assert advice.excluded_too_small == 1  # the one-GPU VM never holds a replica
+    assert engine.advise(spec, offers=[one], cells=c, per_eur={}).assumptions[-1].code == "allow_multi_node"
+    # Only when replicas may span nodes: pipeline stages of one whole node each, ceil(140 / 48) = 3 nodes a replica
+    advice = engine.advise(replace(spec, multi_node=True), offers=[one], cells=c, per_eur={})
+    (option,) = advice.options
+    (layout,) = option.layouts
+    assert (layout.gpus_per_pod, layout.pods_per_replica, option.cost.instances) == (1, 3, 6)
+
+
+def test_a_fractional_gpu_is_never_offered_for_a_whole_gpu_workload():
+    spec = WorkloadSpec(kind="batch", gpu="h100")
+    c = {"p": cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")}
+    advice = engine.advise(spec, offers=[offer(1, gpus="0.5", price="1.00"), offer(2, gpus="1", price="2.00")],
+                           cells=c, per_eur={})
+    assert [o.offer.id for o in advice.options] == [2]
+    assert advice.excluded_too_small == 1
+
+
+def test_mig_and_time_slicing_only_where_the_offer_answers_yes():
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(4, D(9)),), sharing="mig")
+    provider = {**MANAGED_PAID, "mig": Cell("mig", "yes", source_url="https://doc/mig")}
+    offers = [offer(1, price="2.00"), offer(2, price="1.00")]
+    answers = {1: {"mig": engine.OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
+               # the provider offers MIG, but not on this machine
+               2: {"mig": engine.OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
+    advice = engine.advise(spec, offers=offers, cells={"p": provider}, per_eur={}, answers=answers)
+    assert [o.offer.id for o in advice.options] == [1]
+    assert advice.excluded_missing == {"mig": 1}
+    (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "mig"]
+    assert [c.source_url for c in judgement.evidence] == ["https://doc/offer-mig"]
+    time_sliced = replace(spec, sharing="time_slicing")
+    unknown = {1: {"time_slicing": engine.OfferAnswer("time_slicing", "unknown")}}
+    advice = engine.advise(time_sliced, offers=offers[:1], cells={"p": provider}, per_eur={}, answers=unknown)
+    assert advice.options == () and [o.unverified for o in advice.unverified] == [("time_slicing",)]

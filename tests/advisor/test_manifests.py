@@ -1,11 +1,15 @@
-"""Starter manifests: valid against the Kubernetes OpenAPI schema (strict: no unknown fields) for every workload
-kind and sharing mode, asking for the right GPU resource, on the right GFD-labelled nodes, tolerating GPU taints.
+"""Starter manifests: valid against the Kubernetes OpenAPI schema (strict: no unknown fields) and, for JobSet and
+LeaderWorkerSet, against their CRDs' schemas (bundled in tests/advisor/crds/, see its README), for every workload
+kind and sharing mode; every pod asks for GPUs that fit on the chosen node type and lands on that node type.
 
-The schemas ship inside the `kubernetes-validate` package, so validation needs no network.
+The Kubernetes schemas ship inside the `kubernetes-validate` package, so validation needs no network.
 """
 
+import gzip
 from decimal import Decimal as D
+from pathlib import Path
 
+import jsonschema
 import kubernetes_validate
 import pytest
 import yaml
@@ -17,30 +21,95 @@ from advisor.manifests import build_manifest
 # The oldest Kubernetes minor still broadly offered by managed services when this was written; the manifests use
 # only long-stable fields, so validating against one version is enough.
 K8S_VERSION = "1.33.0"
+CRDS = Path(__file__).parent / "crds"
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"))
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+YES = {key: engine.Cell(key, "yes") for key in ("mig", "time_slicing", "mps", "infiniband", "efa")}
+CELLS = {"offering": engine.Cell("offering", "managed"), "control_plane_fee": engine.Cell("control_plane_fee", "free"),
+         **YES}
 
 
-def manifest_for(spec: WorkloadSpec, gpus="8"):
-    offer = OfferData(id=1, provider_slug="p", provider_name="P", instance_type="gpu-8x", region="r",
-                      gpu_count=D(gpus), price_hour_usd=D("10"), gpu=H100)
-    cells = {"p": {"offering": engine.Cell("offering", "managed"), "mig": engine.Cell("mig", "yes"),
-                   "time_slicing": engine.Cell("time_slicing", "yes"), "mps": engine.Cell("mps", "yes")}}
-    advice = engine.advise(spec, offers=[offer], cells=cells, per_eur={})
+def _strict(schema):
+    """Reject unknown fields, as `kubectl apply --validate=strict` does, where the schema lists its properties."""
+    if isinstance(schema, dict):
+        if "properties" in schema and "additionalProperties" not in schema \
+                and not schema.get("x-kubernetes-preserve-unknown-fields"):
+            schema["additionalProperties"] = False
+        for value in schema.values():
+            _strict(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            _strict(value)
+    return schema
+
+
+def _crd_validator(filename):
+    with gzip.open(CRDS / filename, "rt") as handle:
+        crd = yaml.safe_load(handle)
+    (version,) = [v for v in crd["spec"]["versions"] if v["storage"]]
+    schema = _strict(version["schema"]["openAPIV3Schema"])
+    # metadata is an ObjectMeta, validated by the API server, not by the CRD's schema
+    schema["properties"]["metadata"] = {"type": "object"}
+    return f"{crd['spec']['group']}/{version['name']}", jsonschema.Draft7Validator(schema)
+
+
+CRD_VALIDATORS = dict(_crd_validator(name) for name in (
+    "jobset.x-k8s.io_jobsets.yaml.gz", "leaderworkerset.x-k8s.io_leaderworkersets.yaml.gz"))
+
+
+def validate(obj):
+    validator = CRD_VALIDATORS.get(obj["apiVersion"])
+    if validator is None:
+        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+    else:
+        validator.validate(obj)
+
+
+def offer_for(provider="p", gpus="8", instance="gpu-8x", gpu=H100):
+    return OfferData(id=1, provider_slug=provider, provider_name=provider.upper(), instance_type=instance, region="r",
+                     gpu_count=D(gpus), price_hour_usd=D("10"), gpu=gpu)
+
+
+def advice_for(spec: WorkloadSpec, offer=None):
+    offer = offer or offer_for()
+    advice = engine.advise(spec, offers=[offer], cells={offer.provider_slug: CELLS}, per_eur={})
+    assert advice.chosen is not None, "the offer should hold the workload"
+    return advice
+
+
+def manifest_for(spec: WorkloadSpec, offer=None):
+    advice = advice_for(spec, offer)
     return build_manifest(spec, advice.chosen, advice.packing)
 
 
 def assert_valid(manifest):
     assert manifest.objects
     for obj in manifest.objects:
-        kubernetes_validate.validate(obj, K8S_VERSION, strict=True)
+        validate(obj)
     # The YAML a user copies is the same documents.
     assert [doc for doc in yaml.safe_load_all(manifest.yaml)] == list(manifest.objects)
 
 
+def pod_specs(obj):
+    """Every pod template of a Deployment, Job, JobSet or LeaderWorkerSet."""
+    if obj["kind"] in ("Deployment", "Job"):
+        return [obj["spec"]["template"]["spec"]]
+    if obj["kind"] == "JobSet":
+        return [job["template"]["spec"]["template"]["spec"] for job in obj["spec"]["replicatedJobs"]]
+    if obj["kind"] == "LeaderWorkerSet":
+        template = obj["spec"]["leaderWorkerTemplate"]
+        return [template["leaderTemplate"]["spec"], template["workerTemplate"]["spec"]]
+    return []
+
+
 def pod(obj):
-    return obj["spec"]["template"]["spec"]
+    (spec,) = pod_specs(obj)
+    return spec
+
+
+def limits(pod_spec):
+    return pod_spec["containers"][0]["resources"]["limits"]
 
 
 def expressions(pod_spec):
@@ -56,18 +125,41 @@ SPECS = {
     "inference_mig": WorkloadSpec(kind="inference", models=MODELS, sharing="mig"),
     "inference_time_slicing": WorkloadSpec(kind="inference", models=MODELS, sharing="time_slicing"),
     "inference_mps": WorkloadSpec(kind="inference", models=MODELS, sharing="mps"),
-    "training": WorkloadSpec(kind="training", gpu="h100", gpus_per_node=8, nodes=4),
+    "inference_70b": WorkloadSpec(kind="inference", model="llama-3.1-70b", replicas=2),
+    "inference_405b_multi_node": WorkloadSpec(kind="inference", model="llama-3.1-405b", multi_node=True),
+    "training": WorkloadSpec(kind="training", gpu="h100", gpus_per_node=8, nodes=4, kueue_queue="team-a"),
     "batch": WorkloadSpec(kind="batch", gpu="h100", gpus_per_node=1, nodes=5),
+}
+OFFERS = {
+    "generic": offer_for(),
+    "aws": offer_for("aws", instance="p5.48xlarge"),
+    "nebius": offer_for("nebius", instance="gpu-h100-sxm_8gpu-128vcpu-1600gb"),
+    "coreweave": offer_for("coreweave", instance="gd-8xh100ib-i128"),
 }
 
 
+@pytest.mark.parametrize("provider", OFFERS)
 @pytest.mark.parametrize("name", SPECS)
-def test_every_manifest_is_schema_valid_and_tolerates_gpu_taints(name):
-    manifest = manifest_for(SPECS[name])
+def test_every_manifest_is_schema_valid_and_each_pod_fits_on_the_chosen_node_type(name, provider):
+    offer = OFFERS[provider]
+    advice = advice_for(SPECS[name], offer)
+    manifest = build_manifest(SPECS[name], advice.chosen, advice.packing)
     assert_valid(manifest)
-    for obj in manifest.objects:
-        if obj["kind"] in ("Deployment", "Job"):
-            assert pod(obj)["tolerations"] == [GPU_TOLERATION]
+    pods = [spec for obj in manifest.objects for spec in pod_specs(obj)]
+    assert pods
+    for spec in pods:
+        gpu_limits = {k: int(v) for k, v in limits(spec).items() if k.startswith("nvidia.com/")}
+        assert sum(gpu_limits.values()) <= offer.whole_gpus  # never more GPUs than the node type has
+        assert spec["tolerations"] == [GPU_TOLERATION]
+        assert {"name": "dshm", "mountPath": "/dev/shm"} in spec["containers"][0]["volumeMounts"]
+        assert {"name": "dshm", "emptyDir": {"medium": "Memory"}} in spec["volumes"]
+        if provider == "aws":
+            assert spec["nodeSelector"]["node.kubernetes.io/instance-type"] == "p5.48xlarge"
+    requested = sorted(int(limits(s).get("nvidia.com/gpu", 0)) for s in pods)
+    expected = sorted(layout.gpus_per_pod for layout in advice.chosen.layouts if not layout.shared
+                      for _pod in range(2 if layout.pods_per_replica > 1 else 1))
+    if not any(layout.shared for layout in advice.chosen.layouts):
+        assert requested == expected  # each pod asks for exactly its replica's GPUs
 
 
 def test_schema_validation_would_catch_a_broken_manifest():
@@ -75,21 +167,90 @@ def test_schema_validation_would_catch_a_broken_manifest():
               "spec": {"template": {"spec": {"containers": [{"name": "x", "image": "i", "gpus": 1}]}}}}
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(broken, K8S_VERSION, strict=True)
+    (jobset,) = manifest_for(SPECS["training"]).objects
+    jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]["gpus"] = 1
+    with pytest.raises(jsonschema.ValidationError):
+        validate(jobset)
+    (lws, _service) = manifest_for(SPECS["inference_405b_multi_node"]).objects
+    lws["spec"]["leaderWorkerTemplate"]["sise"] = 2
+    with pytest.raises(jsonschema.ValidationError):
+        validate(lws)
 
 
-def test_inference_without_models_is_one_deployment_per_node_of_gpus():
-    (deployment,) = manifest_for(SPECS["inference"]).objects
+def test_inference_without_models_is_one_deployment_per_node_of_gpus_and_a_service():
+    deployment, service = manifest_for(SPECS["inference"]).objects
     assert (deployment["kind"], deployment["spec"]["replicas"]) == ("Deployment", 3)
-    assert pod(deployment)["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "2"}
-    # 80 GB x 1024 x 0.9 = 73728 MiB at least, i.e. greater than 73727
+    assert limits(pod(deployment)) == {"nvidia.com/gpu": "2"}
+    # 80 GB x 1024 x 0.9 = 73728 MiB at least, i.e. greater than 73727 (no instance-type label for this provider)
     assert expressions(pod(deployment))["nvidia.com/gpu.memory"] == ("Gt", ["73727"])
+    assert service["kind"] == "Service"
+    assert service["spec"]["selector"] == deployment["spec"]["selector"]["matchLabels"]
+    probe = pod(deployment)["containers"][0]["readinessProbe"]
+    assert probe["httpGet"] == {"path": "/health", "port": 8000}
+
+
+def test_70b_inference_asks_for_two_gpus_per_replica_on_the_node_type_that_has_them():
+    # 70.6 B x 2 bytes = 141.2 GB; KV 2 x 80 x 8 x 128 x 2 x 8192 = 2.7 GB; (141.2 + 2.7) / 0.9 = 159.9 GB -> 2 x 80 GB
+    advice = advice_for(SPECS["inference_70b"], OFFERS["aws"])
+    (layout,) = advice.chosen.layouts
+    assert (layout.replicas, layout.gpus_per_pod, layout.pods_per_replica) == (2, 2, 1)
+    assert (advice.chosen.gpus_needed, advice.chosen.cost.instances) == (4, 1)  # both replicas on one 8-GPU node
+    deployment, _service = build_manifest(SPECS["inference_70b"], advice.chosen, advice.packing).objects
+    container = pod(deployment)["containers"][0]
+    assert container["args"][:2] == ["--model", "meta-llama/Llama-3.1-70B-Instruct"]
+    assert container["args"][-2:] == ["--tensor-parallel-size", "2"]
+    assert limits(pod(deployment)) == {"nvidia.com/gpu": "2"}
+    assert pod(deployment)["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
+
+
+def test_a_replica_across_nodes_is_a_leader_worker_set_with_rdma_where_documented():
+    # 405.9 B x 2 = 811.8 GB + KV 2 x 126 x 8 x 128 x 2 x 8192 = 4.2 GB -> 906.7 GB: two 8 x 80 GB nodes
+    lws, service = manifest_for(SPECS["inference_405b_multi_node"], OFFERS["aws"]).objects
+    assert lws["kind"] == "LeaderWorkerSet"
+    assert lws["spec"]["leaderWorkerTemplate"]["size"] == 2
+    leader, worker = pod_specs(lws)
+    assert limits(leader) == limits(worker) == {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "1"}
+    assert "--pipeline-parallel-size 2" in leader["containers"][0]["command"][-1]
+    assert "$(LWS_LEADER_ADDRESS)" in worker["containers"][0]["command"][-1]
+    assert service["spec"]["selector"] == {"leaderworkerset.sigs.k8s.io/name": "llama-3.1-405b", "role": "leader"}
+
+
+def test_training_is_a_jobset_with_rendezvous_rdma_and_an_optional_kueue_queue():
+    (jobset,) = manifest_for(SPECS["training"], OFFERS["coreweave"]).objects
+    assert (jobset["kind"], jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]) == ("JobSet", "team-a")
+    (replicated,) = jobset["spec"]["replicatedJobs"]
+    job = replicated["template"]["spec"]
+    assert (job["completions"], job["parallelism"], job["completionMode"]) == (4, 4, "Indexed")
+    spec = job["template"]["spec"]
+    assert limits(spec) == {"nvidia.com/gpu": "8", "rdma/ib": "1"}
+    env = {e["name"]: e.get("value", e.get("valueFrom")) for e in spec["containers"][0]["env"]}
+    assert env["MASTER_ADDR"] == "training-workers-0-0.training"  # JobSet's pod hostname under its headless Service
+    assert env["NNODES"] == "4" and env["NPROC_PER_NODE"] == "8"
+    assert env["NODE_RANK"] == {"fieldRef": {
+        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}
+    assert spec["restartPolicy"] == "Never"
+
+
+def test_training_on_nebius_keeps_the_workers_on_one_infiniband_fabric():
+    (jobset,) = manifest_for(SPECS["training"], OFFERS["nebius"]).objects
+    (spec,) = pod_specs(jobset)
+    (term,) = spec["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert term["topologyKey"] == "topology.nebius.com/gpu-cluster-id"
+    assert term["labelSelector"] == {"matchLabels": {"jobset.sigs.k8s.io/jobset-name": "training"}}
+
+
+def test_training_elsewhere_says_the_rdma_resource_is_not_documented():
+    manifest = manifest_for(SPECS["training"], OFFERS["generic"])
+    assert any(note.startswith("RDMA:") and "no Kubernetes resource name" in note for note in manifest.notes)
+    (spec,) = pod_specs(manifest.objects[0])
+    assert limits(spec) == {"nvidia.com/gpu": "8"}
 
 
 def test_mig_manifest_requests_the_mixed_strategy_profile_resources():
-    deployments = manifest_for(SPECS["inference_mig"]).objects
+    objects = manifest_for(SPECS["inference_mig"]).objects
+    deployments = [o for o in objects if o["kind"] == "Deployment"]
     assert [d["spec"]["replicas"] for d in deployments] == [6, 2]
-    assert [pod(d)["containers"][0]["resources"]["limits"] for d in deployments] == [
-        {"nvidia.com/mig-1g.10gb": "1"}, {"nvidia.com/mig-3g.40gb": "1"}]
+    assert [limits(pod(d)) for d in deployments] == [{"nvidia.com/mig-1g.10gb": "1"}, {"nvidia.com/mig-3g.40gb": "1"}]
     assert all(pod(d)["nodeSelector"] == {"nvidia.com/mig.strategy": "mixed"} for d in deployments)
 
 
@@ -98,23 +259,14 @@ def test_mig_manifest_requests_the_mixed_strategy_profile_resources():
     ("inference_mps", "mps", "mps", 2),  # floor(80 / 35)
 ])
 def test_shared_gpu_manifest_carries_the_device_plugin_sharing_config(name, strategy, label, replicas):
-    config_map, *deployments = manifest_for(SPECS[name]).objects
+    config_map, *objects = manifest_for(SPECS[name]).objects
     assert config_map["kind"] == "ConfigMap"
     (config,) = [yaml.safe_load(text) for text in config_map["data"].values()]
     assert config == {"version": "v1", "sharing": {strategy: {"resources": [
         {"name": "nvidia.com/gpu", "replicas": replicas}]}}}
-    for deployment in deployments:
-        assert pod(deployment)["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    for deployment in (o for o in objects if o["kind"] == "Deployment"):
+        assert limits(pod(deployment)) == {"nvidia.com/gpu": "1"}
         assert pod(deployment)["nodeSelector"] == {"nvidia.com/gpu.sharing-strategy": label}
-
-
-def test_training_is_an_indexed_job_with_one_pod_per_node_on_nodes_with_enough_gpus():
-    (job,) = manifest_for(SPECS["training"]).objects
-    assert job["kind"] == "Job"
-    assert (job["spec"]["completions"], job["spec"]["parallelism"], job["spec"]["completionMode"]) == (4, 4, "Indexed")
-    assert pod(job)["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "8"}
-    assert expressions(pod(job))["nvidia.com/gpu.count"] == ("Gt", ["7"])
-    assert pod(job)["restartPolicy"] == "Never"
 
 
 def test_batch_is_a_plain_parallel_job():

@@ -309,7 +309,9 @@ class Offer(models.Model):
     # per-poll update stays a HOT update like last_seen's.
     availability_checked_at = models.DateTimeField(null=True, blank=True)
     availability_since = models.DateTimeField(null=True, blank=True)
-    availability_recorded = models.BooleanField(default=False)
+    # Null (not False) by default: COPY writes no Django default, and SQLite adds a nullable column without a table
+    # rebuild (a rebuild would recreate the PostgreSQL-only memory index of migration 0004).
+    availability_recorded = models.BooleanField(null=True, blank=True)
     in_stock_share_7d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
     in_stock_share_30d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
     first_seen = models.DateTimeField()

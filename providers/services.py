@@ -973,7 +973,8 @@ def _in_stock_shares_refresh(*, source: DataSource, checked_at: datetime) -> Non
     from django.db.models import FloatField, OuterRef, Subquery, Sum
     from django.db.models.functions import Cast
 
-    today = checked_at.date()
+    # The windows end today, not on the check's date: a replayed recording (dated years back) falls outside them.
+    today = timezone.now().date()
     shares = {}
     for name, days in AVAILABILITY_WINDOWS.items():
         window = (AvailabilityDay.objects.filter(offer=OuterRef("pk"), day__gt=today - timedelta(days=days),

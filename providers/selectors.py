@@ -266,7 +266,9 @@ def offer_ids(*, filterset) -> QuerySet:
 OFFER_ROW_FIELDS = (
     "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
     "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
-    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count", "first_seen",
+    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
+    "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
+    "in_stock_share_30d", "first_seen",
     "last_seen", "is_active",
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",

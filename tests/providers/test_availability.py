@@ -148,6 +148,8 @@ def test_a_price_run_that_states_stock_is_a_check(stock, monkeypatch):
 
 
 def test_apply_is_a_constant_number_of_statements_whatever_the_number_of_offers(stock):
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite (the embedded default) writes in batches of its variable limit")
     source = offer("a").source
     now = T0
     Offer.objects.bulk_create([
@@ -174,3 +176,22 @@ def test_snapshot_replays_recorded_stock_dated_on_its_recording():
     assert set(AvailabilityChange.objects.values_list("recorded", flat=True)) == {True}
     # A recording years old says nothing about the last 7 days.
     assert {o.in_stock_share_7d for o in offers} == {None}
+
+
+def test_longest_stockout_and_the_provider_gpu_summary_are_read_from_the_database(stock, monkeypatch):
+    from providers import selectors
+
+    now = T0 + timedelta(hours=10)
+    # a: sold out from T0+1h to T0+4h (3 h), and again from T0+9h until now (1 h); b: always in stock.
+    for hours, a_state in [(0, "available"), (1, "unavailable"), (4, "available"), (9, "unavailable")]:
+        poll_at(T0 + timedelta(hours=hours), monkeypatch, {"a": (a_state, None), "b": ("available", None)})
+    monkeypatch.setattr(services.timezone, "now", lambda: now)
+    assert selectors.offer_longest_stockout(offer=offer("a"), now=now) == timedelta(hours=3)
+    assert selectors.offer_longest_stockout(offer=offer("b"), now=now) is None
+    # A window that starts inside the first stretch clips it.
+    assert selectors.offer_longest_stockout(offer=offer("a"), days=1, now=T0 + timedelta(hours=26)) == \
+        timedelta(hours=17)
+    [row] = selectors.availability_summary(provider=offer("a").provider, now=now)
+    assert (row["offer__gpu__slug"], row["offers"], row["checks_7d"], row["in_stock_7d"]) == ("h100", 2, 8, 6)
+    assert row["share_7d"] == row["share_30d"] == 0.75
+    assert row["longest_stockout"] == timedelta(hours=3)

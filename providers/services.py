@@ -877,8 +877,8 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
         if pk is None:
             counts.unmatched += 1
         elif state.availability in STATES:
-            count = state.available_count if state.availability != Availability.UNAVAILABLE else (
-                0 if state.available_count is not None else None)
+            # Sold out is sold out: a source's "0 left" and another's silence are the same state, not a change.
+            count = state.available_count if state.availability != Availability.UNAVAILABLE else None
             stated[pk] = (state.availability, count)
     if not stated:
         return counts

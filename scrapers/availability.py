@@ -51,12 +51,9 @@ def from_listing(offers: Iterable[ScrapedOffer], known: Collection[tuple[str, st
             stated[(offer.instance_type, offer.region)] = ScrapedAvailability(
                 offer.instance_type, offer.region, offer.availability, offer.available_count)
     listed_types = {offer.instance_type for offer in offers if offer.availability in STATES}
-    # Sources that count slots (Vast.ai) say 0 for a sold-out row; the others give no count.
-    counted_types = {offer.instance_type for offer in offers if offer.available_count is not None}
     for instance_type, region in known:
         if instance_type in listed_types and (instance_type, region) not in stated:
-            count = 0 if instance_type in counted_types else None
-            stated[(instance_type, region)] = ScrapedAvailability(instance_type, region, "unavailable", count)
+            stated[(instance_type, region)] = ScrapedAvailability(instance_type, region, "unavailable")
     if not stated:
         raise SchemaScrapeError("the listing states no stock for any offer")
     return AvailabilityResult(states=sorted(stated.values(), key=lambda s: (s.instance_type, s.region)))

@@ -54,6 +54,11 @@ class LambdaClient:
         return {URL: RECORDED / "instance-types.json"}
 
     @classmethod
+    def url(cls) -> str:
+        """Where the instance types are read (a test's loopback server moves it)."""
+        return URL
+
+    @classmethod
     def recorded_availability(cls) -> dict[str, Path]:
         return cls.recorded()
 
@@ -64,7 +69,7 @@ class LambdaClient:
         return states
 
     def fetch(self) -> ScrapeResult:
-        payload = get_json(self.http, URL, headers={"Authorization": f"Bearer {self.api_key}"})
+        payload = get_json(self.http, self.url(), headers={"Authorization": f"Bearer {self.api_key}"})
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, dict) or not data:
             raise SchemaScrapeError(f"{URL}: 'data' missing, not a map, or empty")

@@ -166,14 +166,14 @@ def test_runpod_recording_without_stock_status_states_nothing_and_is_refused():
         poll("runpod", {runpod.URL: RUNPOD_RECORDED})
 
 
-def test_vastai_counts_rentable_slots_and_a_region_with_none_left_is_sold_out_with_zero():
+def test_vastai_counts_rentable_slots_and_a_region_with_none_left_is_sold_out():
     routes = vastai.VastAiClient.recorded_availability()
     payload = recorded_json(routes, vastai.URL)
     slot = payload["offers"][0]
     payload["offers"] = [slot, {**slot, "id": 2, "rentable": True}, {**slot, "id": 3, "rentable": True}]
     result = states(poll("vastai", {vastai.URL: payload}))
     assert result[("1x RTX 5090", "Ontario, CA, NA")] == ("available", 2)
-    assert result[("1x RTX 5090", "Texas, US, NA")] == ("unavailable", 0)
+    assert result[("1x RTX 5090", "Texas, US, NA")] == ("unavailable", None)
 
 
 def test_digitalocean_region_no_longer_listed_is_sold_out():

@@ -884,11 +884,7 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
         return counts
     latest = _latest_changes(source)
     changed = [pk for pk, value in stated.items() if latest.get(pk) != value]
-    AvailabilityChange.objects.bulk_create(
-        [AvailabilityChange(offer_id=pk, changed_at=now, availability=stated[pk][0], available_count=stated[pk][1],
-                            recorded=recorded) for pk in changed],
-        batch_size=BATCH_SIZE,
-    )
+    _changes_insert(changed, [stated[pk] for pk in changed], now=now, recorded=recorded)
     checked_ids = sorted(stated)
     _bulk_set(
         Offer, checked_ids,
@@ -905,10 +901,36 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
     return counts
 
 
+def _changes_insert(ids: list[int], states: list[tuple[str, int | None]], *, now: datetime, recorded: bool) -> None:
+    """Append one AvailabilityChange per offer: on PostgreSQL a single INSERT from arrays, elsewhere bulk_create."""
+    if not ids:
+        return
+    if connection.vendor != "postgresql":
+        AvailabilityChange.objects.bulk_create(
+            [AvailabilityChange(offer_id=pk, changed_at=now, availability=state, available_count=count,
+                                recorded=recorded) for pk, (state, count) in zip(ids, states, strict=True)],
+            batch_size=BATCH_SIZE)
+        return
+    table = connection.ops.quote_name(AvailabilityChange._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (offer_id, changed_at, availability, available_count, recorded) "
+            f"SELECT v.id, %s, v.state, v.count, %s FROM unnest(%s::bigint[], %s::varchar[], %s::integer[]) "
+            f"AS v(id, state, count)",
+            [now, recorded, ids, [state for state, _ in states], [count for _, count in states]],
+        )
+
+
 def _latest_changes(source: DataSource) -> dict[int, tuple[str, int | None]]:
-    """Offer id -> (state, count) of its latest AvailabilityChange, for the source's active offers: one query."""
+    """Offer id -> (state, count) of its latest AvailabilityChange, for the source's active offers: one query
+    (DISTINCT ON over the (offer, changed_at) index on PostgreSQL, a correlated subquery elsewhere)."""
     from django.db.models import OuterRef, Subquery
 
+    if connection.vendor == "postgresql":
+        rows = (AvailabilityChange.objects.filter(offer__source=source, offer__is_active=True)
+                .order_by("offer_id", "-changed_at", "-id").distinct("offer_id")
+                .values_list("offer_id", "availability", "available_count"))
+        return {pk: (state, count) for pk, state, count in rows}
     latest = AvailabilityChange.objects.filter(offer=OuterRef("pk")).order_by("-changed_at", "-id")
     rows = (Offer.objects.filter(source=source, is_active=True)
             .annotate(state=Subquery(latest.values("availability")[:1]),

@@ -249,7 +249,7 @@ class OfferFilterSet(filters.FilterSet):
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
-                             label=_("In stock at least N% of checks in the last 7 days"))
+                             label=_("In stock in at least N percent of checks in the last 7 days"))
     provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))

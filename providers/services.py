@@ -866,7 +866,9 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
       (the first known state is a change too), and the offer's `availability_since` moves to `now`;
     - every checked offer gets its state, `availability_checked_at = now` and one more check (in stock or not) in
       its AvailabilityDay counter for `now`'s UTC day (an upsert adding one);
-    - the checked offers' 7- and 30-day in-stock shares are then recomputed from the counters, in the database.
+    - the checked offers' 7- and 30-day in-stock shares are then recomputed from the counters, in the database;
+    - a `recorded` replay (the snapshot) sets states and changes only: it adds no check, so replaying it twice
+      changes nothing.
     """
     counts = AvailabilityCounts()
     ids = dict(((key[0], key[1]), key[2]) for key in Offer.objects.filter(source=source, is_active=True)
@@ -895,8 +897,11 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
     )
     if changed:
         _bulk_set(Offer, changed, availability_since=[now] * len(changed))
-    _availability_days_add(checked_ids, [stated[pk][0] in IN_STOCK for pk in checked_ids], now.date())
-    _in_stock_shares_refresh(source=source, checked_at=now)
+    if not recorded:
+        # A replayed recording is not a check: replaying it again must change nothing, and it says nothing about
+        # the last 7 or 30 days.
+        _availability_days_add(checked_ids, [stated[pk][0] in IN_STOCK for pk in checked_ids], now.date())
+        _in_stock_shares_refresh(source=source, checked_at=now)
     counts.checked, counts.changed = len(stated), len(changed)
     return counts
 

@@ -164,7 +164,7 @@ def test_apply_is_a_constant_number_of_statements_whatever_the_number_of_offers(
     assert AvailabilityChange.objects.filter(offer__instance_type__startswith="x").count() == 2000
 
 
-def test_snapshot_replays_recorded_stock_dated_on_its_recording():
+def test_snapshot_replays_recorded_stock_dated_on_its_recording(client):
     services.gpu_catalog_sync()
     services.providers_sync()
     services.source_scrape(slug="digitalocean", offline=True)
@@ -174,8 +174,10 @@ def test_snapshot_replays_recorded_stock_dated_on_its_recording():
     offers = Offer.objects.filter(source__slug="digitalocean", availability_checked_at__isnull=False)
     assert offers and all(o.availability_recorded and o.availability_checked_at == recorded_on for o in offers)
     assert set(AvailabilityChange.objects.values_list("recorded", flat=True)) == {True}
-    # A recording years old says nothing about the last 7 days.
-    assert {o.in_stock_share_7d for o in offers} == {None}
+    # A recording says nothing about the last 7 days, and is not a check.
+    assert {o.in_stock_share_7d for o in offers} == {None} and not AvailabilityDay.objects.exists()
+    html = client.get(f"/offers/{offers[0].pk}/").content.decode()
+    assert "in a recording of Aug. 29, 2025" in html
 
 
 def test_longest_stockout_and_the_provider_gpu_summary_are_read_from_the_database(stock, monkeypatch):

@@ -105,6 +105,14 @@ def source_status_list(*, now: datetime | None = None) -> list[tuple[DataSource,
     return [(source, latest.get(source.id)) for source in sources]
 
 
+def availability_polls_latest() -> dict[int, object]:
+    """Source id -> its latest AvailabilityPoll (sources never polled are absent), in one query."""
+    from .models import AvailabilityPoll
+
+    latest = AvailabilityPoll.objects.values("source_id").annotate(last=Max("id")).values("last")
+    return {poll.source_id: poll for poll in AvailabilityPoll.objects.filter(id__in=latest)}
+
+
 def link_check_failures() -> list[tuple[LinkCheck, list[str]]]:
     """Curated source links that failed their latest weekly check, each with the names of the providers whose
     capability cells cite it, in two queries. Empty when every link answered (or none was checked yet)."""

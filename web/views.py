@@ -314,7 +314,11 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def source_status(request: HttpRequest) -> HttpResponse:
-    return render(request, "sources.html", {"sources": selectors.source_status_list()})
+    sources = selectors.source_status_list()
+    polls = selectors.availability_polls_latest()
+    for source, _run in sources:
+        source.latest_poll = polls.get(source.id)
+    return render(request, "sources.html", {"sources": sources})
 
 
 def guide_index(request: HttpRequest) -> HttpResponse:

@@ -197,3 +197,21 @@ def test_longest_stockout_and_the_provider_gpu_summary_are_read_from_the_databas
     assert (row["offer__gpu__slug"], row["offers"], row["checks_7d"], row["in_stock_7d"]) == ("h100", 2, 8, 6)
     assert row["share_7d"] == row["share_30d"] == 0.75
     assert row["longest_stockout"] == timedelta(hours=3)
+
+
+def test_poll_availability_command_and_the_sources_page_show_the_latest_poll(client, capsys):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    with pytest.raises(CommandError, match="not polled"):
+        call_command("poll_availability", "aws-ec2")
+    with pytest.raises(CommandError, match="1 poll"):
+        call_command("poll_availability", "digitalocean", "--offline")  # no offers yet: the price run comes first
+    services.source_scrape(slug="digitalocean", offline=True)
+    call_command("poll_availability", "digitalocean", "--offline")
+    assert "digitalocean: succeeded" in capsys.readouterr().out
+    html = client.get("/sources/").content.decode()
+    row = html.split("DigitalOcean API v2")[1].split("</tr>")[0]
+    assert "(replayed)" in row and "Succeeded" in row and "changed" in row

@@ -2,8 +2,9 @@
 
 The work is split so its cost follows the number of distinct saved filters, never the number of subscribers:
 
-- `week_changes` reads the week's price and availability history, new and vanished offers and capability changes
-  once per sending run, in a fixed handful of queries, and keeps only what changed (net over the week);
+- `week_changes` reads the week's price and availability history, stock changes (back in stock, sold out), new
+  and vanished offers and capability changes once per sending run, in a fixed handful of queries, and keeps only
+  what changed (net over the week);
 - `digest_build` applies one saved filter through OfferFilterSet to that result: a few queries per filter, shared
   by every subscriber of the filter.
 
@@ -72,7 +73,8 @@ class WeekChanges:
 
 
 def week_changes(*, week: DigestWeek, threshold: Decimal | None = None) -> WeekChanges:
-    """What changed between `week.start` (inclusive) and `week.end` (exclusive), in six queries.
+    """What changed between `week.start` (inclusive) and `week.end` (exclusive), in six queries (two more when
+    stock changed in the week: `stock_changes`).
 
     - a price change is reported when the last price of the week differs from the price listed at its start by at
       least `threshold` (a fraction, settings.DIGEST_PRICE_CHANGE_THRESHOLD by default), on-demand and spot apart;

@@ -248,6 +248,8 @@ class OfferFilterSet(filters.FilterSet):
                             label=_("Maximum USD per instance-hour"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
+    in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
+                             label=_("In stock in at least N percent of checks in the last 7 days"))
     provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
@@ -356,6 +358,11 @@ class OfferFilterSet(filters.FilterSet):
     def filter_available(self, queryset, name, value):
         available = Q(availability__in=[Availability.AVAILABLE, Availability.LIMITED])
         return queryset.filter(available) if value else queryset.exclude(available)
+
+    def filter_in_stock_7d(self, queryset, name, value):
+        """Offers whose share of stock checks in the last 7 days that found them in stock is at least `value` percent
+        (the share services.availability_apply keeps on the offer); never checked means no match."""
+        return queryset.filter(in_stock_share_7d__gte=Decimal(str(value)) / 100)
 
     def filter_seen_within(self, queryset, name, value):
         return queryset.filter(last_seen__gte=timezone.now() - timedelta(hours=float(value)))

@@ -302,6 +302,18 @@ class Offer(models.Model):
     spot_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     availability = models.CharField(max_length=12, choices=Availability.choices, default=Availability.UNKNOWN)
     available_count = models.PositiveIntegerField(null=True, blank=True)
+    # Written by services.availability_apply only (never by a price run's row comparison): when the state was last
+    # checked, since when it has been what it is (the latest AvailabilityChange), whether that check was a replay of
+    # a recording, and the share of checks in stock over the last 7 and 30 days (0..1, from AvailabilityDay, summed
+    # in the database at each check). All null while nothing ever stated the offer's stock. None is indexed, so the
+    # per-poll update stays a HOT update like last_seen's.
+    availability_checked_at = models.DateTimeField(null=True, blank=True)
+    availability_since = models.DateTimeField(null=True, blank=True)
+    # Null (not False) by default: COPY writes no Django default, and SQLite adds a nullable column without a table
+    # rebuild (a rebuild would recreate the PostgreSQL-only memory index of migration 0004).
+    availability_recorded = models.BooleanField(null=True, blank=True)
+    in_stock_share_7d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    in_stock_share_30d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
     first_seen = models.DateTimeField()
     # Advanced by every successful run that lists the offer. Keep it out of indexes: the per-run update of every
     # active offer relies on being a HOT update on PostgreSQL (migration 0003).
@@ -373,3 +385,71 @@ class ExchangeRate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.date} 1 EUR = {self.per_eur} {self.currency}"
+
+
+class AvailabilityChange(models.Model):
+    """A change of one offer's stock state, from `changed_at` on: available, limited (with the count the source
+    gave) or unavailable (sold out). Appended only when the state or the count changed, never per check, so the
+    history stays a few rows per offer and month (bench/availability.py reports rows per offer-day). The first
+    known state of an offer is a change too (from nothing); "unknown" is never stored: a source that says nothing
+    leaves the last known state in place.
+    """
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="availability_changes")
+    changed_at = models.DateTimeField()
+    availability = models.CharField(max_length=12, choices=Availability.choices)
+    available_count = models.PositiveIntegerField(null=True, blank=True)
+    # True when the check was a replay of a recorded payload (the bundled snapshot): `changed_at` is then the
+    # recording's date, not a live observation.
+    recorded = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["offer", "changed_at"]
+        indexes = [models.Index(fields=["offer", "changed_at"]), models.Index(fields=["changed_at"])]
+
+    def __str__(self) -> str:
+        return f"offer {self.offer_id} {self.availability} from {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class AvailabilityDay(models.Model):
+    """How many checks of one offer's stock there were on one UTC day, and how many found it in stock (available or
+    limited). Each check adds one to `checks` with a single upsert per poll for all offers it covered, so the
+    share of checks in stock over any run of days is a SUM in the database (services.availability_apply keeps the
+    7- and 30-day shares on the offer; selectors aggregate them per provider x GPU)."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="availability_days")
+    day = models.DateField()
+    checks = models.PositiveIntegerField(default=0)
+    in_stock = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["offer", "day"], name="availability_day_unique")]
+        indexes = [models.Index(fields=["day"])]
+
+    def __str__(self) -> str:
+        return f"offer {self.offer_id} {self.day}: {self.in_stock}/{self.checks} in stock"
+
+
+class AvailabilityPoll(models.Model):
+    """One availability poll of one source (its own beat entry, cheaper and more frequent than a price run).
+
+    A failed poll is recorded here with its reason and changes nothing else: every offer keeps its last known state
+    and the time it was last checked, so pages show the state with its age instead of flipping it to sold out.
+    """
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="availability_polls")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    offline = models.BooleanField(default=False)
+    checked = models.PositiveIntegerField(default=0, help_text="Offers whose state the poll stated")
+    changed = models.PositiveIntegerField(default=0, help_text="Offers whose state changed")
+    unmatched = models.PositiveIntegerField(default=0, help_text="Stated states of offers we do not store")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["source", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} availability {self.started_at:%Y-%m-%d %H:%M} {self.status}"

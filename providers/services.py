@@ -12,7 +12,7 @@ import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import httpx
@@ -21,6 +21,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from scrapers import registry
+from scrapers.availability import IN_STOCK, STATES, ScrapedAvailability
 from scrapers.base import (
     NotConfiguredError,
     ScrapedCapability,
@@ -45,6 +46,9 @@ from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers
 from .models import (
     Availability,
+    AvailabilityChange,
+    AvailabilityDay,
+    AvailabilityPoll,
     Capability,
     CapabilityChange,
     CapabilityOrigin,
@@ -204,6 +208,7 @@ OFFER_LIMITS = {
 AVAILABILITIES = {choice.value for choice in Availability}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
+_AVAILABILITY = OFFER_FIELDS.index("availability")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
 
 
@@ -257,6 +262,12 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
             for name in ("created", "updated", "unchanged", "deactivated", "skipped", "capabilities_changed",
                          "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
+            if not offline:
+                # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus).
+                stated = [ScrapedAvailability(o.instance_type, o.region, o.availability, o.available_count)
+                          for o in result.offers if o.availability in STATES]
+                if stated:
+                    availability_apply(source=source, states=stated, now=run.started_at)
             run.unknown_gpus = dict(counts.unknown_gpus)
             run.status, run.error, run.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
             run.save()
@@ -356,6 +367,10 @@ def offers_sync(
             to_create.append((source.pk, key[0], key[1], *values, now, now, run.pk))
             continue
         pk, stored = found
+        if values[_AVAILABILITY] == Availability.UNKNOWN:
+            # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last check
+            # found: the availability poll states it, with its age, and a price run must not wipe it back to unknown.
+            values = (*values[:_AVAILABILITY], *stored[_AVAILABILITY:_AVAILABILITY + 2], *values[_AVAILABILITY + 2:])
         if stored == values:
             counts.unchanged += 1
             continue
@@ -690,11 +705,17 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
 def snapshot_load() -> list[ScrapeRun]:
     """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
     the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
-    recorded payload of every source in `registry.snapshot_sources()` replayed offline."""
+    recorded payload of every source in `registry.snapshot_sources()` replayed offline, then the dated stock
+    recordings of those sources (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date."""
     gpu_catalog_sync()
     providers_sync()
     exchange_rates_sync(offline=True)
-    return [source_scrape(slug=slug, offline=True) for slug in registry.snapshot_sources()]
+    sources = registry.snapshot_sources()
+    runs = [source_scrape(slug=slug, offline=True) for slug in sources]
+    for slug in registry.SNAPSHOT_AVAILABILITY:
+        if slug in sources:
+            availability_poll(slug=slug, offline=True)
+    return runs
 
 
 # --- exchange rates ------------------------------------------------------------------------------------------
@@ -736,3 +757,230 @@ def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport
         len(rows), ", ".join(str(day.day) for day in days), " (recorded copy)" if offline else "",
     )
     return len(rows)
+
+
+# --- availability: live stock, its changes and its in-stock share --------------------------------------------
+
+AVAILABILITY_WINDOWS = {"in_stock_share_7d": 7, "in_stock_share_30d": 30}
+
+
+@dataclass
+class AvailabilityCounts:
+    checked: int = 0
+    changed: int = 0
+    unmatched: int = 0
+
+
+def availability_poll(*, slug: str, offline: bool = False,
+                      transport: httpx.BaseTransport | None = None) -> AvailabilityPoll:
+    """Ask one source for the stock of the offers we store and record what it said, as an AvailabilityPoll.
+
+    - the client is handed the (instance_type, region) keys of the source's active offers (a source with none yet
+      fails the poll: its price run comes first) and states what its stock endpoints say (scrapers/availability.py);
+    - a successful answer goes to `availability_apply` in one transaction;
+    - any failure (timeout, 429, 5xx, refused key, a truncated, renamed or empty answer) is recorded on the poll and
+      changes nothing else: every offer keeps its last known state and the time it was checked, so pages show that
+      state with its age; transient errors are re-raised for the task to retry, an internal error too;
+    - `offline` replays the source's recorded stock answer (the bundled snapshot): its states are dated on the
+      recording's date (scrapers.registry.SNAPSHOT_AVAILABILITY) and flagged `recorded`, never as a live check.
+    """
+    source = source_register(registry.SOURCES[slug].info)
+    started = timezone.now()
+    AvailabilityPoll.objects.filter(source=source, status=RunStatus.RUNNING).update(
+        status=RunStatus.FAILED, finished_at=started,
+        error="interrupted: the worker stopped before the poll finished; nothing it read was stored",
+    )
+    poll = AvailabilityPoll.objects.create(source=source, started_at=started, offline=offline)
+    try:
+        known = set(Offer.objects.filter(source=source, is_active=True).values_list("instance_type", "region"))
+        if not known:
+            raise ScrapeError("no stored offers to check yet: the source's price run comes first")
+        client = registry.make_availability_client(slug, offline=offline, transport=transport)
+        result = client.fetch_availability(known)
+        checked_at = started
+        if offline:
+            recorded_on = registry.SNAPSHOT_AVAILABILITY.get(slug)
+            if recorded_on is None:
+                raise ScrapeError(f"{slug} has no dated availability recording to replay")
+            checked_at = datetime.fromisoformat(recorded_on).replace(tzinfo=UTC)
+        with transaction.atomic():
+            counts = availability_apply(source=source, states=result.states, now=checked_at, recorded=offline)
+            poll.checked, poll.changed, poll.unmatched = counts.checked, counts.changed, counts.unmatched
+            poll.status, poll.error, poll.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
+            poll.save()
+    except NotConfiguredError as exc:
+        _fail(poll, RunStatus.NOT_CONFIGURED, str(exc))
+        return poll
+    except ScrapeError as exc:
+        _fail(poll, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        logger.warning("availability of %s not updated, keeping the last known states: %s", slug, exc)
+        if isinstance(exc, TransientScrapeError):
+            raise
+        return poll
+    except SoftTimeLimitExceeded:
+        _fail(poll, RunStatus.FAILED, "stopped: the poll exceeded its time limit; stored states were kept")
+        raise
+    except Exception as exc:
+        _fail(poll, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    logger.info("availability of %s: %s offers checked, %s changed, %s states for offers we do not store",
+                slug, counts.checked, counts.changed, counts.unmatched)
+    return poll
+
+
+def availability_apply(*, source: DataSource, states: list[ScrapedAvailability], now: datetime,
+                       recorded: bool = False) -> AvailabilityCounts:
+    """Store one check of a source's stock; call inside a transaction. A constant number of bulk statements,
+    whatever the number of offers (bench/availability.py counts them for 10,000):
+
+    - states are matched to the source's active offers on (instance_type, region); others are counted as unmatched;
+      a state that is not available / limited / unavailable is ignored (the last known state stays);
+    - an AvailabilityChange is appended only where the state or the count differs from the offer's latest change
+      (the first known state is a change too), and the offer's `availability_since` moves to `now`;
+    - every checked offer gets its state, `availability_checked_at = now` and one more check (in stock or not) in
+      its AvailabilityDay counter for `now`'s UTC day (an upsert adding one);
+    - the checked offers' 7- and 30-day in-stock shares are then recomputed from the counters, in the database;
+    - a `recorded` replay (the snapshot) sets states and changes only: it adds no check, so replaying it twice
+      changes nothing.
+    """
+    counts = AvailabilityCounts()
+    ids = dict(((key[0], key[1]), key[2]) for key in Offer.objects.filter(source=source, is_active=True)
+               .values_list("instance_type", "region", "id"))
+    stated: dict[int, tuple[str, int | None]] = {}
+    for state in states:
+        pk = ids.get((state.instance_type, state.region))
+        if pk is None:
+            counts.unmatched += 1
+        elif state.availability in STATES:
+            # Sold out is sold out: a source's "0 left" and another's silence are the same state, not a change.
+            count = state.available_count if state.availability != Availability.UNAVAILABLE else None
+            stated[pk] = (state.availability, count)
+    if not stated:
+        return counts
+    latest = _latest_changes(source)
+    changed = [pk for pk, value in stated.items() if latest.get(pk) != value]
+    _changes_insert(changed, [stated[pk] for pk in changed], now=now, recorded=recorded)
+    checked_ids = sorted(stated)
+    _bulk_set(
+        Offer, checked_ids,
+        availability=[stated[pk][0] for pk in checked_ids],
+        available_count=[stated[pk][1] for pk in checked_ids],
+        availability_checked_at=[now] * len(checked_ids),
+        availability_recorded=[recorded] * len(checked_ids),
+    )
+    if changed:
+        _bulk_set(Offer, changed, availability_since=[now] * len(changed))
+    if not recorded:
+        # A replayed recording is not a check: replaying it again must change nothing, and it says nothing about
+        # the last 7 or 30 days.
+        _availability_days_add(checked_ids, [stated[pk][0] in IN_STOCK for pk in checked_ids], now.date())
+        _in_stock_shares_refresh(source=source, checked_at=now)
+    counts.checked, counts.changed = len(stated), len(changed)
+    return counts
+
+
+def _changes_insert(ids: list[int], states: list[tuple[str, int | None]], *, now: datetime, recorded: bool) -> None:
+    """Append one AvailabilityChange per offer: on PostgreSQL a single INSERT from arrays, elsewhere bulk_create."""
+    if not ids:
+        return
+    if connection.vendor != "postgresql":
+        AvailabilityChange.objects.bulk_create(
+            [AvailabilityChange(offer_id=pk, changed_at=now, availability=state, available_count=count,
+                                recorded=recorded) for pk, (state, count) in zip(ids, states, strict=True)],
+            batch_size=BATCH_SIZE)
+        return
+    table = connection.ops.quote_name(AvailabilityChange._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (offer_id, changed_at, availability, available_count, recorded) "
+            f"SELECT v.id, %s, v.state, v.count, %s FROM unnest(%s::bigint[], %s::varchar[], %s::integer[]) "
+            f"AS v(id, state, count)",
+            [now, recorded, ids, [state for state, _ in states], [count for _, count in states]],
+        )
+
+
+def _latest_changes(source: DataSource) -> dict[int, tuple[str, int | None]]:
+    """Offer id -> (state, count) of its latest AvailabilityChange, for the source's active offers: one query
+    (DISTINCT ON over the (offer, changed_at) index on PostgreSQL, a correlated subquery elsewhere)."""
+    from django.db.models import OuterRef, Subquery
+
+    if connection.vendor == "postgresql":
+        rows = (AvailabilityChange.objects.filter(offer__source=source, offer__is_active=True)
+                .order_by("offer_id", "-changed_at", "-id").distinct("offer_id")
+                .values_list("offer_id", "availability", "available_count"))
+        return {pk: (state, count) for pk, state, count in rows}
+    latest = AvailabilityChange.objects.filter(offer=OuterRef("pk")).order_by("-changed_at", "-id")
+    rows = (Offer.objects.filter(source=source, is_active=True)
+            .annotate(state=Subquery(latest.values("availability")[:1]),
+                      count=Subquery(latest.values("available_count")[:1]))
+            .filter(state__isnull=False).values_list("id", "state", "count"))
+    return {pk: (state, count) for pk, state, count in rows}
+
+
+def _bulk_set(model, ids: list[int], **columns: list) -> None:
+    """Set per-row values of a few columns for many rows: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (see
+    _offers_update for why not bulk_update's CASE WHEN), elsewhere bulk_update."""
+    if not ids:
+        return
+    fields = [model._meta.get_field(name) for name in columns]
+    if connection.vendor != "postgresql":
+        objects = [model(pk=pk) for pk in ids]
+        for name, values in columns.items():
+            for obj, value in zip(objects, values, strict=True):
+                setattr(obj, name, value)
+        model.objects.bulk_update(objects, list(columns), batch_size=BATCH_SIZE)
+        return
+    quote = connection.ops.quote_name
+    names = [quote(field.column) for field in fields]
+    sql = (
+        f"UPDATE {quote(model._meta.db_table)} AS o SET {', '.join(f'{name} = v.{name}' for name in names)} "
+        f"FROM unnest(%s::bigint[], {', '.join(f'%s::{field.db_type(connection)}[]' for field in fields)}) "
+        f"AS v(id, {', '.join(names)}) WHERE o.id = v.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, *columns.values()])
+
+
+def _availability_days_add(ids: list[int], in_stock: list[bool], day) -> None:
+    """One more check for each offer on `day` (one more in stock where it was): a single upsert that adds."""
+    table = connection.ops.quote_name(AvailabilityDay._meta.db_table)
+    conflict = (f"ON CONFLICT (offer_id, day) DO UPDATE SET checks = {table}.checks + 1, "
+                f"in_stock = {table}.in_stock + excluded.in_stock")
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"INSERT INTO {table} (offer_id, day, checks, in_stock) "
+                f"SELECT v.id, %s::date, 1, v.in_stock FROM unnest(%s::bigint[], %s::integer[]) AS v(id, in_stock) "
+                f"{conflict}",
+                [day, ids, [int(flag) for flag in in_stock]],
+            )
+            return
+        stamp = connection.ops.adapt_datefield_value(day)
+        for start in range(0, len(ids), 300):  # SQLite's limit on variables per statement
+            batch = list(zip(ids[start:start + 300], in_stock[start:start + 300], strict=True))
+            cursor.execute(
+                f"INSERT INTO {table} (offer_id, day, checks, in_stock) VALUES "
+                f"{', '.join(['(%s, %s, 1, %s)'] * len(batch))} {conflict}",
+                [value for pk, flag in batch for value in (pk, stamp, int(flag))],
+            )
+
+
+def _in_stock_shares_refresh(*, source: DataSource, checked_at: datetime) -> None:
+    """The 7- and 30-day in-stock shares of the offers just checked, summed from their day counters in the
+    database (one UPDATE with a correlated aggregate per window)."""
+    from datetime import timedelta
+
+    from django.db.models import FloatField, OuterRef, Subquery, Sum
+    from django.db.models.functions import Cast
+
+    # The windows end today, not on the check's date: a replayed recording (dated years back) falls outside them.
+    today = timezone.now().date()
+    shares = {}
+    for name, days in AVAILABILITY_WINDOWS.items():
+        window = (AvailabilityDay.objects.filter(offer=OuterRef("pk"), day__gt=today - timedelta(days=days),
+                                                 day__lte=today)
+                  .values("offer")
+                  .annotate(share=Cast(Sum("in_stock"), FloatField()) / Cast(Sum("checks"), FloatField()))
+                  .values("share"))
+        shares[name] = Subquery(window)
+    Offer.objects.filter(source=source, availability_checked_at=checked_at).update(**shares)

@@ -123,6 +123,38 @@ def sources_scrape(kind: str, expires: float | None = None) -> list[str]:
     return slugs
 
 
+# An availability poll runs every 15 minutes: a retry later than this is left to the next scheduled poll.
+AVAILABILITY_MAX_RETRY_DELAY_SECONDS = 10 * 60
+
+
+@shared_task(bind=True, max_retries=2, acks_late=True, reject_on_worker_lost=True)
+def availability_poll(self, slug: str) -> dict:
+    """Poll one source's stock (services.availability_poll) under the source's own lock, shared with its price run,
+    so the two never write the same offers at once (the later one skips). Transient failures are retried at most
+    twice and only within the polling period; a failed poll has changed nothing."""
+    from providers.services import availability_poll as poll_service
+    from scrapers import registry
+
+    if slug not in registry.availability_sources():
+        # A keyed source without its key: said once per poll in the log, not stored every 15 minutes.
+        logger.info("availability of %s: skipped, its API key is not set", slug)
+        return {"source": slug, "skipped": "not configured"}
+    with task_lock(f"source:{slug}", token=self.request.id) as acquired:
+        if not acquired:
+            logger.warning("availability of %s: skipped, a run of this source is still in progress", slug)
+            return {"source": slug, "skipped": "a run of this source is still in progress"}
+        try:
+            poll = poll_service(slug=slug)
+        except TransientScrapeError as exc:
+            delay = retry_delay(exc, self.request.retries)
+            if delay is None or delay > AVAILABILITY_MAX_RETRY_DELAY_SECONDS:
+                logger.warning("availability of %s: leaving the retry to the next scheduled poll", slug)
+                raise
+            raise self.retry(exc=exc, countdown=delay) from exc
+    return {"source": slug, "poll": poll.id, "status": poll.status, "checked": poll.checked,
+            "changed": poll.changed}
+
+
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def exchange_rates_refresh(self, offline: bool = False) -> dict:
     """Fetch the ECB's reference rates (services.exchange_rates_sync); transient failures are retried."""

@@ -93,3 +93,36 @@ def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransp
     if offline and transport is None:
         transport = RecordedTransport(recorded_routes(slug))
     return client(build_client(transport=transport), api_key=api_key)
+
+
+# Sources whose stock is polled on its own, more often than prices (providers.tasks.availability_poll): their
+# clients have `fetch_availability(known)` and `recorded_availability()` (scrapers/availability.py says what they
+# return). Hyperstack's stock (`stock_available` in `GET /v1/core/flavors`) is not read: no real answer of that
+# endpoint has been recorded to build the client on.
+AVAILABILITY_SOURCES: tuple[str, ...] = (
+    "linode", "vultr", "verda", "lambdalabs", "runpod", "vastai", "digitalocean",
+)
+# What the bundled snapshot replays for availability, with the recording's date (shown with every state it gives):
+# only recordings whose stock rows are complete for the offers they cover (README of each recorded folder). The
+# fixtures state no capture time, so the date is the day the fixture first entered dstackai/gpuhunt's history
+# (`git log -S` on the fixture's rows): the answer is at least that old.
+SNAPSHOT_AVAILABILITY: dict[str, str] = {
+    "verda": "2023-11-16",  # 3f0c56a "Add tests for datacrunch" (the spot list, then in test_datacrunch.py)
+    "digitalocean": "2025-08-29",  # 0178e9b "Add digital ocean provider (#172)"
+}
+
+
+def availability_sources(environ=os.environ) -> list[str]:
+    """The polled sources the beat schedule runs: every one that needs no key or whose key is set."""
+    return [
+        slug for slug in AVAILABILITY_SOURCES
+        if not SOURCES[slug].info.api_key_env or environ.get(SOURCES[slug].info.api_key_env, "").strip()
+    ]
+
+
+def make_availability_client(slug: str, *, offline: bool = False,
+                             transport: httpx.BaseTransport | None = None) -> ProviderClient:
+    """The client of a polled source, replaying its recorded stock answers when offline."""
+    if offline and transport is None:
+        transport = RecordedTransport(SOURCES[slug].recorded_availability())
+    return make_client(slug, offline=offline, transport=transport)

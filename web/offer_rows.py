@@ -26,6 +26,7 @@ from providers import selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 
+from .availability import share_text, when_text
 from .badges import badge_answers, row_badges_html
 from .currency import Conversion
 from .querystrings import with_params
@@ -111,6 +112,14 @@ class RowFormat:
             if row["available_count"] is not None:
                 text = f"{text} ({intcomma(row['available_count'])})"
             availability = f'<span class="av av-{escape(row["availability"])}">{escape(text)}</span>'
+            # When and how often: the last check's age (or the recording's date) and the 7-day in-stock share.
+            when = when_text(availability=row["availability"], checked_at=row.get("availability_checked_at"),
+                             since=row.get("availability_since"), recorded=row.get("availability_recorded"))
+            share = share_text(row.get("in_stock_share_7d"))
+            if share:
+                when = f"{when} · " + gettext("%(share)s in stock over 7 days") % {"share": share}
+            if row.get("availability_checked_at") is not None:
+                availability = f'{availability} <small class="av-when">{escape(when)}</small>'
         seen_at, seen = self.seen(row["last_seen"])
         stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
         region = escape(row["region"]) if row["region"] else words["not stated"]

@@ -47,7 +47,7 @@ def capabilities(provider, **answers):
 
 
 def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=None, spot=None, availability="unknown",
-          country="", continent="", region="r1", seen_hours_ago=0, active=True):
+          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None):
     now = timezone.now()
     count = Decimal(count)
     price_usd = Decimal(price) if price is not None else None
@@ -62,6 +62,8 @@ def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=No
         spot_price_per_gpu_hour_usd=spot_usd / count if spot_usd is not None else None,
         availability=availability, first_seen=now - timedelta(days=10),
         last_seen=now - timedelta(hours=seen_hours_ago), is_active=active,
+        in_stock_share_7d=Decimal(share_7d) if share_7d is not None else None,
+        availability_checked_at=now - timedelta(minutes=12) if share_7d is not None else None,
     )
 
 
@@ -109,11 +111,12 @@ def world(db) -> World:
         succeeded(source)
     offers = {
         "alpha-h100x8": offer("alpha-h100x8", alpha, sources["alpha"], h100, count="8", price="80", spot="30",
-                              availability="available", country="US", continent="NA", region="us-east-1"),
+                              availability="available", country="US", continent="NA", region="us-east-1",
+                              share_7d="0.95"),
         "alpha-l4": offer("alpha-l4", alpha, sources["alpha"], l4, price="0.8", availability="unavailable",
-                          country="DE", continent="EU", region="eu-central-1"),
+                          country="DE", continent="EU", region="eu-central-1", share_7d="0.1"),
         "beta-h100": offer("beta-h100", beta, sources["beta"], h100, price="2.5", availability="limited",
-                           country="JP", continent="AS", region="tokyo", seen_hours_ago=2),
+                           country="JP", continent="AS", region="tokyo", seen_hours_ago=2, share_7d="0.5"),
         "beta-mi300x8": offer("beta-mi300x8", beta, sources["beta"], mi300x, count="8", price="24",
                               country="US", continent="NA", region="us-west", seen_hours_ago=100),
         "gamma-unknown-gpu": offer("gamma-unknown-gpu", gamma, sources["gamma"], None, count="2",

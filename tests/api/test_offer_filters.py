@@ -33,6 +33,9 @@ CASES = [
     ("spot", "spot=false", ACTIVE - {"alpha-h100x8"}),
     ("available", "available=true", {"alpha-h100x8", "beta-h100", "gamma-unknown-gpu"}),
     ("available", "available=false", {"alpha-l4", "beta-mi300x8"}),
+    ("in_stock_7d_min", "in_stock_7d_min=50", {"alpha-h100x8", "beta-h100"}),
+    ("in_stock_7d_min", "in_stock_7d_min=95.5", set()),
+    ("in_stock_7d_min", "in_stock_7d_min=0", {"alpha-h100x8", "alpha-l4", "beta-h100"}),  # never checked: no match
     ("provider", "provider=alpha,gamma", ALPHA | GAMMA),
     ("provider_kind", "provider_kind=gpu_cloud", BETA),
     ("provider_kind", "provider_kind=hyperscaler,marketplace", ALPHA | GAMMA),
@@ -76,7 +79,8 @@ CASES = [
 BAD = [
     ("gpu", "h100"), ("gpu_family", "H999"), ("vendor", "ibm"), ("gpu_count_min", "-1"), ("gpu_count_max", "eight"),
     ("gpu_memory_min", "1e-9"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
-    ("available", "2"), ("provider", "alpha,nope"), ("provider_kind", "cloud"), ("country", "USA"),
+    ("available", "2"), ("in_stock_7d_min", "101"), ("provider", "alpha,nope"), ("provider_kind", "cloud"),
+    ("country", "USA"),
     ("continent", "XX"), ("region", "us\x00east"), ("offering", "serverless"), ("gpu_operator", "n/a"),
     ("rdma", "nvlink"), ("control_plane_fee_max", "-0.1"), ("documented_only", "perhaps"),
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),

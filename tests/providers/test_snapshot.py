@@ -41,12 +41,21 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     for source in DataSource.objects.filter(kind="catalog"):
         assert len(source.revision) == 40 and source.url.startswith("https://github.com/skypilot-org/")
 
+    # Recorded stock is shown as recorded, on its recording's date, and is not a check.
+    from providers.models import AvailabilityChange, AvailabilityDay, Offer
+
+    recorded = Offer.objects.filter(availability_recorded=True)
+    assert recorded.exists() and set(recorded.values_list("source__slug", flat=True)) == {"digitalocean"}
+    assert not AvailabilityDay.objects.exists()
+
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
-              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
+              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
+              AvailabilityChange.objects.count())
     second = services.snapshot_load()
     assert all(run.created == run.updated == run.deactivated == 0 for run in second)
     after = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
-             sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
+             sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
+             AvailabilityChange.objects.count())
     assert before == after
 
 

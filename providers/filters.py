@@ -358,7 +358,12 @@ class OfferFilterSet(filters.FilterSet):
         return queryset.filter(available) if value else queryset.exclude(available)
 
     def filter_seen_within(self, queryset, name, value):
-        return queryset.filter(last_seen__gte=timezone.now() - timedelta(hours=float(value)))
+        """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
+        none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
+        source's last_success_at), so the bundled snapshot matches only by the dates its files state."""
+        cutoff = timezone.now() - timedelta(hours=float(value))
+        live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff)
+        return queryset.filter(Q(price_as_of__gte=cutoff) | live)
 
     def _capability_cells(self):
         cells = Capability.objects.all()

@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 import httpx
@@ -71,7 +71,8 @@ MAX_DEACTIVATED_SHARE = Decimal("0.5")
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
-    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_source_url",
+    "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
@@ -203,6 +204,7 @@ OFFER_LIMITS = {
     "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
 }
 AVAILABILITIES = {choice.value for choice in Availability}
+FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
@@ -215,6 +217,7 @@ class SyncCounts:
     unchanged: int = 0
     deactivated: int = 0
     skipped: int = 0
+    corrected: int = 0
     unknown_gpus: Counter = field(default_factory=Counter)
     capabilities_changed: int = 0
     capabilities_rejected: int = 0
@@ -255,8 +258,8 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
                 # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
                 capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
-            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "capabilities_changed",
-                         "capabilities_rejected", "facts_stored", "rejections"):
+            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
+                         "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
             run.unknown_gpus = dict(counts.unknown_gpus)
             run.status, run.error, run.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
@@ -321,6 +324,7 @@ def offers_sync(
         resolver=resolver or default_gpu_resolver(),
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
+        as_of=_default_as_of(source),
     )
     counts = SyncCounts(skipped=len(result.rejected))
     for reason in result.rejected:
@@ -453,6 +457,19 @@ def _offers_update(offers: list[Offer]) -> None:
             cursor.execute(sql, columns)
 
 
+def _default_as_of(source: DataSource) -> datetime | None:
+    """The date of rows that state none: the source's stated as-of date, else None. A live answer with no stated
+    date is as fresh as the run that read it, which `last_seen` and the source's `last_success_at` already say
+    (storing the fetch time here would rewrite every offer on every run); a replayed recording that states no date
+    has none, so "seen within the last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
+    as_of = source.as_of
+    if isinstance(as_of, str):  # as source_register set it, before a reload
+        as_of = date.fromisoformat(as_of) if as_of else None
+    if as_of:
+        return datetime.combine(as_of, time.min, tzinfo=UTC)
+    return None
+
+
 def _offer_problem(scraped: ScrapedOffer) -> str | None:
     """Why a row cannot be stored as it is, or None. Checked before anything is written."""
     # A blank region is allowed: it means the source ties the price to no region (RunPod prices are the same
@@ -473,6 +490,16 @@ def _offer_problem(scraped: ScrapedOffer) -> str | None:
         value = getattr(scraped, name)
         if value is not None and not (value.is_finite() and -limit < value < limit):
             return f"{name} {value} is out of range"
+    if scraped.gpu_fraction is not None and not (0 < scraped.gpu_fraction < 1):
+        return f"gpu_fraction {scraped.gpu_fraction} must be a share of one GPU, between 0 and 1"
+    if scraped.form_factor not in FORM_FACTORS:
+        return f"form_factor {scraped.form_factor!r} must be one of {sorted(FORM_FACTORS)}"
+    if scraped.efa_interfaces is not None and not 0 <= scraped.efa_interfaces < 2**15:
+        return f"efa_interfaces {scraped.efa_interfaces!r} is out of range"
+    if scraped.spot_savings_pct is not None and not 0 <= scraped.spot_savings_pct <= 100:
+        return f"spot_savings_pct {scraped.spot_savings_pct!r} is not a percentage"
+    if len(scraped.spot_interruption) > 12 or len(scraped.price_source_url) > 500:
+        return "spot_interruption or price_source_url too long"
     return None
 
 
@@ -483,8 +510,10 @@ class OfferNormaliser:
     """
 
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
-                 rates: dict[str, Decimal]):
+                 rates: dict[str, Decimal], as_of: datetime | None = None):
         self.source = source
+        # The data's date for rows that state none (see offers_sync).
+        self.as_of = as_of
         self.resolver = resolver
         self.gpu_ids = gpu_ids
         self.rates = rates
@@ -533,6 +562,14 @@ class OfferNormaliser:
             scraped.availability,
             scraped.available_count,
             True,
+            scraped.price_as_of or self.as_of,
+            scraped.price_source_url[:500],
+            _q(scraped.gpu_fraction, "0.0001"),
+            scraped.form_factor,
+            scraped.efa_interfaces,
+            scraped.spot_savings_pct,
+            scraped.spot_interruption,
+            scraped.spot_as_of,
         )
 
 

@@ -8,6 +8,7 @@ A client is a class with a `slug`, built around an injected `httpx.Client`, whos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -58,6 +59,21 @@ class ScrapedOffer:
     ram_gb: Decimal | None = None
     availability: str = "unknown"  # available | limited | unavailable | unknown
     available_count: int | None = None
+    # When the data itself says the price held: the date stated in the file, or its commit's date. None lets the
+    # ingestion service decide: the fetch time of a live run, or the source's stated as-of date for a replay.
+    price_as_of: datetime | None = None
+    # The file (repository, path, commit) this row's price came from, where a source reads several.
+    price_source_url: str = ""
+    # Share of one GPU when the instance has less than a whole one (AWS g6f, Azure NVv4); gpu_count then holds the
+    # same share, so the per-GPU price is per whole-GPU equivalent.
+    gpu_fraction: Decimal | None = None
+    form_factor: str = ""  # sxm | pcie | nvl when the instance name or the source states it
+    efa_interfaces: int | None = None  # AWS Elastic Fabric Adapter interfaces (the RDMA fabric), when stated
+    # AWS Spot Instance Advisor: savings versus on-demand (percent) and the interruption-frequency bucket label,
+    # with the feed's own date. Not a spot price.
+    spot_savings_pct: int | None = None
+    spot_interruption: str = ""
+    spot_as_of: date | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,8 @@ from pathlib import Path
 import httpx
 
 from . import (
+    aws,
+    aws_catalog,
     azure,
     curated_prices,
     digitalocean,
@@ -30,6 +32,10 @@ SOURCES: dict[str, type[ProviderClient]] = {
     **curated_prices.CLIENTS,
     **oci.CLIENTS,
     **azure.CLIENTS,
+    **aws_catalog.CLIENTS,
+    # AWS's own bulk price list, for live runs: its recording is a real but partial sample (the header, no GPU row;
+    # recorded/aws/README.md), so the bundled snapshot shows AWS from aws-catalog instead.
+    aws.AwsEc2PriceListClient.info.slug: aws.AwsEc2PriceListClient,
     # GPU and regional clouds' own APIs (issue 3).
     **{client.info.slug: client for client in (
         vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,

@@ -39,7 +39,7 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     assert not DataSource.objects.filter(last_success_at__isnull=False).exists()
     # Catalog-derived offers say where they come from and as of which commit.
     for source in DataSource.objects.filter(kind="catalog"):
-        assert len(source.revision) == 40 and source.url.startswith("https://github.com/skypilot-org/")
+        assert len(source.revision) == 40 and source.url.startswith("https://github.com/")
 
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
               sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))

@@ -36,29 +36,9 @@ import httpx
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import mib_to_gb, to_decimal
+from .upstream import UpstreamFile
 
-RECORDED = Path(__file__).resolve().parent / "recorded" / "aws-catalog"
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamFile:
-    """One file of a public repository at one commit: where to fetch it, where its recording is, how to cite it."""
-
-    repo: str
-    commit: str
-    path: str
-    recorded_name: str
-
-    @property
-    def raw_url(self) -> str:
-        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.path}"
-
-    @property
-    def blob_url(self) -> str:
-        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}"
-
-    def recorded(self, folder: Path) -> Path:
-        return folder / self.recorded_name
+RECORDED = "aws-catalog"
 
 
 KARPENTER = "aws/karpenter-provider-aws"

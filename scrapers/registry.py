@@ -12,6 +12,7 @@ from . import (
     aws,
     aws_catalog,
     azure,
+    gcp_catalog,
     curated_prices,
     digitalocean,
     hyperstack,
@@ -33,6 +34,7 @@ SOURCES: dict[str, type[ProviderClient]] = {
     **oci.CLIENTS,
     **azure.CLIENTS,
     **aws_catalog.CLIENTS,
+    **gcp_catalog.CLIENTS,
     # AWS's own bulk price list, for live runs: its recording is a real but partial sample (the header, no GPU row;
     # recorded/aws/README.md), so the bundled snapshot shows AWS from aws-catalog instead.
     aws.AwsEc2PriceListClient.info.slug: aws.AwsEc2PriceListClient,

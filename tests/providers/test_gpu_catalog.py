@@ -10,7 +10,8 @@ from scrapers.normalize import default_gpu_resolver, gpu_catalog
 # M4000, P4000 (Paperspace): Quadro workstation cards with no vendor spec page found to cite.
 # t4g, radeon-pro-v520 (AWS G5g, G4ad; Karpenter's labels): gpus.toml's header says why they stay unknown.
 # rtx-pro-4500 (AWS G7e-class, Karpenter's label): not in the catalog yet; no spec page read for it.
-KNOWN_UNMAPPED = {"A800", "M4000", "P4000", "t4g", "radeon-pro-v520", "rtx-pro-4500"}
+# tpu-v2 (gpuhunt's TPU table): Google's TPU v2 spec page not found (gpus.toml's header).
+KNOWN_UNMAPPED = {"A800", "M4000", "P4000", "t4g", "radeon-pro-v520", "rtx-pro-4500", "tpu-v2"}
 
 
 def test_catalog_has_the_accelerators_users_ask_for():

@@ -16,7 +16,6 @@ The bundled snapshot replays both files at the commits below; a live run fetches
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import UTC, datetime
 from decimal import Decimal

@@ -155,7 +155,8 @@ def parse_tpu_prices(data: object, result: ScrapeResult) -> None:
                 result.rejected.append(f"{version} in {region}: on-demand price {price} is not a price")
                 continue
             result.offers.append(ScrapedOffer(
-                instance_type=f"{slug}{' ' + kind if kind else ''} (per chip)", region=region, gpu_name=slug, gpu_count=Decimal(1),
+                instance_type=f"{slug}{' ' + kind if kind else ''} (per chip)", region=region, gpu_name=slug,
+                gpu_count=Decimal(1),
                 currency="USD", price_hour=price, spot_price_hour=spot if spot and spot > 0 else None,
                 price_as_of=TPUS_AS_OF, price_source_url=TPUS.blob_url,
             ))

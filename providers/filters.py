@@ -246,6 +246,8 @@ class OfferFilterSet(filters.FilterSet):
                                     decimal_places=5, label=_("Maximum USD per GPU-hour"))
     price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
                             label=_("Maximum USD per instance-hour"))
+    form_factor = MultipleChoice(field_name="form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"), ("nvl", "NVL")],
+                                 label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))

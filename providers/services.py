@@ -19,6 +19,7 @@ from decimal import Decimal
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from scrapers import registry
@@ -35,6 +36,7 @@ from scrapers.http import build_client
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
+    form_factor_in,
     gpu_catalog,
     per_gpu,
     quantize_money,
@@ -229,7 +231,8 @@ class SyncCounts:
             self.rejections.append(reason)
 
 
-def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ScrapeRun:
+def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None,
+                  edition: str | None = None) -> ScrapeRun:
     """Fetch one source and store what it returned, recording a ScrapeRun whatever happens.
 
     Offers, capability facts, Kubernetes facts, the run's counts and the source's `last_success_at` are written in
@@ -250,7 +253,7 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
     )
     run = ScrapeRun.objects.create(source=source, started_at=started, offline=offline)
     try:
-        client = registry.make_client(slug, offline=offline, transport=transport)
+        client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
         with transaction.atomic():
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at)
@@ -326,8 +329,8 @@ def offers_sync(
         rates=exchange_rates_latest(),
         as_of=_default_as_of(source),
     )
-    counts = SyncCounts(skipped=len(result.rejected))
-    for reason in result.rejected:
+    counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
+    for reason in (*result.rejected, *result.corrections):
         counts.note(reason)
 
     incoming: dict[tuple[str, str], tuple] = {}
@@ -415,17 +418,19 @@ def _offers_create(rows: list[tuple]) -> None:
 
 def _history_of_created(*, source: DataSource, run: ScrapeRun, now: datetime) -> None:
     """The first history row of every offer this run created, copied inside the database (portable SQL): the
-    offers were created with first_seen = now and last_run = run, which no older offer of the source has."""
+    offers were created with first_seen = now and last_run = run, which no older offer of the source has. Each row
+    is dated like _observation dates it: the data's own date when it states an earlier one, else now."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in HISTORY_COLUMNS)
     stamp = connection.ops.adapt_datetimefield_value(now)
+    as_of = quote("price_as_of")
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {quote(PriceObservation._meta.db_table)} (offer_id, observed_at, run_id, {columns}) "
-            f"SELECT id, %s, %s, {columns} FROM {quote(Offer._meta.db_table)} "
-            f"WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
+            f"SELECT id, CASE WHEN {as_of} IS NOT NULL AND {as_of} < %s THEN {as_of} ELSE %s END, %s, {columns} "
+            f"FROM {quote(Offer._meta.db_table)} WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
             # Adapted as the ORM would (SQLite stores datetimes as text in its own format).
-            [stamp, run.pk, source.pk, stamp, run.pk],
+            [stamp, stamp, run.pk, source.pk, stamp, run.pk],
         )
 
 
@@ -517,16 +522,20 @@ class OfferNormaliser:
         self.resolver = resolver
         self.gpu_ids = gpu_ids
         self.rates = rates
-        self._gpus: dict[tuple[str, Decimal | None], str | None] = {}
+        self._gpus: dict[tuple[str, Decimal | None, str], str | None] = {}
         self._places: dict[str, tuple[str, str]] = {}
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
-        gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb)
+        # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
+        form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
+        gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb, form)
         if gpu_key not in self._gpus:
-            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, scraped.gpu_memory_gb)
+            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, scraped.gpu_memory_gb, form)
         slug = self._gpus[gpu_key]
         if slug is None:
             counts.unknown_gpus[scraped.gpu_name] += 1
+        elif not form and self.resolver.specs[slug].form_factor.lower() in FORM_FACTORS:
+            form = self.resolver.specs[slug].form_factor.lower()  # the catalog entry is one form factor
         place = self._places.get(scraped.region)
         if place is None:
             geography = region_geography(self.source.provider.slug, scraped.region)
@@ -565,7 +574,7 @@ class OfferNormaliser:
             scraped.price_as_of or self.as_of,
             scraped.price_source_url[:500],
             _q(scraped.gpu_fraction, "0.0001"),
-            scraped.form_factor,
+            form,
             scraped.efa_interfaces,
             scraped.spot_savings_pct,
             scraped.spot_interruption,
@@ -578,9 +587,11 @@ def _q(value: Decimal | None, places: str) -> Decimal | None:
 
 
 def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservation:
+    """The history row of a changed offer, dated by the data's own date when it states one before `now` (a dated
+    file's price held from then: CoreWeave's daily scrapes replayed in order make a real history), else `now`."""
     return PriceObservation(
         offer_id=offer.pk,
-        observed_at=now,
+        observed_at=offer.price_as_of if offer.price_as_of and offer.price_as_of < now else now,
         price_hour=offer.price_hour,
         spot_price_hour=offer.spot_price_hour,
         price_hour_usd=offer.price_hour_usd,
@@ -754,11 +765,24 @@ def _probe(http: httpx.Client, url: str) -> LinkOutcome:
 def snapshot_load() -> list[ScrapeRun]:
     """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
     the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
-    recorded payload of every source in `registry.snapshot_sources()` replayed offline."""
+    recorded payload of every source in `registry.snapshot_sources()` replayed offline (every recorded edition,
+    oldest first, of a source published in dated editions)."""
     gpu_catalog_sync()
     providers_sync()
     exchange_rates_sync(offline=True)
-    return [source_scrape(slug=slug, offline=True) for slug in registry.snapshot_sources()]
+    runs = []
+    for slug in registry.snapshot_sources():
+        editions = registry.editions(slug)
+        if not editions:
+            runs.append(source_scrape(slug=slug, offline=True))
+            continue
+        # Dated editions in order, each dated by itself, so the history is the source's own. Editions older than
+        # the newest one loaded are not replayed again (that would rewind the offers and append history twice).
+        loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
+        for edition in editions:
+            if loaded is None or edition >= loaded.date().isoformat():
+                runs.append(source_scrape(slug=slug, offline=True, edition=edition))
+    return runs
 
 
 # --- exchange rates ------------------------------------------------------------------------------------------

@@ -97,6 +97,8 @@ class ScrapeResult:
     offers: list[ScrapedOffer]
     # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
     rejected: list[str] = field(default_factory=list)
+    # Rows kept with a value the client corrected from the row's own facts, with the reason (counted on the run).
+    corrections: list[str] = field(default_factory=list)
     capabilities: list[ScrapedCapability] = field(default_factory=list)
     # Facts shown beside the capabilities but not one of the questions (Kubernetes versions, regions with
     # managed Kubernetes): free-form name -> JSON-able value.
@@ -132,3 +134,12 @@ class ProviderClient(Protocol):
         ...
 
     def fetch(self) -> ScrapeResult: ...
+
+
+class EditionedClient(ProviderClient, Protocol):
+    """A source published in dated editions (CoreWeave's daily scrapes): `editions()` lists the recorded ones,
+    oldest first, and the client is built with `edition=` one of them (None: the newest). The bundled snapshot
+    replays them in order, so the price history is the source's own."""
+
+    @classmethod
+    def editions(cls) -> list[str]: ...

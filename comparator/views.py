@@ -475,7 +475,9 @@ class RowFormat:
         self.conversion = conversion
         self.per_gpu = unit == "gpu"
         self.words = {word: escape(gettext(word)) for word in (
-            "unknown", "not stated", "stale", "GPU name not in our catalog")}
+            "unknown", "not stated", "stale", "GPU name not in our catalog", "price as of", "price date not stated",
+            "share of one GPU; the per-GPU price is per whole GPU")}
+        self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
         self.badges_html = lru_cache(maxsize=None)(
@@ -513,6 +515,12 @@ class RowFormat:
             availability = f'<span class="av av-{escape(row["availability"])}">{escape(text)}</span>'
         seen_at, seen = self.seen(row["last_seen"])
         stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
+        # The data's own date, apart from when we last read it (issue 13).
+        dated = (f'{words["price as of"]} {self.day(row["price_as_of"])}' if row["price_as_of"]
+                 else words["price date not stated"])
+        count = escape(self.number(row["gpu_count"], "-3"))
+        if row["gpu_fraction"] is not None:
+            count = f'<abbr title="{words["share of one GPU; the per-GPU price is per whole GPU"]}">{count}</abbr>'
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
@@ -524,10 +532,11 @@ class RowFormat:
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or NO_SPOT}</td>\n'
             f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
-            f'<td class="num">{escape(self.number(row["gpu_count"], "-3"))}</td>\n'
+            f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
-            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span></td>\n'
+            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
+            f'<br><small class="as-of">{dated}</small></td>\n'
             f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
             f"<td>{region}</td>\n"
             "</tr>\n"
@@ -687,6 +696,7 @@ def offers(request: HttpRequest) -> HttpResponse:
         response = render(request, "offers/_results.html", context, status=status)
         response["HX-Push-Url"] = f"{request.path}{_with(params)}" if params else request.path
         return response
+    context["data"] = selectors.snapshot_dates()  # "bundled snapshot of <dates>" or live (issue 13)
     return render(request, "offers/index.html", context, status=status)
 
 

@@ -95,7 +95,9 @@ class OfferSerializer(OutputSerializer):
             "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
             "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
-            "availability", "available_count", "first_seen", "last_seen", "is_active", "is_stale", "source",
+            "availability", "available_count", "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
+            "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
+            "spot_interruption", "spot_as_of", "source",
         ]
 
     def get_is_stale(self, offer: Offer) -> bool:
@@ -180,6 +182,14 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
             "last_seen": moment(row["last_seen"]),
             "is_active": row["is_active"],
             "is_stale": row["is_stale"],
+            "price_as_of": moment(row["price_as_of"]),
+            "price_source_url": row["price_source_url"],
+            "gpu_fraction": _number(row["gpu_fraction"]),
+            "form_factor": row["form_factor"],
+            "efa_interfaces": row["efa_interfaces"],
+            "spot_savings_pct": row["spot_savings_pct"],
+            "spot_interruption": row["spot_interruption"],
+            "spot_as_of": None if row["spot_as_of"] is None else _DATE.to_representation(row["spot_as_of"]),
             "source": {
                 "slug": row["source__slug"], "name": row["source__name"],
                 "kind": row["source__kind"], "url": row["source__url"],

@@ -12,7 +12,7 @@ import logging
 import re
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
@@ -41,6 +41,7 @@ from scrapers.normalize import (
     per_gpu,
     quantize_money,
     region_geography,
+    sku_facts,
     to_usd,
 )
 
@@ -342,6 +343,7 @@ def offers_sync(
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
         incoming[key] = normaliser.values(scraped, counts)
+    displaced = _same_sku_elsewhere(source=source, incoming=incoming, counts=counts)
 
     existing: dict[tuple[str, str], tuple[int, tuple]] = {
         (row[1], row[2]): (row[0], row[3:])
@@ -373,6 +375,8 @@ def offers_sync(
 
     _offers_create(to_create)
     _offers_update(to_update)
+    if displaced:
+        Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
         Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
@@ -386,6 +390,32 @@ def offers_sync(
                                          batch_size=BATCH_SIZE)
     counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
     return counts
+
+
+def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], tuple], counts: SyncCounts) -> list[int]:
+    """One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
+    SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
+    active: a provider API's row replaces a catalog's or curated table's (returned: the ids to deactivate), any
+    other row is refused and the other source's offer kept; either way the reason is kept on the run."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
+    if not incoming or not others.exists():  # most providers have one source: one cheap query
+        return []
+    displaced = []
+    for pk, instance_type, region, other_slug, other_kind in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind"):
+        key = (instance_type, region)
+        if key not in incoming:
+            continue
+        if source.kind == "api" and other_kind != "api":
+            displaced.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: replaces {other_slug}'s row for the same SKU and "
+                        f"region (the provider's API over a copy)")
+            continue
+        del incoming[key]
+        counts.skipped += 1
+        counts.note(f"offer {instance_type!r} in {region!r}: {other_slug} already lists this SKU in this region; "
+                    f"one offer per SKU and region, so this row is refused")
+    return displaced
 
 
 BATCH_SIZE = 2000
@@ -519,6 +549,7 @@ class OfferNormaliser:
         self.source = source
         # The data's date for rows that state none (see offers_sync).
         self.as_of = as_of
+        self.sku = sku_facts(source.provider.slug)
         self.resolver = resolver
         self.gpu_ids = gpu_ids
         self.rates = rates
@@ -526,14 +557,22 @@ class OfferNormaliser:
         self._places: dict[str, tuple[str, str]] = {}
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
+        scraped = self.checked(scraped, counts)
         # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
         form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
-        gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb, form)
+        # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
+        memory_of_one = scraped.gpu_memory_gb
+        if memory_of_one is not None and scraped.gpu_fraction:
+            memory_of_one = memory_of_one / scraped.gpu_fraction
+        gpu_key = (scraped.gpu_name, memory_of_one, form)
         if gpu_key not in self._gpus:
-            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, scraped.gpu_memory_gb, form)
+            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, memory_of_one, form)
         slug = self._gpus[gpu_key]
         if slug is None:
-            counts.unknown_gpus[scraped.gpu_name] += 1
+            known_name = memory_of_one is not None and self.resolver.resolve(scraped.gpu_name) is not None
+            # "RTX4090" is known, an RTX 4090 with 48 GB is not: say which memory made it unknown.
+            counts.unknown_gpus[f"{scraped.gpu_name} ({memory_of_one:g} GB)" if known_name
+                                else scraped.gpu_name] += 1
         elif not form and self.resolver.specs[slug].form_factor.lower() in FORM_FACTORS:
             form = self.resolver.specs[slug].form_factor.lower()  # the catalog entry is one form factor
         place = self._places.get(scraped.region)
@@ -580,6 +619,26 @@ class OfferNormaliser:
             scraped.spot_interruption,
             scraped.spot_as_of,
         )
+
+
+    def checked(self, scraped: ScrapedOffer, counts: SyncCounts) -> ScrapedOffer:
+        """The sanity rules every row passes, each correction counted and its reason kept on the run:
+        - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
+          (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
+        - a spot price equal to the on-demand price is not a spot price (the source filled the column)."""
+        where = f"offer {scraped.instance_type!r} in {scraped.region!r}"
+        facts = self.sku.get(scraped.instance_type)
+        if facts is not None and (scraped.gpu_count, scraped.gpu_fraction) != (facts.gpu_count, facts.gpu_fraction):
+            counts.corrected += 1
+            counts.note(f"{where}: GPU count {scraped.gpu_count:g} corrected to {facts.gpu_count:g}, as the size's "
+                        f"own page states ({facts.source_url})")
+            scraped = replace(scraped, gpu_count=facts.gpu_count, gpu_fraction=facts.gpu_fraction)
+        if scraped.spot_price_hour is not None and scraped.spot_price_hour == scraped.price_hour:
+            counts.corrected += 1
+            counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
+                        f"left out")
+            scraped = replace(scraped, spot_price_hour=None)
+        return scraped
 
 
 def _q(value: Decimal | None, places: str) -> Decimal | None:

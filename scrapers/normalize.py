@@ -179,6 +179,9 @@ class GpuResolver:
             siblings.sort(key=lambda other: other.form_factor != spec.form_factor)
             if siblings:
                 return siblings[0].slug
+            # No catalog entry has that memory: a variant the catalog does not know (an RTX 4090 with 48 GB is
+            # not an RTX 4090), so it stays unknown rather than posing as the base model.
+            return None
         return spec.slug
 
 
@@ -194,6 +197,27 @@ def form_factor_in(*names: str) -> str:
 
 def _close(expected: Decimal, reported: Decimal) -> bool:
     return abs(expected - reported) <= expected * Decimal("0.10")
+
+
+@dataclass(frozen=True, slots=True)
+class SkuFacts:
+    """What a provider's own size documentation says one instance type carries."""
+
+    gpu_count: Decimal
+    gpu_fraction: Decimal | None
+    source_url: str
+
+
+@cache
+def sku_facts(provider: str) -> dict[str, SkuFacts]:
+    """Instance type -> GPU facts from the provider's own size pages, for providers we keep such a table of (Azure:
+    scrapers/azure.SIZES). The ingestion service corrects any source's row that contradicts them, with the reason."""
+    if provider == "azure":
+        from .azure import SIZES  # azure imports this module
+
+        return {sku: SkuFacts(Decimal(size.gpu_count), size.gpu_fraction, size.source_url)
+                for sku, size in SIZES.items()}
+    return {}
 
 
 @cache

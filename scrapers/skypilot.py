@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import logging
+import re
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -23,7 +24,7 @@ import httpx
 
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import mib_to_gb, to_decimal
+from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,20 @@ class SkyPilotCatalogClient:
         return offer
 
 
+VAST_INSTANCE_RE = re.compile(r"^\d+x-(.+?)-\d+-\d+$")
+
+
+def _vast_size(self, offer: ScrapedOffer) -> ScrapedOffer:
+    """Vast.ai's instance types spell the GPU variant ("2x-RTX_3060_Ti-32-65536") where the catalog's
+    AcceleratorName drops it ("RTX3060"): an RTX 3060 Ti is not an RTX 3060, so the instance type's spelling is
+    used when the GPU catalog knows it (form factors like A100_PCIE are read from the instance type anyway)."""
+    match = VAST_INSTANCE_RE.match(offer.instance_type)
+    if match and name_key(match.group(1)) != name_key(offer.gpu_name) \
+            and default_gpu_resolver().resolve(match.group(1)) is not None:
+        return replace(offer, gpu_name=match.group(1))
+    return offer
+
+
 def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
     """Azure's catalog rows name only "H100" and give no memory; Microsoft's size pages (the table in
     scrapers/azure.py, one place for Azure sizes) say e.g. NC40ads_H100_v5 carries an H100 NVL with 94 GB."""
@@ -96,7 +111,10 @@ def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
     size = SIZES.get(offer.instance_type)
     if size is None:
         return offer
-    return replace(offer, gpu_name=size.gpu_name, gpu_memory_gb=Decimal(size.gpu_memory_gb))
+    # The count is left as the catalog wrote it: the ingestion service corrects it from the same table and says
+    # so on the run (the catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8).
+    return replace(offer, gpu_name=size.gpu_name, gpu_memory_gb=Decimal(size.gpu_memory_gb),
+                   gpu_fraction=size.gpu_fraction)
 
 
 def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
@@ -186,6 +204,8 @@ def _catalog(slug: str, provider: str, name: str, path: str, revision: str) -> t
     attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai"}
     if provider == "azure":
         attributes["known_size"] = _azure_size
+    if provider == "vastai":
+        attributes["known_size"] = _vast_size
     return type(f"SkyPilot{name.replace(' ', '').replace('.', '')}Client", (SkyPilotCatalogClient,), attributes)
 
 

@@ -233,6 +233,11 @@ CLIENTS: dict[str, type[CuratedPriceClient]] = {
             "https://github.com/skypilot-org/skypilot-catalog/blob/8a258f54/catalogs/v6/ovhcloud/vms.csv",
         ),
         _client(
+            "genesis-cloud",
+            "Genesis Cloud per-GPU prices from cloud-gpus.com's data file (transcribed)",
+            "https://github.com/cloud-gpus/cloud-gpus.github.io/blob/61a3021dc038656be36727fa0d2f019db2c18346/cloud_gpu.json",
+        ),
+        _client(
             "ibm",
             "IBM Cloud gx2 V100 servers from SkyPilot's v5 catalog (transcribed)",
             "https://github.com/skypilot-org/skypilot-catalog/blob/6cd128a5/catalogs/v5/ibm/vms.csv",

@@ -4,9 +4,12 @@ import os
 import sqlite3
 import subprocess
 import sys
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from providers import services
 from providers.models import Capability, CapabilityChange, DataSource, GpuModel, Offer, PriceObservation, Provider
@@ -88,3 +91,32 @@ def test_make_run_path_loads_the_snapshot_into_sqlite(tmp_path):
     # Every offer has its first observation; CoreWeave's dated editions add the days its prices changed on.
     assert history[0] > offers
     assert history[1] == history[0]  # the second load appended no history: nothing changed
+
+
+@pytest.mark.django_db
+def test_the_snapshot_prices_26_providers_and_no_gpu_count_contradicts_its_skus_facts():
+    from scrapers import aws_catalog, azure, gcp_catalog
+    from scrapers.upstream import RECORDED
+
+    services.snapshot_load()
+    priced = Provider.objects.filter(offers__is_active=True, offers__price_hour_usd__isnull=False).distinct()
+    assert priced.count() >= 26, sorted(priced.values_list("slug", flat=True))
+    active = Offer.objects.filter(is_active=True)
+    for instance_type, count, fraction in active.filter(provider__slug="azure").values_list(
+            "instance_type", "gpu_count", "gpu_fraction"):
+        size = azure.SIZES.get(instance_type)
+        if size is not None:
+            assert (count, fraction) == (Decimal(size.gpu_count), size.gpu_fraction), instance_type
+    assert active.get(instance_type="Standard_ND96isr_H100_v5", region="eastus").gpu_count == 8
+    facts = aws_catalog.parse_instance_types((RECORDED / "aws-catalog" / "instance-types.md").read_text())
+    for instance_type, count, fraction in active.filter(provider__slug="aws").values_list(
+            "instance_type", "gpu_count", "gpu_fraction"):
+        assert count == (facts[instance_type].gpu_count or fraction), instance_type
+    for instance_type, count in active.filter(provider__slug="gcp").values_list("instance_type", "gpu_count"):
+        gpus = gcp_catalog.machine_gpus(instance_type)
+        assert gpus is None or count == gpus[2], instance_type
+    # Every offer of the upstream files carries its data's own date, never the load time.
+    loaded = timezone.now() - timedelta(hours=1)
+    for slug in ("aws-catalog", "gcp-catalog", "coreweave-tracker", "curated-crusoe"):
+        dates = active.filter(source__slug=slug).values_list("price_as_of", flat=True)
+        assert dates and all(day is not None and day < loaded for day in dates), slug

@@ -487,6 +487,14 @@ class RowFormat:
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
 
+    def spot_advice(self, row: dict) -> str:
+        """No spot price but AWS's Spot Advisor share and interruption bucket: shown as what they are."""
+        if row["spot_savings_pct"] is None:
+            return NO_SPOT
+        text = escape(gettext("−%(pct)s%% spot, interruptions %(bucket)s") % {
+            "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
+        return f'<small title="{escape(gettext("AWS Spot Advisor savings share, not a price"))}">{text}</small>'
+
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
         if amount is None:
@@ -530,7 +538,7 @@ class RowFormat:
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
-            f'<td class="num">{spot or NO_SPOT}</td>\n'
+            f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
             f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'

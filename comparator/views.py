@@ -475,8 +475,14 @@ class RowFormat:
         self.conversion = conversion
         self.per_gpu = unit == "gpu"
         self.words = {word: escape(gettext(word)) for word in (
-            "unknown", "not stated", "stale", "GPU name not in our catalog", "price as of", "price date not stated",
-            "share of one GPU; the per-GPU price is per whole GPU")}
+            "unknown", "not stated", "stale", "GPU name not in our catalog")}
+        # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
+        self.words.update({
+            "price as of": escape(gettext("price as of")),
+            "price date not stated": escape(gettext("price date not stated")),
+            "share of one GPU; the per-GPU price is per whole GPU": escape(
+                gettext("share of one GPU; the per-GPU price is per whole GPU")),
+        })
         self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
@@ -493,7 +499,8 @@ class RowFormat:
             return NO_SPOT
         text = escape(gettext("−%(pct)s%% spot, interruptions %(bucket)s") % {
             "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
-        return f'<small title="{escape(gettext("AWS Spot Advisor savings share, not a price"))}">{text}</small>'
+        title = escape(gettext("AWS Spot Advisor savings share, not a price"))
+        return f'<small title="{title}">{text}</small>'
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)

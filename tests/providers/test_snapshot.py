@@ -115,6 +115,12 @@ def test_the_snapshot_prices_26_providers_and_no_gpu_count_contradicts_its_skus_
     for instance_type, count in active.filter(provider__slug="gcp").values_list("instance_type", "gpu_count"):
         gpus = gcp_catalog.machine_gpus(instance_type)
         assert gpus is None or count == gpus[2], instance_type
+    # CoreWeave's 34 daily editions make a real history: dated by the scrapes, starting with the first one.
+    from scrapers import coreweave
+
+    history = PriceObservation.objects.filter(offer__source__slug="coreweave-tracker")
+    days = {moment.date().isoformat() for moment in history.values_list("observed_at", flat=True)}
+    assert "2026-03-13" in days and days <= set(coreweave.EDITIONS) and len(days) > 1
     # Every offer of the upstream files carries its data's own date, never the load time.
     loaded = timezone.now() - timedelta(hours=1)
     for slug in ("aws-catalog", "gcp-catalog", "coreweave-tracker", "curated-crusoe"):

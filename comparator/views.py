@@ -480,6 +480,7 @@ class RowFormat:
         self.words.update({
             "price as of": escape(gettext("price as of")),
             "price date not stated": escape(gettext("price date not stated")),
+            "read live": escape(gettext("read live")),
             "share of one GPU; the per-GPU price is per whole GPU": escape(
                 gettext("share of one GPU; the per-GPU price is per whole GPU")),
         })
@@ -531,8 +532,12 @@ class RowFormat:
         seen_at, seen = self.seen(row["last_seen"])
         stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
         # The data's own date, apart from when we last read it (issue 13).
-        dated = (f'{words["price as of"]} {self.day(row["price_as_of"])}' if row["price_as_of"]
-                 else words["price date not stated"])
+        if row["price_as_of"]:
+            dated = f'{words["price as of"]} {self.day(row["price_as_of"])}'
+        elif row["source__last_success_at"]:  # a live answer that states no date: as fresh as the run that read it
+            dated = f'{words["price as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
+        else:
+            dated = words["price date not stated"]
         count = escape(self.number(row["gpu_count"], "-3"))
         if row["gpu_fraction"] is not None:
             count = f'<abbr title="{words["share of one GPU; the per-GPU price is per whole GPU"]}">{count}</abbr>'

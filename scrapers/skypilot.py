@@ -64,20 +64,26 @@ class SkyPilotCatalogClient:
         if missing:
             raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
         result = ScrapeResult(offers=[])
-        seen: set[tuple[str, str]] = set()
+        seen: dict[tuple[str, str], tuple[str, str]] = {}
         for line, row in enumerate(reader, start=2):
             if not (row.get("AcceleratorName") or "").strip():
                 continue
             key = (row["InstanceType"], row["Region"])
             if key in seen:
-                # The same instance type listed once per availability zone (OCI): one offer per region.
+                # The same instance type listed once per availability zone (OCI): one offer per region. A second
+                # row at another price is not the same offer: it is refused with the reason, never merged silently.
+                prices = (row.get("Price") or "", row.get("SpotPrice") or "")
+                if prices != seen[key]:
+                    result.rejected.append(f"line {line} ({row['InstanceType']} in {row['Region']}): a second row "
+                                           f"for the same size and region at {prices[0] or '-'} / {prices[1] or '-'}"
+                                           f" (kept {seen[key][0] or '-'} / {seen[key][1] or '-'})")
                 continue
             try:
                 offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
                 continue
-            seen.add(key)
+            seen[key] = (row.get("Price") or "", row.get("SpotPrice") or "")
             result.offers.append(offer)
         if not result.offers:
             raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")

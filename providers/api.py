@@ -419,7 +419,7 @@ class SourceListApi(ReadOnlyApi):
                    "and age", parameters=[FORMAT_PARAMETER],
                    responses=list_responses(SourceStatusSerializer))
     def get(self, request):
-        rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list()]
+        rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list(with_dates=False)]
         return self.paginated(rows, SourceStatusSerializer, {"request": request})
 
 

@@ -246,6 +246,8 @@ class OfferFilterSet(filters.FilterSet):
                                     decimal_places=5, label=_("Maximum USD per GPU-hour"))
     price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
                             label=_("Maximum USD per instance-hour"))
+    form_factor = MultipleChoice(field_name="form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"), ("nvl", "NVL")],
+                                 label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
@@ -365,7 +367,12 @@ class OfferFilterSet(filters.FilterSet):
         return queryset.filter(in_stock_share_7d__gte=Decimal(str(value)) / 100)
 
     def filter_seen_within(self, queryset, name, value):
-        return queryset.filter(last_seen__gte=timezone.now() - timedelta(hours=float(value)))
+        """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
+        none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
+        source's last_success_at), so the bundled snapshot matches only by the dates its files state."""
+        cutoff = timezone.now() - timedelta(hours=float(value))
+        live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff)
+        return queryset.filter(Q(price_as_of__gte=cutoff) | live)
 
     def _capability_cells(self):
         cells = Capability.objects.all()

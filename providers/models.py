@@ -193,6 +193,8 @@ class ScrapeRun(models.Model):
     unchanged = models.PositiveIntegerField(default=0)
     deactivated = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0, help_text="Rows refused as invalid")
+    corrected = models.PositiveIntegerField(
+        default=0, help_text="Rows stored with a value corrected at ingest (the reason is in rejections)")
     unknown_gpus = models.JSONField(default=dict, blank=True, help_text="Unmapped GPU name -> row count")
     capabilities_changed = models.PositiveIntegerField(
         default=0, help_text="Capabilities whose value, label or amount the provider API changed"
@@ -314,6 +316,22 @@ class Offer(models.Model):
     availability_recorded = models.BooleanField(null=True, blank=True)
     in_stock_share_7d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
     in_stock_share_30d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    # The data's own date, apart from when we last read it (last_seen): the date a file states, its commit's date,
+    # or the fetch time of a live run. Null when a replayed recording states none. `seen_within_hours` filters on it.
+    price_as_of = models.DateTimeField(null=True, blank=True, help_text="When the source's data says the price held")
+    price_source_url = models.URLField(max_length=500, blank=True,
+                                       help_text="The file this row's price came from, where a source reads several")
+    gpu_fraction = models.DecimalField(
+        max_digits=6, decimal_places=4, null=True, blank=True,
+        help_text="Share of one GPU when the instance has less than one (gpu_count holds the same share)")
+    form_factor = models.CharField(max_length=8, blank=True, help_text="sxm, pcie or nvl when stated")
+    efa_interfaces = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                      help_text="AWS EFA interfaces (RDMA), when stated")
+    spot_savings_pct = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="AWS Spot Advisor: savings versus on-demand, percent (not a spot price)")
+    spot_interruption = models.CharField(max_length=12, blank=True,
+                                         help_text="AWS Spot Advisor interruption-frequency bucket, e.g. <5%")
+    spot_as_of = models.DateField(null=True, blank=True, help_text="Date of the spot savings/interruption data")
     first_seen = models.DateTimeField()
     # Advanced by every successful run that lists the offer. Keep it out of indexes: the per-run update of every
     # active offer relies on being a HOT update on PostgreSQL (migration 0003).

@@ -85,12 +85,15 @@ def provider_list() -> QuerySet[Provider]:
     )
 
 
-def source_status_list(*, now: datetime | None = None) -> list[tuple[DataSource, ScrapeRun | None]]:
+def source_status_list(*, now: datetime | None = None,
+                       with_dates: bool = True) -> list[tuple[DataSource, ScrapeRun | None]]:
     """Every source with its latest run, in two queries whatever the number of sources and runs.
 
     Runs are created in time order, so the highest id of a source is its latest run. Each source also carries
     `last_success_at` (start of its latest successful run, None if never), `is_stale` (as in offer_list) and `age`
-    (a timedelta since `last_success_at`, None if never), for the status page.
+    (a timedelta since `last_success_at`, None if never), for the status page; with `with_dates` (one more query)
+    also `data_oldest` / `data_newest` (the dates its active offers' data states), `active_offers` and
+    `undated_offers`.
     """
     now = now or timezone.now()
     sources = list(
@@ -100,8 +103,17 @@ def source_status_list(*, now: datetime | None = None) -> list[tuple[DataSource,
     )
     latest_ids = ScrapeRun.objects.values("source_id").annotate(last=Max("id")).values("last")
     latest = {run.source_id: run for run in ScrapeRun.objects.filter(id__in=latest_ids)}
+    # The dates the active offers' data states (price_as_of), oldest and newest per source: "data of <dates>".
+    dates = {
+        row["source_id"]: row for row in Offer.objects.filter(is_active=True).values("source_id").annotate(
+            oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"),
+            undated=Count("id", filter=Q(price_as_of__isnull=True)))
+    } if with_dates else {}
     for source in sources:
         source.age = now - source.last_success_at if source.last_success_at else None
+        row = dates.get(source.id, {})
+        source.data_oldest, source.data_newest = row.get("oldest"), row.get("newest")
+        source.active_offers, source.undated_offers = row.get("offers", 0), row.get("undated", 0)
     return [(source, latest.get(source.id)) for source in sources]
 
 
@@ -111,6 +123,15 @@ def availability_polls_latest() -> dict[int, object]:
 
     latest = AvailabilityPoll.objects.values("source_id").annotate(last=Max("id")).values("last")
     return {poll.source_id: poll for poll in AvailabilityPoll.objects.filter(id__in=latest)}
+
+
+def snapshot_dates() -> dict[str, object]:
+    """What the offers on the site are: whether any source was read live, and the oldest and newest date their data
+    states (for the home page's "bundled snapshot of <dates>" line). Two queries."""
+    row = Offer.objects.filter(is_active=True).aggregate(
+        oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"))
+    row["live"] = DataSource.objects.filter(last_success_at__isnull=False).exists()
+    return row
 
 
 def link_check_failures() -> list[tuple[LinkCheck, list[str]]]:
@@ -277,7 +298,8 @@ OFFER_ROW_FIELDS = (
     "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
     "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
     "in_stock_share_30d", "first_seen",
-    "last_seen", "is_active",
+    "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces",
+    "spot_savings_pct", "spot_interruption", "spot_as_of",
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",

@@ -100,7 +100,9 @@ class OfferSerializer(OutputSerializer):
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
             "availability", "available_count", "availability_checked_at", "availability_since",
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
-            "first_seen", "last_seen", "is_active", "is_stale", "source",
+            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
+            "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
+            "spot_interruption", "spot_as_of", "source",
         ]
         extra_kwargs = {
             "availability_checked_at": {"help_text": "When the stock was last checked (null: never stated); a failed "
@@ -201,6 +203,14 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
             "last_seen": moment(row["last_seen"]),
             "is_active": row["is_active"],
             "is_stale": row["is_stale"],
+            "price_as_of": moment(row["price_as_of"]),
+            "price_source_url": row["price_source_url"],
+            "gpu_fraction": _number(row["gpu_fraction"]),
+            "form_factor": row["form_factor"],
+            "efa_interfaces": row["efa_interfaces"],
+            "spot_savings_pct": row["spot_savings_pct"],
+            "spot_interruption": row["spot_interruption"],
+            "spot_as_of": None if row["spot_as_of"] is None else _DATE.to_representation(row["spot_as_of"]),
             "source": {
                 "slug": row["source__slug"], "name": row["source__name"],
                 "kind": row["source__kind"], "url": row["source__url"],

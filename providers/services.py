@@ -11,13 +11,14 @@ import json
 import logging
 import re
 from collections import Counter
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
 
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from scrapers import registry
@@ -35,10 +36,12 @@ from scrapers.links import links_probe
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
+    form_factor_in,
     gpu_catalog,
     per_gpu,
     quantize_money,
     region_geography,
+    sku_facts,
     to_usd,
 )
 
@@ -74,7 +77,8 @@ MAX_DEACTIVATED_SHARE = Decimal("0.5")
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
-    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_source_url",
+    "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
@@ -206,6 +210,7 @@ OFFER_LIMITS = {
     "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
 }
 AVAILABILITIES = {choice.value for choice in Availability}
+FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
 _AVAILABILITY = OFFER_FIELDS.index("availability")
@@ -219,6 +224,7 @@ class SyncCounts:
     unchanged: int = 0
     deactivated: int = 0
     skipped: int = 0
+    corrected: int = 0
     unknown_gpus: Counter = field(default_factory=Counter)
     capabilities_changed: int = 0
     capabilities_rejected: int = 0
@@ -230,7 +236,8 @@ class SyncCounts:
             self.rejections.append(reason)
 
 
-def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ScrapeRun:
+def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None,
+                  edition: str | None = None) -> ScrapeRun:
     """Fetch one source and store what it returned, recording a ScrapeRun whatever happens.
 
     Offers, capability facts, Kubernetes facts, the run's counts and the source's `last_success_at` are written in
@@ -251,7 +258,7 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
     )
     run = ScrapeRun.objects.create(source=source, started_at=started, offline=offline)
     try:
-        client = registry.make_client(slug, offline=offline, transport=transport)
+        client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
         with transaction.atomic():
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at)
@@ -259,8 +266,8 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
                 # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
                 capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
-            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "capabilities_changed",
-                         "capabilities_rejected", "facts_stored", "rejections"):
+            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
+                         "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
             if not offline:
                 # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus).
@@ -331,9 +338,10 @@ def offers_sync(
         resolver=resolver or default_gpu_resolver(),
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
+        as_of=_default_as_of(source),
     )
-    counts = SyncCounts(skipped=len(result.rejected))
-    for reason in result.rejected:
+    counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
+    for reason in (*result.rejected, *result.corrections):
         counts.note(reason)
 
     incoming: dict[tuple[str, str], tuple] = {}
@@ -345,6 +353,7 @@ def offers_sync(
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
         incoming[key] = normaliser.values(scraped, counts)
+    displaced = _same_sku_elsewhere(source=source, incoming=incoming, counts=counts)
 
     existing: dict[tuple[str, str], tuple[int, tuple]] = {
         (row[1], row[2]): (row[0], row[3:])
@@ -380,6 +389,8 @@ def offers_sync(
 
     _offers_create(to_create)
     _offers_update(to_update)
+    if displaced:
+        Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
         Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
@@ -393,6 +404,32 @@ def offers_sync(
                                          batch_size=BATCH_SIZE)
     counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
     return counts
+
+
+def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], tuple], counts: SyncCounts) -> list[int]:
+    """One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
+    SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
+    active: a provider API's row replaces a catalog's or curated table's (returned: the ids to deactivate), any
+    other row is refused and the other source's offer kept; either way the reason is kept on the run."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
+    if not incoming or not others.exists():  # most providers have one source: one cheap query
+        return []
+    displaced = []
+    for pk, instance_type, region, other_slug, other_kind in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind"):
+        key = (instance_type, region)
+        if key not in incoming:
+            continue
+        if source.kind == "api" and other_kind != "api":
+            displaced.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: replaces {other_slug}'s row for the same SKU and "
+                        f"region (the provider's API over a copy)")
+            continue
+        del incoming[key]
+        counts.skipped += 1
+        counts.note(f"offer {instance_type!r} in {region!r}: {other_slug} already lists this SKU in this region; "
+                    f"one offer per SKU and region, so this row is refused")
+    return displaced
 
 
 BATCH_SIZE = 2000
@@ -425,17 +462,19 @@ def _offers_create(rows: list[tuple]) -> None:
 
 def _history_of_created(*, source: DataSource, run: ScrapeRun, now: datetime) -> None:
     """The first history row of every offer this run created, copied inside the database (portable SQL): the
-    offers were created with first_seen = now and last_run = run, which no older offer of the source has."""
+    offers were created with first_seen = now and last_run = run, which no older offer of the source has. Each row
+    is dated like _observation dates it: the data's own date when it states an earlier one, else now."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in HISTORY_COLUMNS)
     stamp = connection.ops.adapt_datetimefield_value(now)
+    as_of = quote("price_as_of")
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {quote(PriceObservation._meta.db_table)} (offer_id, observed_at, run_id, {columns}) "
-            f"SELECT id, %s, %s, {columns} FROM {quote(Offer._meta.db_table)} "
-            f"WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
+            f"SELECT id, CASE WHEN {as_of} IS NOT NULL AND {as_of} < %s THEN {as_of} ELSE %s END, %s, {columns} "
+            f"FROM {quote(Offer._meta.db_table)} WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
             # Adapted as the ORM would (SQLite stores datetimes as text in its own format).
-            [stamp, run.pk, source.pk, stamp, run.pk],
+            [stamp, stamp, run.pk, source.pk, stamp, run.pk],
         )
 
 
@@ -467,6 +506,19 @@ def _offers_update(offers: list[Offer]) -> None:
             cursor.execute(sql, columns)
 
 
+def _default_as_of(source: DataSource) -> datetime | None:
+    """The date of rows that state none: the source's stated as-of date, else None. A live answer with no stated
+    date is as fresh as the run that read it, which `last_seen` and the source's `last_success_at` already say
+    (storing the fetch time here would rewrite every offer on every run); a replayed recording that states no date
+    has none, so "seen within the last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
+    as_of = source.as_of
+    if isinstance(as_of, str):  # as source_register set it, before a reload
+        as_of = date.fromisoformat(as_of) if as_of else None
+    if as_of:
+        return datetime.combine(as_of, time.min, tzinfo=UTC)
+    return None
+
+
 def _offer_problem(scraped: ScrapedOffer) -> str | None:
     """Why a row cannot be stored as it is, or None. Checked before anything is written."""
     # A blank region is allowed: it means the source ties the price to no region (RunPod prices are the same
@@ -487,6 +539,16 @@ def _offer_problem(scraped: ScrapedOffer) -> str | None:
         value = getattr(scraped, name)
         if value is not None and not (value.is_finite() and -limit < value < limit):
             return f"{name} {value} is out of range"
+    if scraped.gpu_fraction is not None and not (0 < scraped.gpu_fraction < 1):
+        return f"gpu_fraction {scraped.gpu_fraction} must be a share of one GPU, between 0 and 1"
+    if scraped.form_factor not in FORM_FACTORS:
+        return f"form_factor {scraped.form_factor!r} must be one of {sorted(FORM_FACTORS)}"
+    if scraped.efa_interfaces is not None and not 0 <= scraped.efa_interfaces < 2**15:
+        return f"efa_interfaces {scraped.efa_interfaces!r} is out of range"
+    if scraped.spot_savings_pct is not None and not 0 <= scraped.spot_savings_pct <= 100:
+        return f"spot_savings_pct {scraped.spot_savings_pct!r} is not a percentage"
+    if len(scraped.spot_interruption) > 12 or len(scraped.price_source_url) > 500:
+        return "spot_interruption or price_source_url too long"
     return None
 
 
@@ -497,21 +559,36 @@ class OfferNormaliser:
     """
 
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
-                 rates: dict[str, Decimal]):
+                 rates: dict[str, Decimal], as_of: datetime | None = None):
         self.source = source
+        # The data's date for rows that state none (see offers_sync).
+        self.as_of = as_of
+        self.sku = sku_facts(source.provider.slug)
         self.resolver = resolver
         self.gpu_ids = gpu_ids
         self.rates = rates
-        self._gpus: dict[tuple[str, Decimal | None], str | None] = {}
+        self._gpus: dict[tuple[str, Decimal | None, str], str | None] = {}
         self._places: dict[str, tuple[str, str]] = {}
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
-        gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb)
+        scraped = self.checked(scraped, counts)
+        # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
+        form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
+        # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
+        memory_of_one = scraped.gpu_memory_gb
+        if memory_of_one is not None and scraped.gpu_fraction:
+            memory_of_one = memory_of_one / scraped.gpu_fraction
+        gpu_key = (scraped.gpu_name, memory_of_one, form)
         if gpu_key not in self._gpus:
-            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, scraped.gpu_memory_gb)
+            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, memory_of_one, form)
         slug = self._gpus[gpu_key]
         if slug is None:
-            counts.unknown_gpus[scraped.gpu_name] += 1
+            known_name = memory_of_one is not None and self.resolver.resolve(scraped.gpu_name) is not None
+            # "RTX4090" is known, an RTX 4090 with 48 GB is not: say which memory made it unknown.
+            counts.unknown_gpus[f"{scraped.gpu_name} ({memory_of_one:g} GB)" if known_name
+                                else scraped.gpu_name] += 1
+        elif not form and self.resolver.specs[slug].form_factor.lower() in FORM_FACTORS:
+            form = self.resolver.specs[slug].form_factor.lower()  # the catalog entry is one form factor
         place = self._places.get(scraped.region)
         if place is None:
             geography = region_geography(self.source.provider.slug, scraped.region)
@@ -547,7 +624,35 @@ class OfferNormaliser:
             scraped.availability,
             scraped.available_count,
             True,
+            scraped.price_as_of or self.as_of,
+            scraped.price_source_url[:500],
+            _q(scraped.gpu_fraction, "0.0001"),
+            form,
+            scraped.efa_interfaces,
+            scraped.spot_savings_pct,
+            scraped.spot_interruption,
+            scraped.spot_as_of,
         )
+
+
+    def checked(self, scraped: ScrapedOffer, counts: SyncCounts) -> ScrapedOffer:
+        """The sanity rules every row passes, each correction counted and its reason kept on the run:
+        - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
+          (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
+        - a spot price equal to the on-demand price is not a spot price (the source filled the column)."""
+        where = f"offer {scraped.instance_type!r} in {scraped.region!r}"
+        facts = self.sku.get(scraped.instance_type)
+        if facts is not None and (scraped.gpu_count, scraped.gpu_fraction) != (facts.gpu_count, facts.gpu_fraction):
+            counts.corrected += 1
+            counts.note(f"{where}: GPU count {scraped.gpu_count:g} corrected to {facts.gpu_count:g}, as the size's "
+                        f"own page states ({facts.source_url})")
+            scraped = replace(scraped, gpu_count=facts.gpu_count, gpu_fraction=facts.gpu_fraction)
+        if scraped.spot_price_hour is not None and scraped.spot_price_hour == scraped.price_hour:
+            counts.corrected += 1
+            counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
+                        f"left out")
+            scraped = replace(scraped, spot_price_hour=None)
+        return scraped
 
 
 def _q(value: Decimal | None, places: str) -> Decimal | None:
@@ -555,9 +660,11 @@ def _q(value: Decimal | None, places: str) -> Decimal | None:
 
 
 def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservation:
+    """The history row of a changed offer, dated by the data's own date when it states one before `now` (a dated
+    file's price held from then: CoreWeave's daily scrapes replayed in order make a real history), else `now`."""
     return PriceObservation(
         offer_id=offer.pk,
-        observed_at=now,
+        observed_at=offer.price_as_of if offer.price_as_of and offer.price_as_of < now else now,
         price_hour=offer.price_hour,
         spot_price_hour=offer.spot_price_hour,
         price_hour_usd=offer.price_hour_usd,
@@ -705,13 +812,25 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
 def snapshot_load() -> list[ScrapeRun]:
     """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
     the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
-    recorded payload of every source in `registry.snapshot_sources()` replayed offline, then the dated stock
-    recordings of those sources (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date."""
+    recorded payload of every source in `registry.snapshot_sources()` replayed offline (every recorded edition,
+    oldest first, of a source published in dated editions), then the dated stock recordings of those sources
+    (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date."""
     gpu_catalog_sync()
     providers_sync()
     exchange_rates_sync(offline=True)
     sources = registry.snapshot_sources()
-    runs = [source_scrape(slug=slug, offline=True) for slug in sources]
+    runs = []
+    for slug in sources:
+        editions = registry.editions(slug)
+        if not editions:
+            runs.append(source_scrape(slug=slug, offline=True))
+            continue
+        # Dated editions in order, each dated by itself, so the history is the source's own. Editions older than
+        # the newest one loaded are not replayed again (that would rewind the offers and append history twice).
+        loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
+        for edition in editions:
+            if loaded is None or edition >= loaded.date().isoformat():
+                runs.append(source_scrape(slug=slug, offline=True, edition=edition))
     for slug in registry.SNAPSHOT_AVAILABILITY:
         if slug in sources:
             availability_poll(slug=slug, offline=True)

@@ -88,6 +88,9 @@ FAMILIES: dict[str, Family] = {
 
 class AwsEc2PriceListClient:
     info = SourceInfo(slug="aws", provider="aws", name="AWS Price List (bulk, EC2)", kind="api", url=DOCS_URL)
+    # Registered for live runs; its recording is a real but partial sample (the header and two non-GPU rows,
+    # recorded/aws/README.md), so replaying it yields no offer and the bundled snapshot uses aws-catalog.
+    recording_has_no_offers = True
 
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http

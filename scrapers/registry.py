@@ -9,9 +9,13 @@ from pathlib import Path
 import httpx
 
 from . import (
+    aws,
+    aws_catalog,
     azure,
+    coreweave,
     curated_prices,
     digitalocean,
+    gcp_catalog,
     hyperstack,
     lambdalabs,
     linode,
@@ -30,6 +34,12 @@ SOURCES: dict[str, type[ProviderClient]] = {
     **curated_prices.CLIENTS,
     **oci.CLIENTS,
     **azure.CLIENTS,
+    **aws_catalog.CLIENTS,
+    **gcp_catalog.CLIENTS,
+    **coreweave.CLIENTS,
+    # AWS's own bulk price list, for live runs: its recording is a real but partial sample (the header, no GPU row;
+    # recorded/aws/README.md), so the bundled snapshot shows AWS from aws-catalog instead.
+    aws.AwsEc2PriceListClient.info.slug: aws.AwsEc2PriceListClient,
     # GPU and regional clouds' own APIs (issue 3).
     **{client.info.slug: client for client in (
         vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,
@@ -81,9 +91,11 @@ def recorded_routes(slug: str) -> dict[str, Path]:
     return SOURCES[slug].recorded()
 
 
-def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ProviderClient:
+def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransport | None = None,
+                edition: str | None = None) -> ProviderClient:
     """Build a source's client. A source that needs an API key gets it from the environment variable its `info`
-    names, and raises NotConfiguredError when it is unset (offline replays need no key)."""
+    names, and raises NotConfiguredError when it is unset (offline replays need no key). `edition` picks one dated
+    edition of a source published in editions (base.EditionedClient)."""
     client = SOURCES[slug]
     api_key = None
     if client.info.api_key_env:
@@ -92,7 +104,14 @@ def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransp
             raise NotConfiguredError(f"{client.info.api_key_env} is not set; {slug} needs an API key")
     if offline and transport is None:
         transport = RecordedTransport(recorded_routes(slug))
-    return client(build_client(transport=transport), api_key=api_key)
+    options = {"edition": edition} if edition is not None else {}
+    return client(build_client(transport=transport), api_key=api_key, **options)
+
+
+def editions(slug: str) -> list[str]:
+    """The recorded editions of a source published in dated editions, oldest first; [] for other sources."""
+    listed = getattr(SOURCES[slug], "editions", None)
+    return list(listed()) if listed else []
 
 
 # Sources whose stock is polled on its own, more often than prices (providers.tasks.availability_poll): their

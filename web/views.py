@@ -91,6 +91,7 @@ def offers(request: HttpRequest) -> HttpResponse:
         response = render(request, "offers/_results.html", context, status=status)
         response["HX-Push-Url"] = f"{request.path}{with_params(params)}" if params else request.path
         return response
+    context["data"] = selectors.snapshot_dates()  # "bundled snapshot of <dates>" or live (issue 13)
     return render(request, "offers/index.html", context, status=status)
 
 

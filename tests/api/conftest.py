@@ -47,7 +47,7 @@ def capabilities(provider, **answers):
 
 
 def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=None, spot=None, availability="unknown",
-          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None):
+          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None, form_factor=""):
     now = timezone.now()
     count = Decimal(count)
     price_usd = Decimal(price) if price is not None else None
@@ -61,7 +61,7 @@ def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=No
         price_per_gpu_hour_usd=price_usd / count if price_usd is not None else None,
         spot_price_per_gpu_hour_usd=spot_usd / count if spot_usd is not None else None,
         availability=availability, first_seen=now - timedelta(days=10),
-        last_seen=now - timedelta(hours=seen_hours_ago), is_active=active,
+        last_seen=now - timedelta(hours=seen_hours_ago), is_active=active, form_factor=form_factor,
         in_stock_share_7d=Decimal(share_7d) if share_7d is not None else None,
         availability_checked_at=now - timedelta(minutes=12) if share_7d is not None else None,
     )
@@ -112,7 +112,7 @@ def world(db) -> World:
     offers = {
         "alpha-h100x8": offer("alpha-h100x8", alpha, sources["alpha"], h100, count="8", price="80", spot="30",
                               availability="available", country="US", continent="NA", region="us-east-1",
-                              share_7d="0.95"),
+                              share_7d="0.95", form_factor="sxm"),
         "alpha-l4": offer("alpha-l4", alpha, sources["alpha"], l4, price="0.8", availability="unavailable",
                           country="DE", continent="EU", region="eu-central-1", share_7d="0.1"),
         "beta-h100": offer("beta-h100", beta, sources["beta"], h100, price="2.5", availability="limited",

@@ -267,3 +267,20 @@ def test_offers_table_cell_gives_the_check_age_and_7_day_share(client, data):
     html = client.get("/").content.decode()
     assert '<span class="av av-available">Available (3)</span> <small class="av-when">' in html
     assert "checked 12\xa0minutes ago · 100% in stock over 7 days</small>" in html
+
+
+def test_sources_page_shows_data_dates_refused_rows_corrections_and_unknown_gpu_names(client, data):
+    from datetime import UTC, datetime
+
+    from django.utils import timezone
+
+    from providers.models import Offer, ScrapeRun
+
+    source = data["acme_h100"].source
+    Offer.objects.filter(source=source).update(price_as_of=datetime(2026, 8, 3, tzinfo=UTC))
+    ScrapeRun.objects.create(source=source, started_at=timezone.now(), status="succeeded", skipped=2, corrected=1,
+                             unknown_gpus={"Z9": 4}, rejections=["row 7: GPU count '0'", "x: spot equals on-demand"])
+    html = client.get("/sources/").content.decode()
+    assert "2026-08-03" in html
+    assert "2 rows refused, 1 corrected, 1 unknown GPU name" in html
+    assert "<code>Z9</code> (4)" in html and "row 7: GPU count &#x27;0&#x27;" in html

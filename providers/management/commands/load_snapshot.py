@@ -14,7 +14,8 @@ class Command(BaseCommand):
         for run in runs:
             self.stdout.write(
                 f"{run.source.slug:24} {run.status:10} created {run.created:5} updated {run.updated:5} "
-                f"unchanged {run.unchanged:5} rejected {run.skipped:3} unknown GPUs {sum(run.unknown_gpus.values())}"
+                f"unchanged {run.unchanged:5} rejected {run.skipped:3} corrected {run.corrected:3} "
+                f"unknown GPUs {sum(run.unknown_gpus.values())}"
                 + (f"  {run.error}" if run.error else "")
             )
         failed = [run for run in runs if run.status != "succeeded"]

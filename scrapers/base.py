@@ -81,6 +81,9 @@ class ScrapeResult:
     offers: list[ScrapedOffer]
     # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
     rejected: list[str] = field(default_factory=list)
+    # (instance_type, region) of the refused rows the client could still name: the source lists them, so the offers
+    # stored for them are left as they are instead of being deactivated as gone.
+    rejected_keys: set[tuple[str, str]] = field(default_factory=set)
     capabilities: list[ScrapedCapability] = field(default_factory=list)
     # Facts shown beside the capabilities but not one of the questions (Kubernetes versions, regions with
     # managed Kubernetes): free-form name -> JSON-able value.

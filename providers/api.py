@@ -20,14 +20,16 @@ from django.http import StreamingHttpResponse
 from django_filters import filters as django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+
+from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 
 from . import selectors
 from .capabilities import CAPABILITIES
@@ -56,16 +58,51 @@ CSV_CHUNK_ROWS = 2000
 # --- plumbing shared by every operation ----------------------------------------------------------------------------
 
 
-class AnonymousRateThrottle(AnonRateThrottle):
+class AnonymousRateThrottle(BaseThrottle):
     """Requests per client IP, at settings.API_ANON_RATE ("120/minute"; empty or "off" switches it off).
 
-    The rate is read per request rather than once at import (DRF's default), so deployments and tests can change it.
-    Behind a reverse proxy set DJANGO_NUM_PROXIES, or every client shares the proxy's address.
+    Counted atomically in a fixed window (comparator.security.window_hit: the cache's add and incr, Redis INCR in
+    production), so N concurrent requests count N; DRF's own throttle reads a history, then writes it back, and lets
+    concurrent requests through on the same reading. The client is comparator.security.client_ip: REMOTE_ADDR unless
+    DJANGO_NUM_PROXIES says how many proxies to look through. The rate is read per request, so deployments and tests
+    can change it.
     """
 
-    def get_rate(self):
-        rate = getattr(settings, "API_ANON_RATE", None)
-        return None if not rate or str(rate).lower() == "off" else rate
+    setting = "API_ANON_RATE"
+    scope = "api"
+    _wait: float | None = None
+
+    def allow_request(self, request, view):
+        rate = getattr(settings, self.setting, None)
+        if not rate or str(rate).lower() == "off":
+            return True
+        number, seconds = SimpleRateThrottle.parse_rate(None, rate)
+        hits, remaining = window_hit(f"throttle:{self.scope}:{client_ip(request)}", seconds)
+        if hits <= number:
+            return True
+        self._wait = max(1.0, remaining)
+        return False
+
+    def wait(self):
+        return self._wait
+
+
+class AdviseRateThrottle(AnonymousRateThrottle):
+    """POST /api/v1/advise/ per client IP, at settings.API_ADVISE_RATE ("20/minute"): each request ranks every offer."""
+
+    setting = "API_ADVISE_RATE"
+    scope = "advise"
+
+
+class ExportsBusy(APIException):
+    status_code = 503
+    default_detail = ("Too many whole-table CSV exports are running; retry in a minute, or ask for pages "
+                      "(page, page_size) which are not limited this way.")
+    default_code = "exports_busy"
+
+    def __init__(self):
+        super().__init__()
+        self.wait = 60
 
 
 class StrictContentNegotiation(DefaultContentNegotiation):
@@ -200,9 +237,15 @@ class ReadOnlyApi(GenericAPIView):
         return isinstance(request.accepted_renderer, CSVRenderer) and not (PAGE_PARAMETERS & set(request.query_params))
 
     def csv_response(self, objects, serializer, filename: str) -> StreamingHttpResponse:
+        """The whole result as streamed CSV, holding one of the site's export slots (settings.API_CSV_EXPORTS_MAX)
+        until the last row is sent or the client goes away; when none is free, 503 with Retry-After, and paged CSV
+        still works."""
+        slot = export_slot()
+        if slot is None:
+            raise ExportsBusy()
         rows = (serializer.to_representation(obj) for obj in objects)
-        response = StreamingHttpResponse(csv_stream(csv_columns(serializer), rows), content_type="text/csv; "
-                                                                                                  "charset=utf-8")
+        response = StreamingHttpResponse(ReleasingStream(csv_stream(csv_columns(serializer), rows), slot),
+                                         content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 

@@ -9,6 +9,7 @@ confine what a page may load, and the bound on concurrent whole-table CSV export
   production), so concurrent requests cannot both read the same count.
 - `SecurityHeadersMiddleware`: Content-Security-Policy (the site serves all its own scripts, styles, fonts and
   images, and has no inline script or style) and Permissions-Policy (no camera, microphone, geolocation, ...).
+- `DepthLimitedJSONParser`: JSON nested past MAX_JSON_DEPTH is a 400, never a RecursionError.
 - `export_slot`: at most settings.API_CSV_EXPORTS_MAX unpaged CSV exports stream at once across the site, so a few
   clients downloading whole tables cannot hold every web thread.
 """
@@ -20,6 +21,8 @@ import uuid
 
 from django.conf import settings
 from django.core.cache import cache
+from rest_framework.exceptions import ParseError
+from rest_framework.parsers import JSONParser
 
 # 'self' only. `frame-ancestors 'none'` matches X-Frame-Options DENY; `form-action 'self'` keeps forms on the site;
 # `object-src 'none'` and `base-uri 'none'` close the old plugin and <base> holes. Plotly renders charts into SVG
@@ -133,3 +136,31 @@ class ReleasingStream:
         if close:
             close()
         self.slot.release()
+
+
+# Deeper than any document the API reads (advise's input is three levels deep).
+MAX_JSON_DEPTH = 32
+
+
+class DepthLimitedJSONParser(JSONParser):
+    """DRF's JSON parser, with a document nested past MAX_JSON_DEPTH (or past Python's recursion limit, which the
+    decoder hits at about a thousand levels) answered as 400 instead of a RecursionError."""
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        try:
+            data = super().parse(stream, media_type, parser_context)
+        except RecursionError:
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels") from None
+        if _depth_exceeds(data, MAX_JSON_DEPTH):
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_JSON_DEPTH} levels")
+        return data
+
+
+def _depth_exceeds(data, limit: int) -> bool:
+    level = [data]
+    for _ in range(limit + 1):
+        level = [child for item in level if isinstance(item, dict | list)
+                 for child in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return True

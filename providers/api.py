@@ -116,11 +116,14 @@ class StrictContentNegotiation(DefaultContentNegotiation):
         return super().select_renderer(request, renderers, format_suffix)
 
 
+def _ascii_digits(raw: str) -> bool:
+    """Only 0-9: Python's int() also reads "١" (Arabic-Indic one), "²"-like digits, "1_000" and " 7 ", none of which is
+    a number the schema promises to accept."""
+    return raw.isascii() and raw.isdigit()
+
+
 def _positive_int(name: str, raw: str, maximum: int | None = None) -> int:
-    try:
-        number = int(raw)
-    except ValueError:
-        number = 0
+    number = int(raw) if _ascii_digits(raw) and len(raw) < 19 else 0
     if number < 1 or (maximum is not None and number > maximum):
         limit = f"from 1 to {maximum}" if maximum else "of 1 or more"
         raise ValidationError({name: [f"Use a whole number {limit}; got {raw!r}."]})
@@ -339,7 +342,7 @@ class OfferListApi(ReadOnlyApi):
 
 
 def _offer_or_404(offer_id: str):
-    offer = selectors.offer_get(offer_id=int(offer_id)) if offer_id.isdigit() and len(offer_id) < 19 else None
+    offer = selectors.offer_get(offer_id=int(offer_id)) if _ascii_digits(offer_id) and len(offer_id) < 19 else None
     if offer is None:
         raise NotFound(f"No offer with id {offer_id!r}.")
     return offer

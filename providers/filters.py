@@ -25,6 +25,7 @@ from django import forms
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_filters.fields import BaseCSVField
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, RDMA_FABRICS, UNKNOWN
 from .models import Availability, Capability, Confidence, GpuModel, GpuVendor, Offer, Provider, ProviderKind
@@ -218,8 +219,21 @@ def provider_choices():
     return list(Provider.objects.order_by("name").values_list("slug", "name"))
 
 
+class NoEmptyItemsCSVField(BaseCSVField):
+    """A comma-separated list in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not a sort key."""
+
+    def clean(self, value):
+        cleaned = super().clean(value)
+        if cleaned and any(item in ("", None) for item in cleaned):
+            raise forms.ValidationError(_("Empty item in the comma-separated list; remove the extra comma."),
+                                        code="empty_item")
+        return cleaned
+
+
 class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     """Orders with unknown values (no price, no memory) last either way, and ties broken by id so pages are stable."""
+
+    base_field_class = NoEmptyItemsCSVField
 
     def get_ordering_value(self, param):
         descending = param.startswith("-")
@@ -253,7 +267,8 @@ class OfferFilterSet(filters.FilterSet):
                                    label=_("Provider kind"))
     country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
-    region = CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
+    # At most the column's length: a longer value matches nothing, and SQLite refuses a LIKE pattern over 50,000 bytes.
+    region = CharFilter(field_name="region", lookup_expr="iexact", max_length=120, label=_("Region id"))
     offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
                               label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",

@@ -12,7 +12,8 @@ RUN DJANGO_SETTINGS_MODULE=comparator.settings.base DJANGO_SECRET_KEY=build-only
     python manage.py collectstatic --noinput \
     && (DJANGO_SETTINGS_MODULE=comparator.settings.base DJANGO_SECRET_KEY=build-only-not-a-secret \
         python manage.py compilemessages || true)
-RUN useradd --create-home app && chown -R app /app
+# UID 1000: deploy/kubernetes runs the pods as this user (runAsNonRoot).
+RUN useradd --create-home --uid 1000 app && chown -R app /app
 USER app
 EXPOSE 8000
 # Threaded workers keep HTTP connections alive between requests (API clients reuse them); see bench/api.py.

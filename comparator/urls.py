@@ -1,7 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
-from . import views
+from . import health, views
 from .advisor import api as advisor_api
 from .advisor import views as advisor_views
 
@@ -25,4 +25,7 @@ urlpatterns = [
     path("api/v1/advise/", advisor_api.AdviseApi.as_view(), name="api-advise"),
     path("digest/", include("comparator.digest.urls")),  # weekly email digest (comparator.digest)
     path("admin/", admin.site.urls),
+    # Operator endpoints (comparator.health): the orchestrator's probes and Prometheus.
+    path("healthz", health.healthz, name="healthz"),
+    path("metrics", health.metrics, name="metrics"),
 ]

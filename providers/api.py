@@ -110,7 +110,8 @@ class StrictContentNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         requested = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
-        if requested and requested not in {renderer.format for renderer in renderers}:
+        # An empty `?format=` is refused too: the schema's enum does not include it.
+        if requested is not None and requested not in {renderer.format for renderer in renderers}:
             known = ", ".join(renderer.format for renderer in renderers)
             raise ValidationError({"format": [f"Unknown format {requested!r}; use one of: {known}."]})
         return super().select_renderer(request, renderers, format_suffix)
@@ -147,16 +148,15 @@ class ApiPagination(PageNumberPagination):
         self.request = request
         page_size = self.get_page_size(request)
         raw = request.query_params.get(self.page_query_param)
-        number = 1 if raw in (None, "") else _positive_int("page", raw)
+        number = 1 if raw in (None, "") else _positive_int("page", raw, MAX_PAGE)
         paginator = DjangoPaginator(queryset, page_size)
         if count is not None:
             paginator.count = count  # a cached_property: setting it skips Django's own COUNT
         try:
             self.page = paginator.page(number)
         except EmptyPage:
-            raise ValidationError(
-                {"page": [f"Page {number} is past the last page ({paginator.num_pages})."]}
-            ) from None
+            # A page past the end is a missing object (404), not a malformed request: the schema allows any page >= 1.
+            raise NotFound(f"Page {number} is past the last page ({paginator.num_pages}).") from None
         if count is not None:
             # Django cuts the last page at `count`; a given count may be a cached one (selectors.offer_count), and the
             # rows are read live whatever it says.
@@ -166,8 +166,9 @@ class ApiPagination(PageNumberPagination):
 
     def get_schema_operation_parameters(self, view):
         return [
-            {"name": "page", "in": "query", "required": False, "description": "Page number, from 1.",
-             "schema": {"type": "integer", "minimum": 1}},
+            {"name": "page", "in": "query", "required": False,
+             "description": "Page number, from 1; past the last page answers 404.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}},
             {"name": "page_size", "in": "query", "required": False,
              "description": f"Rows per page, 1 to {self.max_page_size} (default {self.page_size}).",
              "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size}},
@@ -181,6 +182,7 @@ ERROR_400 = OpenApiResponse(
 )
 DETAIL_ERROR = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
 ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object.")
+ERROR_404_PAGE = OpenApiResponse(response=DETAIL_ERROR, description="The page asked for is past the last page.")
 ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
                            "the Retry-After header says how many seconds to wait.")
 CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same rows as CSV: one column per field, "
@@ -190,7 +192,8 @@ CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same ro
 def list_responses(serializer_class) -> dict:
     """Errors are always JSON (ReadOnlyApi.finalize_response), so only 200 has a CSV body."""
     return {(200, "application/json"): serializer_class(many=True), (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (429, "application/json"): ERROR_429}
+            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404_PAGE,
+            (429, "application/json"): ERROR_429}
 
 
 def detail_responses(serializer_class) -> dict:
@@ -268,6 +271,37 @@ SLUG_LISTS = {
 }
 
 
+# Page numbers the API reads; past the last page is a 404, past this a 400 (as the schema says).
+MAX_PAGE = 10**9
+
+
+def schema_catalog_enums(result, generator, request, public):
+    """drf-spectacular postprocessing hook: the slug parameters (`gpu`, `gpu_family`, `provider` on offers, and
+    compare's `providers`) take only what the catalog holds, so the schema served at /api/schema/ lists the slugs
+    of this database as their enum (read when the schema is generated); a slug outside it is a 400, as documented.
+    An empty catalog leaves them plain strings (an OpenAPI enum cannot be empty)."""
+    from .filters import gpu_choices, gpu_family_choices, provider_choices
+
+    choices = {"gpu": gpu_choices, "gpu_family": gpu_family_choices, "provider": provider_choices,
+               "providers": provider_choices}
+    values = {}
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                name, schema = parameter.get("name"), parameter.get("schema", {})
+                if parameter.get("in") != "query" or name not in choices or schema.get("type") != "array":
+                    continue
+                if name not in values:
+                    values[name] = [value for value, _ in choices[name]()]
+                if values[name]:
+                    schema["items"] = {"type": "string", "enum": values[name]}
+                if name == "providers":
+                    schema["minItems"], schema["maxItems"] = 1, MAX_COMPARED_PROVIDERS
+    return result
+
+
 def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
     """One documented query parameter per filter, derived from the FilterSet so the schema cannot drift from it."""
     parameters = []
@@ -302,7 +336,7 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
                 schema["maximum"] = field.extra["max_value"]
             parameters.append(OpenApiParameter(name, schema, description=description))
         elif isinstance(field, CountryFilter):
-            parameters.append(OpenApiParameter(name, str, pattern=r"^[A-Za-z]{2}(,[A-Za-z]{2})*$",
+            parameters.append(OpenApiParameter(name, str, pattern=r"^([A-Za-z]{2}(,[A-Za-z]{2})*)?$",
                                                description=description))
         else:
             parameters.append(OpenApiParameter(name, str, description=description))

@@ -10,15 +10,15 @@ prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unkno
 With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
-rather than silently "no filter". Numbers are bounded and limited to the precision the column stores, so a value
-like `1e-400` or `1e400` is refused here instead of overflowing the database's numeric type.
+rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's
+numeric type) and rounded to the precision the column stores (`1e-400` is 0).
 """
 
 from __future__ import annotations
 
 import copy
 from datetime import timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 import django_filters as filters
 from django import forms
@@ -168,8 +168,23 @@ MAX_GPUS = 10_000
 MAX_GPU_MEMORY_GB = 100_000
 
 
+class RoundedDecimalField(forms.DecimalField):
+    """A number rounded to the places the column stores instead of refused for its extra digits: 2.123456789 is a
+    fine price limit (the schema promises any number), compared as 2.12346. A value too large to round is left
+    for the max_value check to refuse; 1e-400 rounds to 0."""
+
+    def to_python(self, value):
+        number = super().to_python(value)
+        if number is None or not number.is_finite() or self.decimal_places is None:
+            return number
+        try:
+            return number.quantize(Decimal(1).scaleb(-self.decimal_places))
+        except InvalidOperation:
+            return number
+
+
 class NumberFilter(CopiedCheaply, filters.NumberFilter):
-    pass
+    field_class = RoundedDecimalField
 
 
 class CharFilter(CopiedCheaply, filters.CharFilter):

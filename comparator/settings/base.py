@@ -110,9 +110,9 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # The one request body the API reads (advise) is JSON; form encodings cannot say null, so they are not offered.
     # JSON nested thousands deep is a 400, not a RecursionError (comparator.security).
-    "DEFAULT_PARSER_CLASSES": ["comparator.security.DepthLimitedJSONParser", "rest_framework.parsers.FormParser",
-                               "rest_framework.parsers.MultiPartParser"],
+    "DEFAULT_PARSER_CLASSES": ["comparator.security.DepthLimitedJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -138,6 +138,9 @@ API_ADVISE_RATE = os.environ.get("API_ADVISE_RATE", "20/minute")
 # API_CSV_EXPORT_SECONDS. Paged CSV (page/page_size) is not bounded this way.
 API_CSV_EXPORTS_MAX = int(os.environ.get("API_CSV_EXPORTS_MAX", "2"))
 API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
+# /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
+HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 # Content-Security-Policy and Permissions-Policy on every response (comparator.security); production turns it on.
 SECURITY_HEADERS = env_bool("DJANGO_SECURITY_HEADERS", False)
 # Browsers on other sites may read the API (GET only); nothing else is shared cross-origin.
@@ -159,6 +162,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The catalog's slugs as the enum of the slug parameters (read when the schema is generated).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api.schema_catalog_enums"],
     "ENUM_NAME_OVERRIDES": {
         "ProviderKindEnum": "providers.models.ProviderKind",
         "SourceKindEnum": "providers.models.SourceKind",

@@ -203,3 +203,16 @@ def test_without_a_proxy_count_an_invented_x_forwarded_for_is_ignored(world, set
     client = Client(REMOTE_ADDR="10.0.0.9")
     codes = [_subscribe_from(client, f"c{n}@example.org", f"203.0.113.{n}") for n in range(3)]
     assert codes == [200, 200, 429]
+
+
+def test_an_old_confirmation_link_does_not_resume_a_paused_subscription(world, client):
+    token = _token(issued_at=time.time() - 60, filter_query="gpu=a100-80gb")
+    subscription = subscriber("ann@example.org", query="gpu=h100")
+    client.post(f"/digest/manage/{manage_token_make(subscription.key)}/", {"action": "pause"})
+    assert client.post(f"/digest/confirm/{token}/").status_code < 500
+    subscription.refresh_from_db()
+    assert subscription.status == "paused" and subscription.filter_query == "gpu=h100"
+    # A link asked for after the pause is a new opt-in, and resumes it.
+    client.post(f"/digest/confirm/{_token(issued_at=time.time() + 1)}/")
+    subscription.refresh_from_db()
+    assert subscription.status == "active"

@@ -12,6 +12,7 @@ streamed straight from the database when no page is asked for. Anonymous clients
 from __future__ import annotations
 
 import logging
+import re
 
 from django.conf import settings
 from django.core.paginator import EmptyPage
@@ -123,6 +124,15 @@ def _ascii_digits(raw: str) -> bool:
     return raw.isascii() and raw.isdigit()
 
 
+def _slug_shaped(value: str) -> bool:
+    """Whether `value` could be a slug of ours (ASCII letters, digits, `-`, `_`, `.`, at most 100 characters): anything
+    else is no object, answered without asking the database."""
+    return bool(SLUG_SHAPE.fullmatch(value))
+
+
+SLUG_SHAPE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
 def _positive_int(name: str, raw: str, maximum: int | None = None) -> int:
     number = int(raw) if _ascii_digits(raw) and len(raw) < 19 else 0
     if number < 1 or (maximum is not None and number > maximum):
@@ -141,14 +151,15 @@ class ApiPagination(PageNumberPagination):
 
     def get_page_size(self, request):
         raw = request.query_params.get(self.page_size_query_param)
-        return self.page_size if raw in (None, "") else _positive_int("page_size", raw, self.max_page_size)
+        # Given but empty is an error like any other non-number: the schema says integer.
+        return self.page_size if raw is None else _positive_int("page_size", raw, self.max_page_size)
 
     def paginate_queryset(self, queryset, request, view=None, count: int | None = None):
         """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached)."""
         self.request = request
         page_size = self.get_page_size(request)
         raw = request.query_params.get(self.page_query_param)
-        number = 1 if raw in (None, "") else _positive_int("page", raw, MAX_PAGE)
+        number = 1 if raw is None else _positive_int("page", raw, MAX_PAGE)
         paginator = DjangoPaginator(queryset, page_size)
         if count is not None:
             paginator.count = count  # a cached_property: setting it skips Django's own COUNT
@@ -448,7 +459,7 @@ class ProviderDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
                    responses=detail_responses(ProviderDetailSerializer))
     def get(self, request, slug: str):
-        provider = selectors.provider_get(slug=slug)
+        provider = selectors.provider_get(slug=slug) if _slug_shaped(slug) else None
         if provider is None:
             raise NotFound(f"No provider {slug!r}; see /api/v1/providers/.")
         return Response(ProviderDetailSerializer(provider, context={"request": request}).data)
@@ -479,7 +490,7 @@ class GpuDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
                    responses=detail_responses(GpuSerializer))
     def get(self, request, slug: str):
-        gpu = selectors.gpu_model_get(slug=slug)
+        gpu = selectors.gpu_model_get(slug=slug) if _slug_shaped(slug) else None
         if gpu is None:
             raise NotFound(f"No GPU model {slug!r}; see /api/v1/gpus/.")
         return Response(GpuSerializer(gpu, context={"request": request}).data)
@@ -525,15 +536,16 @@ class CompareApi(ReadOnlyApi):
                    (429, "application/json"): ERROR_429},
     )
     def get(self, request):
-        slugs = list(dict.fromkeys(
-            part.strip() for raw in request.query_params.getlist("providers") for part in raw.split(",")
-            if part.strip()))
+        named = [part.strip() for raw in request.query_params.getlist("providers") for part in raw.split(",")
+                 if part.strip()]
+        slugs = list(dict.fromkeys(named))
         if not slugs:
             raise ValidationError({"providers": ["Name at least one provider slug, e.g. ?providers=aws,gcp."]})
-        if len(slugs) > MAX_COMPARED_PROVIDERS:
+        if len(named) > MAX_COMPARED_PROVIDERS:  # counted as given, repeats included (the schema's maxItems)
             raise ValidationError({"providers": [f"Compare at most {MAX_COMPARED_PROVIDERS} providers; "
-                                                 f"got {len(slugs)}."]})
-        providers = selectors.providers_by_slugs(slugs=slugs)
+                                                 f"got {len(named)}."]})
+        # Only slug-shaped names reach the database (PostgreSQL refuses a NUL in a string with an error).
+        providers = selectors.providers_by_slugs(slugs=[slug for slug in slugs if _slug_shaped(slug)])
         unknown = [slug for slug in slugs if slug not in {provider.slug for provider in providers}]
         if unknown:
             raise ValidationError({"providers": [f"Unknown provider slug(s): {', '.join(unknown)}; "

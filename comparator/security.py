@@ -61,11 +61,16 @@ def client_ip(request) -> str:
     return addresses[-min(proxies, len(addresses))]
 
 
+def _now() -> float:
+    """The clock of the rate windows (tests hold it still, so a run never straddles a window's end)."""
+    return time.time()
+
+
 def window_hit(key: str, window: int, now: float | None = None) -> tuple[int, float]:
     """Count one hit for `key` in the current fixed window of `window` seconds; returns (hits so far in the window,
     seconds until it ends). add() creates the counter only if absent and incr() is atomic in the cache (Redis INCR),
     so N concurrent hits count N."""
-    now = time.time() if now is None else now
+    now = _now() if now is None else now
     index = int(now // window)
     bucket = f"{key}:{index}"
     remaining = (index + 1) * window - now

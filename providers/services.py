@@ -381,7 +381,7 @@ def offers_sync(
     - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
       that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
       describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
-      client itself refused (`result.rejected_keys`);
+      client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
     The number of queries does not grow with the number of offers; existing offers are compared as plain tuples
@@ -418,6 +418,8 @@ def offers_sync(
         for row in Offer.objects.filter(source=source).values_list("id", "instance_type", "region", *OFFER_FIELDS)
     }
     active_before = sum(1 for _, values in existing.values() if values[_ACTIVE])
+    if result.rejected_instance_types:
+        refused.update(key for key in existing if key[0] in result.rejected_instance_types)
     unseen_active = [pk for key, (pk, values) in existing.items()
                      if values[_ACTIVE] and key not in incoming and key not in refused]
     share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))

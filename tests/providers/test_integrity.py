@@ -105,6 +105,23 @@ def test_a_row_refused_for_an_absurd_value_leaves_its_offer_untouched():
 
 
 @pytest.mark.django_db
+def test_an_instance_type_the_client_refuses_keeps_its_offers_in_every_region():
+    services.gpu_catalog_sync()
+    source = DataSourceFactory(slug="test-api", provider__slug="lambda")
+    rows = [scraped("a", region="r1"), scraped("a", region="r2"), *[scraped(f"i{n}") for n in range(8)]]
+    run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+    with transaction.atomic():
+        services.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
+    answer = result(*rows[2:])
+    answer.rejected_instance_types.add("a")  # the client could not read type "a" this time
+    later = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+    with transaction.atomic():
+        counts = services.offers_sync(source=source, run=later, result=answer, now=later.started_at)
+    assert counts.deactivated == 0
+    assert Offer.objects.filter(instance_type="a", is_active=True).count() == 2
+
+
+@pytest.mark.django_db
 def test_a_row_the_catalog_client_refuses_leaves_its_offer_untouched(catalog):
     body = recorded_csv()
     assert live(body).status == RunStatus.SUCCEEDED

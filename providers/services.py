@@ -2,18 +2,24 @@
 
 `source_scrape` is the one ingestion path: the Celery task, `manage.py scrape` and the bundled snapshot all call it,
 and it hands whatever the client returned to `offers_sync` (idempotent upsert on the natural key, history only on
-change, never deletes, refuses a response that would deactivate more than half of a source's offers).
+change, never deletes, refuses a partial response: see MAX_DEACTIVATED_SHARE). Every run of a source, whichever path
+starts it, holds that source's lock (`source_lock`) for its whole length.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
 import re
+import tempfile
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
@@ -70,9 +76,13 @@ from .selectors import exchange_rates_latest
 
 logger = logging.getLogger(__name__)
 
-# A successful response that would deactivate more than this share of a source's active offers is refused:
-# providers' APIs fail by returning empty or partial lists far more often than half a catalog disappears.
-MAX_DEACTIVATED_SHARE = Decimal("0.5")
+# The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and
+# more than one offer) is refused as partial, per kind of source: a catalog is a whole file regenerated from the
+# provider's API, in which a tenth of the configurations vanishing at once is a broken copy far more often than news;
+# a provider API's list follows what is on sale now, which moves more, but a quarter gone at once is a partial page
+# far more often than a sale ending; a curated table is our own file. A real shrink past the guard is accepted by an
+# operator with `manage.py scrape <source> --allow-shrink`.
+MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
 
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
@@ -236,22 +246,81 @@ class SyncCounts:
             self.rejections.append(reason)
 
 
+class RunSkippedError(Exception):
+    """A run that did not start, and recorded nothing: another run of the source holds its lock, or a replay would
+    rewind a source that has stored a live answer. Not a ScrapeError: nothing was read, nothing failed."""
+
+
+@contextmanager
+def source_lock(slug: str) -> Iterator[bool]:
+    """Hold the lock of one source for the body, yielding whether we got it (never waits).
+
+    The one lock every run of a source takes, whichever path starts it (Celery task, `manage.py scrape`, the
+    snapshot). On PostgreSQL a session-level advisory lock: the database frees it when the holder's connection ends,
+    so a killed worker never leaves it held. On SQLite (the embedded default, one machine) an flock on a file beside
+    the database, which the kernel frees when the process dies.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [f"comparator:source:{slug}"])
+            acquired = bool(cursor.fetchone()[0])
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [f"comparator:source:{slug}"])
+        return
+    name = str(connection.settings_dict.get("NAME") or "")
+    folder = Path(name).parent if name and ":memory:" not in name and "mode=memory" not in name else None
+    database = Path(name).name if folder else "memory"
+    path = (folder or Path(tempfile.gettempdir())) / f".{database}.source-{slug}.lock"
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None,
-                  edition: str | None = None) -> ScrapeRun:
+                  edition: str | None = None, allow_shrink: bool = False) -> ScrapeRun:
     """Fetch one source and store what it returned, recording a ScrapeRun whatever happens.
 
+    Runs under the source's lock (`source_lock`); when another run holds it, raises RunSkippedError and records
+    nothing. An `offline` replay of recorded payloads is refused the same way (RunSkippedError) for a source that
+    has stored a live answer: old recordings must never overwrite live prices or make rewound offers look fresh.
     Offers, capability facts, Kubernetes facts, the run's counts and the source's `last_success_at` are written in
-    one transaction (an `offline` replay of recorded payloads stores offers only: it is not a live answer), so a
-    run is either stored whole or not at all. A failure of any kind leaves every stored offer as it was and is
-    recorded on the run with a readable reason. Transient errors are recorded and then re-raised
-    (so the Celery task can retry with backoff); other scrape errors (bad key, broken or shrunken response) are
-    recorded and the failed run returned; an internal error or a time limit is recorded and re-raised.
+    one transaction (an offline replay stores offers only: it is not a live answer), so a run is either stored whole
+    or not at all. A failure of any kind leaves every stored offer as it was and is recorded on the run with a
+    readable reason. Transient errors are recorded and then re-raised (so the Celery task can retry with backoff);
+    other scrape errors (bad key, broken or partial response) are recorded and the failed run returned; an internal
+    error or a time limit is recorded and re-raised. `allow_shrink` lets an operator accept a response past the
+    shrink guard (MAX_DEACTIVATED_SHARE).
     """
+    with source_lock(slug) as acquired:
+        if not acquired:
+            raise RunSkippedError(f"{slug}: another run of this source is still in progress")
+        return _source_scrape_locked(slug=slug, offline=offline, transport=transport, edition=edition,
+                                     allow_shrink=allow_shrink)
+
+
+def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTransport | None, edition: str | None,
+                          allow_shrink: bool) -> ScrapeRun:
     client_class = registry.SOURCES[slug]
     source = source_register(client_class.info)
+    if offline and source.last_success_at is not None:
+        raise RunSkippedError(
+            f"{slug}: not replayed, the source stored a live answer at {source.last_success_at:%Y-%m-%d %H:%M} UTC "
+            "and a recording would rewind it"
+        )
     started = timezone.now()
-    # A run still marked running was cut off (worker killed, machine lost): the per-source lock of the Celery task
-    # means none is really running now, so say what happened to it instead of leaving it "running" forever.
+    # A run still marked running was cut off (worker killed, machine lost): we hold the source's lock, so none is
+    # really running now; say what happened to it instead of leaving it "running" forever.
     ScrapeRun.objects.filter(source=source, status=RunStatus.RUNNING).update(
         status=RunStatus.FAILED, finished_at=started,
         error="interrupted: the worker stopped before the run finished; nothing it read was stored",
@@ -261,7 +330,8 @@ def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTran
         client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
         with transaction.atomic():
-            counts = offers_sync(source=source, run=run, result=result, now=run.started_at)
+            counts = offers_sync(source=source, run=run, result=result, now=run.started_at,
+                                 allow_shrink=allow_shrink)
             if not offline:
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
                 # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
@@ -315,17 +385,20 @@ def _fail(run: ScrapeRun, status: str, error: str) -> None:
 
 
 def offers_sync(
-    *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None
+    *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None,
+    allow_shrink: bool = False,
 ) -> SyncCounts:
     """Upsert one source's offers on (source, instance_type, region) in bulk; call inside a transaction.
 
     - new offers are created, changed ones updated, history appended only when price or availability changed;
     - every offer the response lists gets last_seen = now; last_run is the run that last created or changed it;
-    - offers the response no longer lists are deactivated (never deleted), unless that would be more than half of
-      the source's active offers, which raises ShrinkRefusedError and leaves everything as it was; so does a
-      response with nothing in it at all;
+    - offers the response no longer lists are deactivated (never deleted), unless that would be more than the share
+      MAX_DEACTIVATED_SHARE allows the source's kind (and more than one offer), which raises ShrinkRefusedError and
+      leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all;
     - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
-      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason;
+      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
+      describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
+      client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
     The number of queries does not grow with the number of offers; existing offers are compared as plain tuples
@@ -345,10 +418,14 @@ def offers_sync(
         counts.note(reason)
 
     incoming: dict[tuple[str, str], tuple] = {}
+    # Keys of refused rows: the source still lists these offers, we only could not read this answer for them.
+    refused: set[tuple[str, str]] = set(result.rejected_keys)
     for scraped in result.offers:
         key = (scraped.instance_type, scraped.region)
         problem = _offer_problem(scraped) or ("repeats an earlier row's key" if key in incoming else None)
         if problem:
+            if key not in incoming:
+                refused.add(key)
             counts.skipped += 1
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
@@ -360,11 +437,16 @@ def offers_sync(
         for row in Offer.objects.filter(source=source).values_list("id", "instance_type", "region", *OFFER_FIELDS)
     }
     active_before = sum(1 for _, values in existing.values() if values[_ACTIVE])
-    unseen_active = [pk for key, (pk, values) in existing.items() if values[_ACTIVE] and key not in incoming]
-    if active_before and Decimal(len(unseen_active)) > MAX_DEACTIVATED_SHARE * active_before:
+    if result.rejected_instance_types:
+        refused.update(key for key in existing if key[0] in result.rejected_instance_types)
+    unseen_active = [pk for key, (pk, values) in existing.items()
+                     if values[_ACTIVE] and key not in incoming and key not in refused]
+    share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
+    if not allow_shrink and len(unseen_active) > max(1, share * active_before):
         raise ShrinkRefusedError(
             f"response lists {len(incoming)} offers but would deactivate {len(unseen_active)} of "
-            f"{active_before} active ones; refusing it as a broken or partial response"
+            f"{active_before} active ones (a {source.kind} source may lose at most {share:.0%} at once); refusing "
+            "it as a broken or partial response"
         )
 
     to_create: list[tuple] = []
@@ -396,7 +478,9 @@ def offers_sync(
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
     # index, so PostgreSQL can rewrite the rows in place (see migration 0003); last_run keeps the run that last
     # created or changed the offer.
-    Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).update(last_seen=now)
+    # A refused row's offer keeps its old last_seen too: its stored price was not confirmed by this answer.
+    unread = [pk for key, (pk, _) in existing.items() if key in refused and key not in incoming]
+    Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).exclude(id__in=unread).update(last_seen=now)
     if to_create:
         _history_of_created(source=source, run=run, now=now)
     updated_by_id = {offer.pk: offer for offer in to_update}
@@ -809,32 +893,43 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
 # --- the bundled snapshot ------------------------------------------------------------------------------------
 
 
-def snapshot_load() -> list[ScrapeRun]:
+def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
     """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
     the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
     recorded payload of every source in `registry.snapshot_sources()` replayed offline (every recorded edition,
     oldest first, of a source published in dated editions), then the dated stock recordings of those sources
-    (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date."""
+    (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date.
+
+    Returns the runs and the reasons of the sources not replayed. A source that has stored a live answer is never
+    replayed (source_scrape refuses it), so running this on every start of a live site changes no offer: the
+    replay only fills a database that no live run has written to (the curated files and the bundled rates are
+    upserts that change nothing the second time; the rates are dated, and the bundled day is older than live ones).
+    """
     gpu_catalog_sync()
     providers_sync()
     exchange_rates_sync(offline=True)
     sources = registry.snapshot_sources()
-    runs = []
+    runs, skipped = [], []
     for slug in sources:
-        editions = registry.editions(slug)
-        if not editions:
-            runs.append(source_scrape(slug=slug, offline=True))
-            continue
-        # Dated editions in order, each dated by itself, so the history is the source's own. Editions older than
-        # the newest one loaded are not replayed again (that would rewind the offers and append history twice).
-        loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
-        for edition in editions:
-            if loaded is None or edition >= loaded.date().isoformat():
-                runs.append(source_scrape(slug=slug, offline=True, edition=edition))
+        try:
+            editions = registry.editions(slug)
+            if not editions:
+                runs.append(source_scrape(slug=slug, offline=True))
+                continue
+            # Dated editions in order, each dated by itself, so the history is the source's own. Editions older
+            # than the newest one loaded are not replayed again (that would rewind the offers and append history).
+            loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
+            for edition in editions:
+                if loaded is None or edition >= loaded.date().isoformat():
+                    runs.append(source_scrape(slug=slug, offline=True, edition=edition))
+        except RunSkippedError as exc:
+            logger.info("snapshot: %s", exc)
+            skipped.append(str(exc))
+    replayed = {run.source.slug for run in runs}
     for slug in registry.SNAPSHOT_AVAILABILITY:
-        if slug in sources:
+        if slug in replayed:
             availability_poll(slug=slug, offline=True)
-    return runs
+    return runs, skipped
 
 
 # --- exchange rates ------------------------------------------------------------------------------------------
@@ -901,8 +996,17 @@ def availability_poll(*, slug: str, offline: bool = False,
       changes nothing else: every offer keeps its last known state and the time it was checked, so pages show that
       state with its age; transient errors are re-raised for the task to retry, an internal error too;
     - `offline` replays the source's recorded stock answer (the bundled snapshot): its states are dated on the
-      recording's date (scrapers.registry.SNAPSHOT_AVAILABILITY) and flagged `recorded`, never as a live check.
+      recording's date (scrapers.registry.SNAPSHOT_AVAILABILITY) and flagged `recorded`, never as a live check;
+    - it runs under the source's lock (`source_lock`), shared with its price run, so the two never write the same
+      offers at once: when the lock is held it raises RunSkippedError and records nothing.
     """
+    with source_lock(slug) as acquired:
+        if not acquired:
+            raise RunSkippedError(f"{slug}: a run of this source is still in progress")
+        return _availability_poll_locked(slug=slug, offline=offline, transport=transport)
+
+
+def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.BaseTransport | None) -> AvailabilityPoll:
     source = source_register(registry.SOURCES[slug].info)
     started = timezone.now()
     AvailabilityPoll.objects.filter(source=source, status=RunStatus.RUNNING).update(

@@ -102,7 +102,10 @@ class AwsEc2PriceListClient:
     def fetch(self) -> ScrapeResult:
         result = ScrapeResult(offers=[])
         with stream_lines(self.http, EC2_CSV_URL) as lines:
-            result.offers = parse_ec2_csv(lines, result)
+            try:
+                result.offers = parse_ec2_csv(lines, result)
+            except csv.Error as exc:
+                raise SchemaScrapeError(f"EC2 price list is not CSV ({exc})") from exc
         if not result.offers:
             logger.warning("aws: the EC2 price list has no on-demand Linux row for a GPU family")
         return result

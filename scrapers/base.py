@@ -99,6 +99,11 @@ class ScrapeResult:
     rejected: list[str] = field(default_factory=list)
     # Rows kept with a value the client corrected from the row's own facts, with the reason (counted on the run).
     corrections: list[str] = field(default_factory=list)
+    # (instance_type, region) of the refused rows the client could still name: the source lists them, so the offers
+    # stored for them are left as they are instead of being deactivated as gone.
+    rejected_keys: set[tuple[str, str]] = field(default_factory=set)
+    # Instance types the client refused as a whole (every region of them): their stored offers are left as they are.
+    rejected_instance_types: set[str] = field(default_factory=set)
     capabilities: list[ScrapedCapability] = field(default_factory=list)
     # Facts shown beside the capabilities but not one of the questions (Kubernetes versions, regions with
     # managed Kubernetes): free-form name -> JSON-able value.

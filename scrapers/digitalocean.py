@@ -97,6 +97,7 @@ class DigitalOceanClient:
                 result.offers.extend(offers_for(size))
             except ValueError as exc:
                 result.rejected.append(f"{size['slug']}: {exc}")
+                result.rejected_instance_types.add(str(size["slug"]))
         if not result.offers:
             raise SchemaScrapeError(f"{SIZES_URL}: no GPU sizes among {len(sizes)} sizes")
         return result, sizes

@@ -82,6 +82,8 @@ class LambdaClient:
                 result.offers.extend(offers_for(entry))
             except ValueError as exc:
                 result.rejected.append(f"{name}: {exc}")
+                kind = entry["instance_type"]
+                result.rejected_instance_types.add(str(kind.get("name", name)) if isinstance(kind, dict) else name)
         if not result.offers:
             raise SchemaScrapeError(f"{URL}: no GPU instance types among {len(data)}")
         return result

@@ -114,6 +114,7 @@ class LinodeClient:
                 result.offers.append(gpu_offer(plan))
             except ValueError as exc:
                 result.rejected.append(f"{plan.get('id')}: {exc}")
+                result.rejected_instance_types.add(str(plan.get("id")))
         if not result.offers:
             raise SchemaScrapeError(f"{TYPES_URL}: no GPU plans among {len(types)} types")
         result.capabilities = [control_plane_fee(paginate(self.http, LKE_TYPES_URL))]

@@ -59,13 +59,27 @@ class SkyPilotCatalogClient:
     def fetch(self) -> ScrapeResult:
         response = get(self.http, self.url())
         text = response.text
+        try:
+            return self._parse(text)
+        except csv.Error as exc:
+            raise SchemaScrapeError(f"{self.path}: not a CSV file ({exc})") from exc
+
+    def _parse(self, text: str) -> ScrapeResult:
         reader = csv.DictReader(io.StringIO(text))
         missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
         if missing:
             raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
+        # The catalog files end with a newline; a body cut short (a dropped connection, a truncated copy) ends
+        # mid-line, and its last rows must not pass for the whole catalog.
+        if text and not text.endswith("\n"):
+            raise SchemaScrapeError(f"{self.path}: the file ends mid-line ({len(text)} bytes): truncated")
         result = ScrapeResult(offers=[])
         seen: dict[tuple[str, str], tuple[str, str]] = {}
         for line, row in enumerate(reader, start=2):
+            if None in row or None in row.values():
+                # Fewer or more fields than the header: a broken or truncated file, not one odd row.
+                raise SchemaScrapeError(f"{self.path}: line {line} has {len(row) - (None in row)} fields where the "
+                                        f"header names {len(reader.fieldnames or [])}: truncated or malformed")
             if not (row.get("AcceleratorName") or "").strip():
                 continue
             key = (row["InstanceType"], row["Region"])
@@ -82,13 +96,13 @@ class SkyPilotCatalogClient:
                 offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
+                result.rejected_keys.add(key)
                 continue
             seen[key] = (row.get("Price") or "", row.get("SpotPrice") or "")
             result.offers.append(offer)
         if not result.offers:
             raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")
         return result
-
 
     def known_size(self, offer: ScrapedOffer) -> ScrapedOffer:
         """Overridden where the provider's own size table says more than the catalog row (see _azure_size)."""

@@ -81,7 +81,7 @@ CASES = [
 BAD = [
     ("form_factor", "oam"),
     ("gpu", "h100"), ("gpu_family", "H999"), ("vendor", "ibm"), ("gpu_count_min", "-1"), ("gpu_count_max", "eight"),
-    ("gpu_memory_min", "1e-9"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
+    ("gpu_memory_min", "-1"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
     ("available", "2"), ("in_stock_7d_min", "101"), ("provider", "alpha,nope"), ("provider_kind", "cloud"),
     ("country", "USA"),
     ("continent", "XX"), ("region", "us\x00east"), ("offering", "serverless"), ("gpu_operator", "n/a"),
@@ -193,3 +193,10 @@ def test_seen_within_filters_on_the_datas_own_date_not_on_when_we_read_it(api, w
     assert world.offers["alpha-h100x8"].pk not in ids
     Offer.objects.filter(pk=world.offers["alpha-l4"].pk).update(price_as_of=timezone.now() - timedelta(hours=3))
     assert world.offers["alpha-l4"].pk in set(result_ids(api.get("/api/v1/offers/?seen_within_hours=24")))
+
+
+def test_a_number_with_more_places_than_the_column_is_rounded_not_refused(api, world):
+    """The schema promises any number: 2.500000001 is compared as the column stores prices (5 places)."""
+    response = api.get("/api/v1/offers/?price_per_gpu_hour_max=2.500000001&gpu_memory_min=1e-400")
+    assert response.status_code == 200
+    assert response.json()["count"] == api.get("/api/v1/offers/?price_per_gpu_hour_max=2.5").json()["count"]

@@ -29,7 +29,7 @@ def offer_state():
 
 @pytest.mark.django_db
 def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_nothing():
-    runs = services.snapshot_load()
+    runs, _ = services.snapshot_load()
     assert all(run.status == "succeeded" for run in runs), [(r.source.slug, r.error) for r in runs]
     providers_with_offers = Provider.objects.filter(offers__is_active=True).distinct().count()
     assert providers_with_offers >= 12
@@ -54,7 +54,7 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
               sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
               AvailabilityChange.objects.count())
-    second = services.snapshot_load()
+    second, _ = services.snapshot_load()
     assert all(run.created == run.updated == run.deactivated == 0 for run in second)
     after = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),

@@ -6,7 +6,7 @@ classes' query_parameters, the OfferFilterSet, the advisor's form), so a new par
 import json
 
 import pytest
-from comparator.advisor.forms import AdvisorForm
+from advisor.forms import AdvisorForm
 from django.core.cache import cache
 from django.test import Client
 

@@ -4,7 +4,7 @@ import re
 from datetime import timedelta
 
 import pytest
-from comparator.digest.models import Delivery, Subscription
+from digest.models import Delivery, Subscription
 from django.db import OperationalError, connection
 from django.utils import timezone
 

@@ -49,3 +49,13 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "services" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty default cache (in-process memory in tests): throttle counters, CSV export
+    slots held by a streamed response a test never read to the end, and cached counts must not leak between tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield

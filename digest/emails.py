@@ -1,5 +1,6 @@
-"""Rendering of the digest and confirmation emails from their templates (subject, text and HTML, one set per
-language under templates/digest/email/<language>/).
+"""Rendering of the digest and confirmation emails from their templates (subject, text and HTML: one set under
+templates/digest/email/, rendered in the subscriber's language; its words are translated through the catalogue like
+the pages', and names, stock states and capability answers are the site's own, see templatetags/digest_format.py).
 
 A digest is rendered once per (saved filter, language) with unguessable placeholders where each subscriber's
 manage and unsubscribe links go; `digest_message` swaps in one subscriber's signed links. Rendering therefore costs
@@ -43,9 +44,9 @@ def unsubscribe_url(subscription: Subscription) -> str:
 
 def _render(name: str, language: str, context: dict) -> tuple[str, str, str]:
     with translation.override(language):
-        subject = render_to_string(f"digest/email/{language}/{name}_subject.txt", context)
-        text = render_to_string(f"digest/email/{language}/{name}.txt", context)
-        html = render_to_string(f"digest/email/{language}/{name}.html", context)
+        subject = render_to_string(f"digest/email/{name}_subject.txt", context)
+        text = render_to_string(f"digest/email/{name}.txt", context)
+        html = render_to_string(f"digest/email/{name}.html", context)
     return " ".join(subject.split()), text, html
 
 

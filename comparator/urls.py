@@ -14,3 +14,5 @@ urlpatterns = [
     path("digest/", include("digest.urls")),  # weekly email digest (digest)
     path("admin/", admin.site.urls),
 ]
+
+handler500 = "web.views.server_error"  # the 500 page with the navigation, rendered with the request (web)

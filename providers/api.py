@@ -31,7 +31,14 @@ from rest_framework.throttling import AnonRateThrottle
 
 from . import selectors
 from .capabilities import CAPABILITIES
-from .filters import BooleanFilter, CountryFilter, MultipleChoice, NullsLastOrderingFilter, OfferFilterSet
+from .filters import (
+    BooleanFilter,
+    CountryFilter,
+    MultipleChoice,
+    NullsLastOrderingFilter,
+    OfferFilterSet,
+    unknown_parameters,
+)
 from .filters import offer_filterset as build_offer_filterset
 from .renderers import CSVRenderer, csv_columns, csv_stream
 from .serializers import (
@@ -179,7 +186,7 @@ class ReadOnlyApi(GenericAPIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        unknown = sorted(set(request.query_params) - self.query_parameters - {"format"})
+        unknown = unknown_parameters(request.query_params, reads=self.query_parameters | {"format"})
         if unknown:
             known = ", ".join(sorted(self.query_parameters | {"format"}))
             raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]

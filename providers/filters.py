@@ -19,6 +19,8 @@ from __future__ import annotations
 import copy
 from datetime import timedelta
 from decimal import Decimal
+from functools import cache
+from pathlib import Path
 
 import django_filters as filters
 from django import forms
@@ -181,8 +183,19 @@ def number(**kwargs) -> filters.NumberFilter:
     return NumberFilter(**kwargs)
 
 
+ISO_3166_TABLE = Path(__file__).resolve().parent / "data" / "iso3166.tab"
+
+
+@cache
+def country_codes() -> frozenset[str]:
+    """The assigned ISO 3166-1 alpha-2 codes, from tzdata's iso3166.tab (copied into providers/data, see its README):
+    `?country=zz` names no country, so it is an error rather than a silently empty result."""
+    lines = ISO_3166_TABLE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.split("\t", 1)[0] for line in lines if line and not line.startswith("#"))
+
+
 class CountryListField(forms.CharField):
-    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`."""
+    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`; each must be an assigned code."""
 
     def clean(self, value):
         value = super().clean(value)
@@ -194,6 +207,12 @@ class CountryListField(forms.CharField):
             raise forms.ValidationError(
                 _("Use two-letter ISO country codes such as US or DE; not understood: %(codes)s"),
                 params={"codes": ", ".join(invalid)},
+            )
+        unassigned = [code for code in codes if code not in country_codes()]
+        if unassigned:
+            raise forms.ValidationError(
+                _("No country has the ISO code %(codes)s; use codes such as US or DE."),
+                params={"codes": ", ".join(unassigned)},
             )
         return codes
 
@@ -423,6 +442,13 @@ for _key in BOOLEAN_CAPABILITIES:
         field_name=_key, method="filter_capability", choices=YES_NO_CHOICES, label=QUESTIONS[_key].label,
         help_text=QUESTIONS[_key].help,
     )
+
+
+def unknown_parameters(params, *, reads) -> list[str]:
+    """The parameters of a request its reader does not read, sorted: the API answers them with a 400 and the pages
+    show them as errors with a 400 too, so a typo (`?gpu_modle=h100`) is never silently "no filter". A reader of
+    offers passes `OfferFilterSet.base_filters` plus its own parameters (page, format, currency)."""
+    return sorted(set(params) - set(reads))
 
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:

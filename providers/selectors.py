@@ -10,7 +10,7 @@ from decimal import Decimal
 from django.conf import settings
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Prefetch, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from .models import (
@@ -323,3 +323,26 @@ def providers_by_slugs(*, slugs: list[str]) -> list[Provider]:
 def gpu_model_get(*, slug: str) -> GpuModel | None:
     """One GPU model with the same offer figures as gpu_model_list."""
     return gpu_model_list().filter(slug=slug).first()
+
+
+# Filters that ask about the provider (its Kubernetes answers, its name or kind), not about an offer.
+PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rdma", "control_plane_fee_max",
+                    "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero",
+                    "spot_nodes", "rwx_storage", "gang_scheduling")
+
+
+def providers_without_prices(*, filterset) -> list[Provider]:
+    """Providers whose answers meet a bound, valid OfferFilterSet's provider questions (Kubernetes capabilities,
+    provider, kind) but that have no active offer at all: what an empty result names ("X meets these Kubernetes
+    requirements; we have no prices for it yet"). Only when one of those filters is set; none otherwise.
+
+    The FilterSet's own filters run on the provider table (each applies `provider_id IN (...)`, so an annotation of
+    that name lets them), so the answer cannot drift from what the offers were filtered by."""
+    data = filterset.form.cleaned_data
+    used = [name for name in PROVIDER_FILTERS if data.get(name) not in (None, "", [])]
+    if not used:
+        return []
+    providers = Provider.objects.annotate(provider_id=F("id"))
+    for name in used:
+        providers = filterset.filters[name].filter(providers, data[name])
+    return list(providers.exclude(offers__is_active=True).order_by("name"))

@@ -23,15 +23,15 @@ from django.utils.translation import gettext_lazy as _
 
 from providers import selectors
 from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
-from providers.filters import offer_filterset
-from providers.models import Capability, Provider
+from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
+from providers.models import Capability, Provider, in_language
 
 from .badges import label_cells, provider_badges_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
 from .offer_rows import decorate_offers, is_stale, offer_columns, offer_page, plain_columns, stale_cutoff
-from .querystrings import canonical_query, filter_query, with_params
+from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +39,16 @@ logger = logging.getLogger(__name__)
 API_OFFERS_PATH = "/api/v1/offers/"
 DIGEST_SUBSCRIBE_PATH = "/digest/subscribe/"
 
+
+
+# What the offers and charts pages read: the shared FilterSet's parameters and the display options. Anything else is
+# refused as the API refuses it (providers.filters.unknown_parameters), so a typo never reads as "no filter".
+PAGE_PARAMETERS = frozenset(OfferFilterSet.base_filters) | frozenset(DISPLAY_PARAMS)
+
+
+def _unknown_parameter_errors(params: QueryDict) -> list[str]:
+    return [gettext("%(name)s: not a parameter of this page (a typo?); it was not used.") % {"name": name}
+            for name in unknown_parameters(params, reads=PAGE_PARAMETERS)]
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -55,11 +65,15 @@ def offers(request: HttpRequest) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit = display.conversion(), display.unit_value()
-    valid = filterset.is_valid()
+    unknown = _unknown_parameter_errors(params)
+    valid = filterset.is_valid() and not unknown
     page = None
+    unpriced = []
     if valid:
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
+        if not page.paginator.count:
+            unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filterset=filterset)]
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
@@ -72,6 +86,10 @@ def offers(request: HttpRequest) -> HttpResponse:
         "conversion": conversion,
         "unit": unit,
         "page": page,
+        "unknown_parameters": unknown,
+        "chips": active_filters(params, filterset.form),
+        "query_display": urlencode([(k, v) for k in ("currency", "unit") for v in params.getlist(k)]),
+        "unpriced": unpriced,
         "columns": offer_columns(params, unit, list(ordering or [])),
         "params": params,
         "query": params.urlencode(),
@@ -102,14 +120,16 @@ def charts(request: HttpRequest) -> HttpResponse:
     filterset = offer_filterset(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion = display.conversion()
-    context = {"filterset": filterset, "display": display, "conversion": conversion,
-               "filter_query": filter_query(params), "query": params.urlencode()}
-    if not filterset.is_valid():
+    unknown = _unknown_parameter_errors(params)
+    context = {"filterset": filterset, "display": display, "conversion": conversion, "valid": False,
+               "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
+    if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
     points = selectors.offer_price_points(offers=filterset.qs)
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
     context.update({
+        "valid": True,
         "figure": figures.figure_json(figure),
         "spread": figures.price_spread(points, conversion),
         "point_count": len(points),
@@ -223,7 +243,8 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])
     offering = cells.get("offering")
     return render(request, "providers/detail.html", {
-        "provider": provider, "groups": _capability_groups(cells), "page": page, "conversion": conversion,
+        "provider": provider, "provider_name": in_language(provider.name, provider.name_zh),
+        "groups": _capability_groups(cells), "page": page, "conversion": conversion,
         "display": display, "offering": offering.value if offering else UNKNOWN, "offering_cell": offering,
         "facts": list(selectors.kubernetes_fact_list(provider=provider)), "sources": sources,
         "broken_links": [check for check in links.values() if not check.ok],
@@ -237,8 +258,8 @@ class CompareForm(forms.Form):
     provider = forms.MultipleChoiceField(label=_("Providers to compare (two to four)"),
                                          widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, data, *, providers: list[Provider]):
-        super().__init__(data)
+    def __init__(self, data, *, providers: list[Provider], initial=None):
+        super().__init__(data, initial=initial)
         self.fields["provider"].choices = [(p.slug, p.name) for p in providers]
 
     def clean_provider(self):
@@ -256,13 +277,21 @@ def compare(request: HttpRequest) -> HttpResponse:
     # Accept `provider=a,b` as the FilterSet does, so a link from the offers page's query works here too.
     data = QueryDict(mutable=True)
     data.setlist("provider", [s for v in params.getlist("provider") for s in v.split(",") if s])
-    form = CompareForm(data if "provider" in params else None, providers=providers)
+    by_slug = {p.slug: p for p in providers}
+    asked = list(dict.fromkeys(data.getlist("provider")))
     display = DisplayForm(params, rates=display_conversions())
     conversion = display.conversion()
+    if len(asked) == 1 and asked[0] in by_slug:
+        # "Compare with other providers" on a provider page: that provider chosen, ask for one more (not an error).
+        form = CompareForm(None, providers=providers, initial={"provider": asked})
+        first = by_slug[asked[0]]
+        return render(request, "compare.html", {
+            "form": form, "display": display, "conversion": conversion,
+            "chosen_names": [in_language(first.name, first.name_zh)], "one_more": True})
+    form = CompareForm(data if "provider" in params else None, providers=providers)
     context = {"form": form, "display": display, "conversion": conversion}
     if not form.is_bound or not form.is_valid():
         return render(request, "compare.html", context, status=400 if form.is_bound else 200)
-    by_slug = {p.slug: p for p in providers}
     chosen = [by_slug[slug] for slug in dict.fromkeys(form.cleaned_data["provider"])]
     cells = {p.id: {cap.key: cap for cap in p.capabilities.all()} for p in chosen}
     for provider_cells in cells.values():
@@ -284,7 +313,8 @@ def compare(request: HttpRequest) -> HttpResponse:
                 offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
         prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
         price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
-    context.update({"providers": chosen, "rows": rows, "price_rows": price_rows})
+    context.update({"providers": chosen, "rows": rows, "price_rows": price_rows,
+                    "chosen_names": [in_language(p.name, p.name_zh) for p in chosen]})
     return render(request, "compare.html", context)
 
 
@@ -307,3 +337,13 @@ def guide_detail(request: HttpRequest, slug: str) -> HttpResponse:
         logger.error("guide %s has no template: %s", slug, error)
         raise Http404("no such guide") from error
     return render(request, template, {"guides": GUIDES, "slug": slug, "title": GUIDES[slug]})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 page with the site's navigation in the visitor's language; Django's own handler renders it without the
+    request (no language switcher, no current page). Should that fail too, a plain text answer."""
+    try:
+        return render(request, "500.html", status=500)
+    except Exception:  # noqa: BLE001 - the error page must never raise in turn
+        logger.exception("the 500 page itself failed")
+        return HttpResponse("Server error", status=500, content_type="text/plain; charset=utf-8")

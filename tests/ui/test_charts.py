@@ -4,6 +4,8 @@ import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+import pytest
+
 from web import charts
 from web.currency import conversions
 
@@ -68,3 +70,14 @@ def test_figure_json_is_safe_inside_a_script_tag():
     text = charts.figure_json(figure)
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text)["data"][0]["name"] == "</script><b>"
+
+
+@pytest.mark.django_db
+def test_pages_are_compressed_for_clients_that_accept_gzip(client):
+    import gzip
+
+    response = client.get("/guides/", HTTP_ACCEPT_ENCODING="gzip, br")
+    assert response["Content-Encoding"] == "gzip"
+    assert b"<!doctype html>" in gzip.decompress(response.content)
+    assert "Accept-Encoding" in response["Vary"]
+    assert "Content-Encoding" not in client.get("/guides/")  # and plain for clients that do not

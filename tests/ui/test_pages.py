@@ -111,7 +111,7 @@ def test_gpu_page_shows_memory_mig_profiles_spread_and_offers(client, data):
     assert "<code>1g.10gb</code>" in html and "mig-user-guide" in html
     assert "metal.h100" in html and "dear.h100" in html
     assert 'data-figure="fig-spread"' in html and 'data-figure="fig-history"' in html
-    assert "/static/vendor/plotly-3.1.1.min.js" in html
+    assert "/static/vendor/plotly-cartesian-3.1.1.min.js" in html  # loaded by charts.js when a chart comes into view
     spread = html.split('<table class="spread">')[1].split("</table>")[0]
     assert spread.index("Metal Rentals") < spread.index("Dear Co")  # cheapest provider first
 

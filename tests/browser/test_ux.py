@@ -107,3 +107,84 @@ def test_compare_from_a_provider_page_asks_for_one_more(site, data, language, wi
     page.locator("form.compare-form button[type=submit]").click()
     expect(page.locator("#compare-capabilities")).to_be_visible()
     screenshot(page, name("compare-from-provider", language, width))
+
+
+SKIP = {"en": "Skip to results", "zh-hans": "跳到结果"}
+MATCH = {"en": "offers match", "zh-hans": "个报价符合条件"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_skip_to_results_is_the_first_tab_stop_at_every_width(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    page.keyboard.press("Tab")
+    focused = page.locator(":focus")
+    expect(focused).to_have_text(SKIP[language])
+    box = focused.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width  # shown when focused, at every width
+    screenshot(page, name("skip-to-results", language, width))
+    page.keyboard.press("Enter")
+    expect(page.locator("#results-title")).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # the first chip-free result link is a few stops away, not 225
+    assert page.evaluate("document.activeElement.closest('#results') !== null")
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_after_a_swap_focus_and_viewport_return_and_the_count_is_announced(site, data, language, width):
+    for index in range(55):  # two pages
+        builders.offer(data["acme"], data["acme_h100"].source, data["h100"], f"more-{index}", f"{3 + index}.00")
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    status = page.locator("#results-status")
+    expect(status).to_have_attribute("aria-live", "polite")
+    # Sort with the keyboard: focus comes back to the same column's (new) sort link.
+    price_link = page.locator("table.offers thead th").nth(2).locator("a")
+    price_link.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"ordering=-price_per_gpu_hour"))
+    expect(page.locator("table.offers thead th").nth(2).locator("a")).to_be_focused()
+    expect(status).to_contain_text(MATCH[language])
+    # The pager at the bottom: focus goes to the results heading, scrolled into view.
+    page.locator(".pager a[rel=next]").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"page=2"))
+    expect(page.locator("#results-title")).to_be_focused()
+    top = page.evaluate("document.getElementById('results-title').getBoundingClientRect().top")
+    assert -1 <= top < 1000
+    expect(status).to_contain_text("2")
+    screenshot(page, name("after-page-swap", language, width))
+    # A filter: focus stays on the checkbox the user ticked; the new count is announced.
+    if width < 700:
+        page.locator("#filters-panel > summary").click()
+    page.check("input[name=gpu_family][value=A100]")
+    expect(status).to_contain_text("1")
+    expect(page.locator("input[name=gpu_family][value=A100]")).to_be_focused()
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_phone_navigation_collapses_and_results_come_before_filters(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    nav = page.locator("#site-nav")
+    toggle = page.locator(".nav-toggle")
+    if width < 700:
+        expect(nav).to_be_hidden()
+        expect(toggle).to_be_visible()
+        toggle.click()
+        expect(nav).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        screenshot(page, name("nav-open", language, width))
+        toggle.click()
+        expect(nav).to_be_hidden()
+        # Results first: the filters panel is closed and the first offer is in the first screenful.
+        assert page.evaluate("document.getElementById('filters-panel').open") is False
+        first_row = page.locator("table.offers tbody tr").first.bounding_box()
+        assert first_row["y"] < 1000
+    else:
+        expect(nav).to_be_visible()
+        expect(toggle).to_be_hidden()
+        expect(page.locator("#filters")).to_be_visible()
+    price = page.locator("table.offers td.price").first.bounding_box()
+    assert price["x"] >= 0 and price["x"] + price["width"] <= width  # the price is on screen without scrolling
+    screenshot(page, name("offers", language, width))

@@ -97,7 +97,7 @@ def test_404_page_has_the_navigation_in_both_languages(client, data, language, h
     html = response.content.decode()
     assert response.status_code == 404
     assert f"<h1>{heading}</h1>" in html
-    assert '<nav aria-label=' in html and 'href="/providers/"' in html
+    assert '<nav id="site-nav" aria-label=' in html and 'href="/providers/"' in html
 
 
 @pytest.mark.parametrize("language, heading", [("en", "Something went wrong"), ("zh-hans", "出错了")])

@@ -3,6 +3,7 @@
 (function () {
   "use strict";
   var phone = window.matchMedia("(max-width: 760px)");
+  var tableLabel = (document.currentScript && document.currentScript.dataset.tableLabel) || "table";
 
   function navigation() {
     var button = document.querySelector(".nav-toggle");
@@ -56,7 +57,30 @@
     });
   }
 
-  function start() { navigation(); filtersPanel(); resultsSwaps(); }
+  // A table wider than the screen scrolls sideways inside its wrapper: make that wrapper a named, focusable region
+  // so keyboard users can scroll it too (arrow keys), as only such wrappers need a Tab stop.
+  function scrollableTables() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+      if (scrolls && !wrap.hasAttribute("tabindex")) {
+        var table = wrap.querySelector("table");
+        var caption = table && table.caption ? table.caption.textContent : "";
+        var heading = wrap.closest("section") ? wrap.closest("section").querySelector("h2") : null;
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        var name = (caption || (heading && heading.textContent) || document.title).trim();
+        wrap.setAttribute("aria-label", name + " (" + tableLabel + ")");
+      } else if (!scrolls && wrap.getAttribute("tabindex") === "0") {
+        ["tabindex", "role", "aria-label"].forEach(function (name) { wrap.removeAttribute(name); });
+      }
+    });
+  }
+
+  function start() {
+    navigation(); filtersPanel(); resultsSwaps(); scrollableTables();
+    window.addEventListener("resize", scrollableTables);
+    document.body.addEventListener("htmx:afterSettle", scrollableTables);
+  }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", start);
   } else {

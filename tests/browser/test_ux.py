@@ -188,3 +188,26 @@ def test_phone_navigation_collapses_and_results_come_before_filters(site, data, 
     price = page.locator("table.offers td.price").first.bounding_box()
     assert price["x"] >= 0 and price["x"] + price["width"] <= width  # the price is on screen without scrolling
     screenshot(page, name("offers", language, width))
+
+
+TOOLBAR = {"en": "Download plot as a PNG", "zh-hans": "下载图表为PNG格式"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_charts_load_the_partial_plotly_bundle_with_the_page_language_toolbar(site, data, language, width):
+    page = site(language=language, width=width)
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(site.url + "/charts/")
+    chart = page.locator('[data-figure="fig-distribution"]')
+    expect(chart).to_have_class(re.compile("drawn"))
+    expect(chart.locator(f'.modebar-btn[data-title="{TOOLBAR[language]}"]')).to_have_count(1)
+    plotly = [url for url in requested if "plotly" in url]
+    assert any("plotly-cartesian-3.1.1.min.js" in url for url in plotly), plotly
+    assert any("plotly-locale-zh-cn" in url for url in plotly) == (language == "zh-hans")
+    screenshot(page, name("charts", language, width))
+    # Pages without charts never fetch plotly.
+    requested.clear()
+    page.goto(site.url + "/")
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in requested if "plotly" in url]

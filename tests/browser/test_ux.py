@@ -211,3 +211,18 @@ def test_charts_load_the_partial_plotly_bundle_with_the_page_language_toolbar(si
     page.goto(site.url + "/")
     page.wait_for_load_state("networkidle")
     assert not [url for url in requested if "plotly" in url]
+
+
+DIGEST = {"en": "Weekly digest", "zh-hans": "每周摘要"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_digest_is_a_page_reached_from_the_navigation(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    if width < 700:
+        page.locator(".nav-toggle").click()
+    page.locator("#site-nav").get_by_role("link", name=DIGEST[language]).click()
+    expect(page).to_have_url(re.compile(r"/digest/$"))
+    expect(page.locator("h1")).to_have_text(DIGEST[language])
+    screenshot(page, name("digest", language, width))

@@ -22,7 +22,8 @@
     // Phones see the results first: the panel starts closed there (its summary says how many filters are set).
     var panel = document.getElementById("filters-panel");
     if (!panel) { return; }
-    function fit() { panel.open = !phone.matches; }
+    // ... unless a filter is wrong: then it opens on the field to correct.
+    function fit() { panel.open = !phone.matches || Boolean(panel.querySelector(".invalid")); }
     fit();
     phone.addEventListener("change", fit);
   }

@@ -331,18 +331,25 @@ PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rd
                     "spot_nodes", "rwx_storage", "gang_scheduling")
 
 
-def providers_without_prices(*, filterset) -> list[Provider]:
-    """Providers whose answers meet a bound, valid OfferFilterSet's provider questions (Kubernetes capabilities,
-    provider, kind) but that have no active offer at all: what an empty result names ("X meets these Kubernetes
-    requirements; we have no prices for it yet"). Only when one of those filters is set; none otherwise.
+def providers_matching(*, filterset) -> QuerySet[Provider]:
+    """Providers whose answers meet a bound, valid OfferFilterSet's provider questions (PROVIDER_FILTERS: Kubernetes
+    capabilities, provider, kind); every provider when none of those is set. The capability matrix's query tool.
 
     The FilterSet's own filters run on the provider table (each applies `provider_id IN (...)`, so an annotation of
-    that name lets them), so the answer cannot drift from what the offers were filtered by."""
+    that name lets them), so the answer cannot drift from what the offers are filtered by."""
     data = filterset.form.cleaned_data
-    used = [name for name in PROVIDER_FILTERS if data.get(name) not in (None, "", [])]
-    if not used:
-        return []
     providers = Provider.objects.annotate(provider_id=F("id"))
-    for name in used:
-        providers = filterset.filters[name].filter(providers, data[name])
-    return list(providers.exclude(offers__is_active=True).order_by("name"))
+    for name in PROVIDER_FILTERS:
+        if data.get(name) not in (None, "", []):
+            providers = filterset.filters[name].filter(providers, data[name])
+    return providers
+
+
+def providers_without_prices(*, filterset) -> list[Provider]:
+    """Providers that meet a valid OfferFilterSet's provider questions but have no active offer at all: what an empty
+    result names ("X meets these Kubernetes requirements; we have no prices for it yet"). Only when one of those
+    filters is set; none otherwise."""
+    data = filterset.form.cleaned_data
+    if not any(data.get(name) not in (None, "", []) for name in PROVIDER_FILTERS):
+        return []
+    return list(providers_matching(filterset=filterset).exclude(offers__is_active=True).order_by("name"))

@@ -22,7 +22,7 @@ from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from providers import selectors
-from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
+from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 
@@ -207,15 +207,59 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
+# The matrix's query tool: the FilterSet's provider questions a user can ask of the matrix, and the answers' order
+# when a column sorts it (the most useful answer first, unknown last).
+MATRIX_FILTERS = ("offering", "gpu_operator", "rdma", "mig", "mps", "time_slicing", "vendor_sharing",
+                  "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling", "provider_kind")
+ANSWER_RANK = {"yes": 0, "managed": 0, "free": 0, "preinstalled": 0, "add_on": 1, "byo": 1, "paid": 1,
+               "user_installs": 2, "no": 3, "none": 3, "n/a": 4}
+MATRIX_PRESETS = (
+    (_("MIG and scale to zero"), "mig=yes&scale_to_zero=yes"),
+    (_("Managed Kubernetes with InfiniBand"), "offering=managed&rdma=infiniband"),
+    (_("Spot GPU nodes and shared (RWX) storage"), "spot_nodes=yes&rwx_storage=yes"),
+    (_("GPU Operator preinstalled"), "gpu_operator=preinstalled"),
+)
+
+
 def provider_index(request: HttpRequest) -> HttpResponse:
-    providers = list(selectors.provider_list())
+    """The capability matrix as a query tool: keep the providers whose answers meet the chosen questions (the shared
+    FilterSet's provider filters, e.g. `?mig=yes&scale_to_zero=yes`), sort by a question's answer (`?sort=mig`)."""
+    params = canonical_query(request.GET)
+    sort = params.get("sort", "")
+    filters = params.copy()
+    filters.pop("sort", None)
+    filterset = offer_filterset(filters, request=request)
+    errors = [gettext("%(name)s: not a question the matrix filters by (a typo?); it was not used.") % {"name": name}
+              for name in unknown_parameters(params, reads=set(MATRIX_FILTERS) | {"sort"})]
+    if sort and sort not in QUESTIONS:
+        errors.append(gettext("sort: no such question: %(value)s") % {"value": sort})
+    valid = filterset.is_valid() and not errors
+    every = list(selectors.provider_list())
+    providers = every
+    if valid and any(name in filters for name in MATRIX_FILTERS):
+        matching = set(selectors.providers_matching(filterset=filterset).values_list("id", flat=True))
+        providers = [provider for provider in providers if provider.id in matching]
     rows = []
     for provider in providers:
         cells = {cap.key: cap for cap in provider.capabilities.all()}
         rows.append((provider, [cells.get(question.key) for question in CAPABILITIES]))
         label_cells(cells.values())
-    questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "") for q in CAPABILITIES]
-    return render(request, "providers/index.html", {"rows": rows, "questions": questions})
+    if valid and sort:
+        column = [q.key for q in CAPABILITIES].index(sort)
+        rows.sort(key=lambda row: ANSWER_RANK.get(row[1][column].value if row[1][column] else UNKNOWN, 5))
+    questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "",
+                  with_params(params, sort=None if sort == q.key else q.key)) for q in CAPABILITIES]
+    form = filterset.form
+    selects = []
+    for name in MATRIX_FILTERS:
+        field = form.fields[name]
+        selects.append({"name": name, "label": field.label, "current": filters.get(name, ""),
+                        "choices": [(str(value), label) for value, label in field.choices]})
+    return render(request, "providers/index.html", {
+        "rows": rows, "questions": questions, "selects": selects, "sort": sort, "errors": errors,
+        "form": form if not form.is_valid() else None, "chips": active_filters(filters, form) if valid else [],
+        "presets": MATRIX_PRESETS, "total": len(every),
+    }, status=200 if valid else 400)
 
 
 def _capability_groups(cells: dict[str, Capability]):

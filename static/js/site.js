@@ -62,7 +62,7 @@
   // so keyboard users can scroll it too (arrow keys), as only such wrappers need a Tab stop.
   function scrollableTables() {
     document.querySelectorAll(".table-wrap").forEach(function (wrap) {
-      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1 || wrap.scrollHeight > wrap.clientHeight + 1;
       if (scrolls && !wrap.hasAttribute("tabindex")) {
         var table = wrap.querySelector("table");
         var caption = table && table.caption ? table.caption.textContent : "";

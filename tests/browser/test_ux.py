@@ -23,7 +23,7 @@ TEXT = {
     "zh-hans": {"zero": "0 个报价符合条件", "unpriced": "亚马逊云科技 满足这些 Kubernetes 要求",
                 "unknown": "gpu_modle：不是本页面的参数", "country": "没有国家使用 ISO 代码 ZZ",
                 "404": "找不到页面", "500": "出错了", "noprices": "我们还没有 亚马逊云科技 的价格",
-                "chosen": "已选: 阿克米云", "one_more": "请在下方至少再选择一家服务商"},
+                "chosen": "已选: 阿克米云", "one_more": "请在下方至少再选择一家厂商"},
 }
 
 
@@ -226,3 +226,19 @@ def test_the_digest_is_a_page_reached_from_the_navigation(site, data, language, 
     expect(page).to_have_url(re.compile(r"/digest/$"))
     expect(page.locator("h1")).to_have_text(DIGEST[language])
     screenshot(page, name("digest", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_matrix_filters_in_one_click_and_keeps_its_header_and_provider_column_in_view(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/providers/")
+    page.locator(".presets a.chip").first.click()  # MIG and scale to zero
+    expect(page).to_have_url(re.compile(r"mig=yes&scale_to_zero=yes"))
+    expect(page.locator("table.matrix tbody th[scope=row]")).to_have_count(3)  # acme, dearco, aws
+    wrap = page.locator(".matrix-wrap")
+    wrap.evaluate("el => { el.scrollTop = 10000; el.scrollLeft = 10000; }")
+    header = page.locator("table.matrix thead th").first.bounding_box()
+    provider = page.locator("table.matrix tbody th[scope=row]").first.bounding_box()
+    box = wrap.bounding_box()
+    assert abs(header["y"] - box["y"]) < 2 and abs(provider["x"] - box["x"]) < 2  # sticky row and column
+    screenshot(page, name("matrix-query", language, width))

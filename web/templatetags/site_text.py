@@ -28,4 +28,7 @@ def question_label(key: str) -> str:
 
 @register.filter
 def answer_label(value: str) -> str:
-    return str(VALUE_LABELS.get(value, value))
+    """An answer in words; an RDMA fabric (a filter value that is itself a question key) by its question's name."""
+    if value in VALUE_LABELS:
+        return str(VALUE_LABELS[value])
+    return str(QUESTIONS[value].label) if value in QUESTIONS else value

@@ -27,7 +27,7 @@ from providers.filters import OfferFilterSet, offer_filterset, unknown_parameter
 from providers.models import Capability, Provider, in_language
 
 from .badges import label_cells, provider_badges_html
-from .display import DisplayForm, display_conversions
+from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
 from .offer_rows import decorate_offers, is_stale, offer_columns, offer_page, plain_columns, stale_cutoff
@@ -112,6 +112,12 @@ def offers(request: HttpRequest) -> HttpResponse:
     return render(request, "offers/index.html", context, status=status)
 
 
+def _named_in_language(points: list[tuple]) -> list[tuple]:
+    """Chart points with the GPU name's qualifier in the page's language, each distinct name translated once."""
+    names: dict[str, str] = {}
+    return [(names[gpu] if gpu in names else names.setdefault(gpu, gpu_name(gpu)), *rest) for gpu, *rest in points]
+
+
 def charts(request: HttpRequest) -> HttpResponse:
     """Price per GPU-hour by GPU model across providers for the offers the same filters select."""
     from . import charts as figures
@@ -125,7 +131,7 @@ def charts(request: HttpRequest) -> HttpResponse:
                "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
     if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
-    points = selectors.offer_price_points(offers=filterset.qs)
+    points = _named_in_language(selectors.offer_price_points(offers=filterset.qs))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
     context.update({

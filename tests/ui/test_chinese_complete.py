@@ -1,6 +1,7 @@
 """Chinese completely, and no raw keys in either language: GPU qualifiers and form factors, advisor evidence, data
 source counts, error pages; provider names in the page's language instead of appended to English ones."""
 
+import json
 import re
 
 import pytest
@@ -76,3 +77,11 @@ def test_the_plotly_locale_is_loaded_only_on_chinese_pages(client, data):
     assert "plotly-locale-zh-cn" not in client.get("/charts/").content.decode()
     html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert 'data-plotly-locale="/static/vendor/plotly-locale-zh-cn-3.1.1.js" data-locale="zh-CN"' in html
+
+
+def test_chart_labels_carry_translated_qualifiers(client, data):
+    html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    figure = html.split('<script type="application/json" id="fig-distribution">')[1].split("</script>")[0]
+    text = json.dumps(json.loads(figure), ensure_ascii=False)
+    assert "NVIDIA H100 80GB （未注明规格）" in text
+    assert "form factor not stated" not in text

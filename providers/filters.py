@@ -273,6 +273,8 @@ class OfferFilterSet(filters.FilterSet):
     country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
     region = CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
+    search = CharFilter(method="filter_search", max_length=200,
+                        label=_("Search instance type, GPU and region (words, all must match)"))
     offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
                               label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
@@ -368,6 +370,15 @@ class OfferFilterSet(filters.FilterSet):
 
     def filter_noop(self, queryset, name, value):
         return queryset  # read in filter_queryset / _capability_cells
+
+    def filter_search(self, queryset, name, value):
+        """Each word (at most 8) must appear, case-insensitively, in the instance type, the provider's GPU name, the
+        catalog GPU's name or the region. Catalog GPUs are matched on their small table first (see RelatedChoice)."""
+        for word in value.split()[:8]:
+            gpu_ids = sorted(GpuModel.objects.filter(name__icontains=word).values_list("pk", flat=True))
+            queryset = queryset.filter(Q(instance_type__icontains=word) | Q(gpu_name__icontains=word)
+                                       | Q(region__icontains=word) | Q(gpu_id__in=gpu_ids))
+        return queryset
 
     def filter_spot(self, queryset, name, value):
         return queryset.filter(spot_price_hour__isnull=not value)

@@ -116,3 +116,10 @@ def test_500_page_has_the_navigation_in_both_languages(client, data, language, h
     assert f"<h1>{heading}</h1>" in html
     assert 'href="/providers/"' in html
     assert Provider.objects.exists()
+
+
+def test_free_text_search_is_a_filter_of_the_page_with_its_chip(client, data):
+    html = client.get("/?search=h100%20us-east").content.decode()
+    assert "acme.h100x8" in html and "metal.h100" in html and "metal.a100" not in html
+    assert 'name="search"' in html and 'value="h100 us-east"' in html
+    assert "Search instance type, GPU and region (words, all must match): h100 us-east" in html

@@ -5,9 +5,13 @@ Every parameter validates its input: an unknown GPU or provider slug, a negative
 belongs makes the form invalid, and the API turns that into a 400 naming the parameter. Multi-valued parameters
 accept repeated keys (`gpu=h100&gpu=a100`, what an HTML form sends) and comma-separated lists (`gpu=h100,a100`).
 
-Capability filters ask the provider's answer to a Kubernetes question (providers.capabilities) without parsing
-prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unknown` those with no known answer.
-With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
+Kubernetes filters ask the OFFER's stored answer (providers.kubernetes, stored per machine by
+services.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps offers whose machine gets MIG (the
+provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
+GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
+`mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
+managed-Kubernetes nodes, `rdma=any` machines with a documented fabric, `rdma=efa` EFA ones. With
+`documented_only=true` an answer resting on an inferred cell or fact counts as unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
 rather than silently "no filter". Numbers are bounded and limited to the precision the column stores, so a value
@@ -26,14 +30,29 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from .capabilities import NOT_APPLICABLE, QUESTIONS, RDMA_FABRICS, UNKNOWN
-from .models import Availability, Capability, Confidence, GpuModel, GpuVendor, Offer, Provider, ProviderKind
+from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN
+from .kubernetes import FABRICS
+from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
+from .models import (
+    Availability,
+    Capability,
+    Confidence,
+    GpuModel,
+    GpuVendor,
+    KubernetesProfile,
+    Offer,
+    Provider,
+    ProviderKind,
+)
 
 CONTINENTS = [
     ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
     ("OC", _("Oceania")), ("SA", _("South America")),
 ]
-YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")), (UNKNOWN, _("unknown"))]
+YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
+                  (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
+OFFERING_CHOICES = [("managed", "managed"), ("byo", "byo"), ("none", "none"), (UNKNOWN, UNKNOWN)]
+RDMA_CHOICES = [(fabric, fabric) for fabric in FABRICS] + [("any", "any"), ("none", "none"), (UNKNOWN, UNKNOWN)]
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
 BOOLEAN_CAPABILITIES = (
@@ -254,13 +273,11 @@ class OfferFilterSet(filters.FilterSet):
     country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
     region = CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
-    offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
-                              label=_("Kubernetes offering"))
+    offering = MultipleChoice(method="filter_offering", choices=OFFERING_CHOICES, label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
                                   choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
                                   label=_("GPU driver / Operator"))
-    rdma = MultipleChoice(method="filter_rdma", choices=[(f, f) for f in RDMA_FABRICS] + [("any", "any")],
-                          label=_("RDMA fabric"))
+    rdma = MultipleChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("RDMA fabric"))
     control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
                                    label=_("Maximum control-plane fee (USD per cluster-hour)"))
     documented_only = BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
@@ -378,23 +395,79 @@ class OfferFilterSet(filters.FilterSet):
             matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
         return sorted(matching)
 
+    def _profiles(self, question: str, states: list[str], *, column: str | None = None) -> list[int]:
+        """Ids of the Kubernetes profiles whose answer to `question` is one of `states` (or whose `column`, such as
+        `fabric`, is), read from the small profile table first and applied as a literal IN like the provider ids.
+        With documented_only, an answer resting on an inferred source counts as unknown."""
+        documented = self.form.cleaned_data.get("documented_only")
+        if not documented:
+            return sorted(KubernetesProfile.objects.filter(**{f"{column or question}__in": states})
+                          .values_list("id", flat=True))
+        rows = KubernetesProfile.objects.values_list("id", column or question, question, "inferred")
+        matching = []
+        for profile_id, value, state, inferred in rows:
+            if documented and question in inferred and state != UNKNOWN:
+                value = state = UNKNOWN
+            if value in states:
+                matching.append(profile_id)
+        return sorted(matching)
+
+    def _by_answer(self, queryset, question: str, states: list[str], *, column: str | None = None):
+        matching = Q(kubernetes_profile_id__in=self._profiles(question, states, column=column))
+        if UNKNOWN in states:
+            matching |= Q(kubernetes_profile__isnull=True)  # not derived yet: nothing is known about it
+        return queryset.filter(matching)
+
     def filter_capability(self, queryset, name, value):
-        if not value:
-            return queryset
-        return queryset.filter(provider_id__in=self._providers_answering(name, value))
+        return self._by_answer(queryset, name, value) if value else queryset
 
     def filter_offering(self, queryset, name, value):
-        return queryset.filter(provider_id__in=self._providers_answering("offering", value)) if value else queryset
-
-    def filter_gpu_operator(self, queryset, name, value):
-        return queryset.filter(provider_id__in=self._providers_answering("gpu_operator", value)) if value else queryset
-
-    def filter_rdma(self, queryset, name, value):
+        """managed: machines that can be nodes of the provider's managed Kubernetes; byo: machines you can join to
+        your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
             return queryset
-        fabrics = RDMA_FABRICS if "any" in value else value
-        cells = self._capability_cells().filter(key__in=fabrics, value="yes")
-        return queryset.filter(provider_id__in=sorted(set(cells.values_list("provider_id", flat=True))))
+        wanted = Q(pk__in=[])
+        if "managed" in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("managed_node", ["yes"]))
+        if "byo" in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("byo", ["yes"]))
+        if "none" in value:
+            not_managed = set(self._profiles("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE]))
+            wanted |= Q(kubernetes_profile_id__in=sorted(not_managed & set(self._profiles("byo", ["no"]))))
+        if UNKNOWN in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("managed_node", [UNKNOWN]))
+            wanted |= Q(kubernetes_profile__isnull=True)
+        return queryset.filter(wanted)
+
+    def filter_gpu_operator(self, queryset, name, value):
+        """The provider's way of installing the GPU stack, for machines that get it: a preinstalled or add-on GPU
+        Operator counts only on a machine that can be a managed node (the offer's gpu_operator answer is yes)."""
+        if not value:
+            return queryset
+        providers = self._providers_answering("gpu_operator", value)
+        queryset = queryset.filter(provider_id__in=providers)
+        if set(value) <= {"preinstalled", "add_on"}:
+            queryset = queryset.filter(kubernetes_profile_id__in=self._profiles("gpu_operator", ["yes"]))
+        return queryset
+
+    def filter_rdma(self, queryset, name, value):
+        """any: machines with a documented fabric between nodes; a fabric kind: machines with that fabric; none:
+        machines documented without one (or whose provider has none); unknown: no source either way."""
+        if not value:
+            return queryset
+        fabrics = [item for item in value if item in FABRICS]
+        wanted = Q(pk__in=[])
+        if "any" in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", ["yes"]))
+        if fabrics:
+            yes = set(self._profiles("rdma", ["yes"]))
+            wanted |= Q(kubernetes_profile_id__in=sorted(yes & set(self._profiles("rdma", fabrics, column="fabric"))))
+        if "none" in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", ["no", NOT_ON_THIS_MACHINE]))
+        if UNKNOWN in value:
+            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", [UNKNOWN]))
+            wanted |= Q(kubernetes_profile__isnull=True)
+        return queryset.filter(wanted)
 
     def filter_fee(self, queryset, name, value):
         """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.

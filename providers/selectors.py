@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
@@ -52,7 +53,8 @@ def offer_list(*, include_inactive: bool = False, now: datetime | None = None) -
     should say so. `offer.last_seen` is when a successful run last listed the offer. Filtering on it:
     `offer_list().filter(is_stale=False)`.
     """
-    offers = Offer.objects.select_related("provider", "gpu", "source").annotate(is_stale=stale_expression(now=now))
+    offers = (Offer.objects.select_related("provider", "gpu", "source", "kubernetes_profile")
+              .annotate(is_stale=stale_expression(now=now)))
     if not include_inactive:
         offers = offers.filter(is_active=True)
     return offers.order_by("price_per_gpu_hour_usd", "id")
@@ -199,7 +201,8 @@ def cheapest_offers_by_gpu(*, provider_ids) -> dict[tuple[int, int], Offer]:
     )
     for provider_id, gpu_id, offer_id in rows:
         best.setdefault((provider_id, gpu_id), offer_id)
-    winners = Offer.objects.select_related("provider", "gpu", "source").in_bulk(list(best.values()))
+    winners = (Offer.objects.select_related("provider", "gpu", "source", "kubernetes_profile")
+               .in_bulk(list(best.values())))
     return {key: winners[offer_id] for key, offer_id in best.items()}
 
 
@@ -271,7 +274,7 @@ OFFER_ROW_FIELDS = (
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at",
+    "source__as_of", "source__last_success_at", "kubernetes_profile__answers",
 )
 
 
@@ -323,3 +326,55 @@ def providers_by_slugs(*, slugs: list[str]) -> list[Provider]:
 def gpu_model_get(*, slug: str) -> GpuModel | None:
     """One GPU model with the same offer figures as gpu_model_list."""
     return gpu_model_list().filter(slug=slug).first()
+
+
+# --- per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh) -------------
+
+
+@dataclass(frozen=True)
+class OfferAnswer:
+    """One derived Kubernetes answer about one offer's machine.
+
+    `state` is one of "yes", "no", "unknown", "n/a", "not_on_this_machine" (the provider offers it, but not on this
+    machine); `reason` is an English sentence; `sources` the URLs the rule used. The "rdma" answer also carries
+    `fabric` (infiniband, roce, efa, gpudirect_tcpx, gpudirect_tcpxo, rdma_unspecified, none, unknown) and
+    `efa_interfaces` (an EFA count or None); other answers have both None."""
+
+    state: str
+    reason: str
+    sources: list[str] = field(default_factory=list)
+    fabric: str | None = None
+    efa_interfaces: int | None = None
+
+
+NOT_DERIVED = "Not derived yet: the offer has not been through an ingest since its facts changed."
+
+
+def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
+    """Stored answers (KubernetesProfile.answers) as OfferAnswer per question, plus a "fabric" entry with the
+    fabric as its state; every question unknown when nothing is stored."""
+    from .kubernetes import QUESTIONS, UNKNOWN
+
+    answers = answers or {}
+    result = {}
+    for question in QUESTIONS:
+        stored = answers.get(question)
+        if stored is None:
+            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
+            continue
+        result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
+                                       stored.get("fabric"), stored.get("efa_interfaces"))
+    rdma = result["rdma"]
+    result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
+                                   rdma.efa_interfaces)
+    return result
+
+
+def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
+    """The stored Kubernetes answers of each of `offer_ids`, in one query: {offer_id: {question: OfferAnswer}}.
+
+    Questions: managed_node, byo, mig, mps, time_slicing, vendor_sharing, rdma (with fabric and efa_interfaces),
+    fabric, gpu_operator, node_autoscaling, scale_to_zero, spot_nodes, rwx_storage, gang_scheduling. An offer whose
+    answers were never derived answers "unknown" everywhere; an id that is no offer is absent."""
+    rows = Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile__answers")
+    return {offer_id: kubernetes_answers_of(answers) for offer_id, answers in rows}

@@ -103,6 +103,7 @@ def gpu_catalog_sync() -> int:
                 "verified_on": spec.verified_on,
             },
         )
+    offer_kubernetes_refresh()  # MIG profiles and vendors feed every offer's answers
     return len(specs)
 
 
@@ -159,6 +160,7 @@ def providers_sync(*, records: list[ProviderRecord] | None = None, now: datetime
             if stale.origin == CapabilityOrigin.CURATED and stale.value != "unknown":
                 _record_change(provider, key, stale, "unknown", "", "", now)
                 stale.delete()
+    offer_kubernetes_refresh(now=now)  # a provider cell feeds every answer of its offers
     return len(records)
 
 
@@ -378,6 +380,8 @@ def offers_sync(
     PriceObservation.objects.bulk_create([_observation(updated_by_id[pk], run, now) for pk in history_ids],
                                          batch_size=BATCH_SIZE)
     counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
+    # Every ingest recomputes the stored Kubernetes answers of the source's offers (new types get theirs at once).
+    offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
 
 
@@ -621,6 +625,7 @@ def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_a
         update_fields=["provider", "value", "source_url", "fetched_at"],
     )
     counts.facts_stored = len(facts)
+    offer_kubernetes_refresh(provider_ids=[source.provider_id], now=fetched_at)
 
 
 def _capability_problem(fact: ScrapedCapability) -> str | None:
@@ -720,6 +725,7 @@ def snapshot_load() -> list[ScrapeRun]:
     recorded payload of every source in `registry.snapshot_sources()` replayed offline."""
     gpu_catalog_sync()
     providers_sync()
+    instance_types_sync()
     exchange_rates_sync(offline=True)
     return [source_scrape(slug=slug, offline=True) for slug in registry.snapshot_sources()]
 
@@ -763,3 +769,132 @@ def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport
         len(rows), ", ".join(str(day.day) for day in days), " (recorded copy)" if offline else "",
     )
     return len(rows)
+
+
+# --- instance-type facts and the per-offer Kubernetes answers --------------------------------------------------
+
+
+def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime | None = None) -> int:
+    """Replace every instance-type fact of one provider and one origin ("curated", "provider_api", "catalog") with
+    `facts` (providers.curated.InstanceFactRecord), then recompute that provider's offer answers.
+
+    This is the entry point for any source of SKU facts: the curated files (instance_types_sync), a provider API's
+    node-type list, or a catalog's per-type EFA count (origin "catalog"). Facts of other origins are left alone; an
+    unknown provider slug raises Provider.DoesNotExist before anything is written. Returns the number of facts."""
+    from .models import InstanceTypeFact
+
+    provider = Provider.objects.get(slug=provider_slug)
+    with transaction.atomic():
+        InstanceTypeFact.objects.filter(provider=provider, origin=origin).delete()
+        InstanceTypeFact.objects.bulk_create([
+            InstanceTypeFact(provider=provider, pattern=fact.pattern, key=fact.key, value=fact.value,
+                             number=fact.number, detail=fact.detail, source_url=fact.source_url,
+                             verified_on=fact.verified_on, confidence=fact.confidence, origin=origin)
+            for fact in facts
+        ])
+        offer_kubernetes_refresh(provider_ids=[provider.pk], now=now)
+    return len(facts)
+
+
+def instance_types_sync(*, files=None, now: datetime | None = None) -> int:
+    """Load providers/data/instance_types/*.toml (validated by curated.load_instance_types before anything is
+    written) and store each file's facts under its origin. A provider without a file keeps its facts of other
+    origins; a file whose provider is not loaded is an error."""
+    from .curated import load_instance_types
+
+    files = load_instance_types() if files is None else files
+    with transaction.atomic():
+        return sum(instance_facts_sync(provider_slug=file.provider, origin=file.origin, facts=file.facts, now=now)
+                   for file in files)
+
+
+def _profile_key(provider_id: int, instance_type: str, gpu_id: int | None, gpu_count: Decimal) -> str:
+    return f"{provider_id}|{gpu_id or ''}|{gpu_count.normalize()}|{instance_type}"
+
+
+def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetime | None = None) -> int:
+    """Recompute the stored Kubernetes answers (KubernetesProfile) of the offers of `provider_ids` or `source_ids`
+    (all offers when both are None) from the three layers: provider cells, instance facts (plus a provider API's
+    `kubernetes_gpu_node_sizes` fact), GPU models. Called by offers_sync on every ingest and by every service that
+    changes a layer, inside the caller's transaction.
+
+    Offers sharing (provider, instance type, GPU model, GPU count) share one profile. A profile whose answers did
+    not change is not written; an offer is written only when its profile changes; profiles no offer uses any more
+    are deleted. The number of queries does not grow with the number of offers. Returns the profiles written."""
+    from . import kubernetes as k8s
+    from .models import InstanceTypeFact, KubernetesProfile
+
+    now = now or timezone.now()
+    offers = Offer.objects.all()
+    if source_ids is not None:
+        offers = offers.filter(source_id__in=list(source_ids))
+    elif provider_ids is not None:
+        offers = offers.filter(provider_id__in=list(provider_ids))
+    rows = list(offers.values_list("id", "provider_id", "instance_type", "gpu_id", "gpu_count",
+                                   "kubernetes_profile_id"))
+    wanted_providers = {row[1] for row in rows}
+    if not rows:
+        return 0
+    names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
+    cells: dict[int, dict[str, k8s.Cell]] = {}
+    for provider_id, key, value, url, confidence in Capability.objects.filter(
+            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence"):
+        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence)
+    facts: dict[int, list[k8s.Fact]] = {}
+    for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
+            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin"):
+        provider_id = fact.pop("provider_id")
+        facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
+    for provider_id, value, url in KubernetesFact.objects.filter(
+            provider_id__in=wanted_providers, name="kubernetes_gpu_node_sizes").values_list(
+            "provider_id", "value", "source_url"):
+        for size in value if isinstance(value, list) else []:
+            facts.setdefault(provider_id, []).append(k8s.Fact(
+                pattern=str(size), key="managed_node", value="yes", origin="provider_api", source_url=url,
+                confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size."))
+    gpus = {gpu_id: k8s.Gpu(name, vendor, tuple(profiles or ()), mig_url, url) for gpu_id, name, vendor, profiles,
+            mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
+                                                          "source_url")}
+
+    by_key: dict[str, tuple] = {}
+    offer_keys: dict[int, tuple[str, int | None]] = {}
+    for offer_id, provider_id, instance_type, gpu_id, gpu_count, profile_id in rows:
+        key = _profile_key(provider_id, instance_type, gpu_id, gpu_count)
+        by_key.setdefault(key, (provider_id, instance_type, gpu_id, gpu_count))
+        offer_keys[offer_id] = (key, profile_id)
+    existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
+    to_create, to_update = [], []
+    for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
+        answers = k8s.derive(
+            provider_name=names.get(provider_id, "The provider"), instance_type=instance_type, gpu_count=gpu_count,
+            cells=cells.get(provider_id, {}), facts=k8s.facts_for(instance_type, facts.get(provider_id, [])),
+            gpu=gpus.get(gpu_id),
+        )
+        values = {question: answer.state for question, answer in answers.items()}
+        values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
+        values["efa_interfaces"] = answers["rdma"].efa_interfaces
+        values["answers"] = {question: answer.as_dict() for question, answer in answers.items()}
+        values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
+        profile = existing.get(key)
+        if profile is None:
+            to_create.append(KubernetesProfile(key=key, provider_id=provider_id, instance_type=instance_type,
+                                               gpu_id=gpu_id, gpu_count=gpu_count, computed_at=now, **values))
+        elif any(getattr(profile, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(profile, name, value)
+            profile.computed_at = now
+            to_update.append(profile)
+    KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
+    KubernetesProfile.objects.bulk_update(
+        to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
+        batch_size=BATCH_SIZE)
+    profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+    moves: dict[int, list[int]] = {}
+    for offer_id, (key, current) in offer_keys.items():
+        if profile_ids[key] != current:
+            moves.setdefault(profile_ids[key], []).append(offer_id)
+    for profile_id, offer_ids in moves.items():
+        for start in range(0, len(offer_ids), BATCH_SIZE):
+            Offer.objects.filter(id__in=offer_ids[start:start + BATCH_SIZE]).update(kubernetes_profile_id=profile_id)
+    KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
+    return len(to_create) + len(to_update)

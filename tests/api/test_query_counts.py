@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from providers.models import PriceObservation
-from tests.api.conftest import capabilities, offer, succeeded
+from tests.api.conftest import capabilities, instance_facts, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
 
 pytestmark = pytest.mark.django_db
@@ -24,6 +24,7 @@ def many(world):
         succeeded(source)
         for region in range(3):
             offer(f"x{n}", provider, source, gpu, price=str(n + 1), region=f"r{region}")
+        instance_facts(provider, {"x*": {"managed_node": "yes"}})  # derives the offers' answers
     target = world.offers["beta-h100"]
     PriceObservation.objects.bulk_create(
         PriceObservation(offer=target, observed_at=target.first_seen, price_hour=Decimal(n), currency="USD",
@@ -43,7 +44,7 @@ def queries(api, url) -> int:
     # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined
     ("/api/v1/offers/", 3),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
-    # and of the `mig` answer (read once, applied as id lists: see providers.filters.RelatedChoice)
+    # and of the profiles whose `mig` answer matches (read once, applied as id lists: see providers.filters.RelatedChoice)
     ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 6),
     ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
     ("/api/v1/providers/", 3),  # count, page, capabilities

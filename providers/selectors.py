@@ -274,7 +274,7 @@ OFFER_ROW_FIELDS = (
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at", "kubernetes_profile__answers",
+    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__answers",
 )
 
 

@@ -134,3 +134,58 @@ def provider_badges_html(provider_id: int) -> str:
     """One provider's row badges (the offer page shows them beside its facts)."""
     return row_badges_html(get_language(), badge_answers(provider_ids=[provider_id]).get(provider_id, ()))
 
+
+
+# --- the offers table's Kubernetes cell: the offer's own answers (providers.kubernetes) ----------------------------
+
+STATE_GLYPHS = {"yes": "✓", "no": "✗", "unknown": "?", "n/a": "–", "not_on_this_machine": "⊘"}
+STATE_TONES = {"yes": "y", "no": "n", "unknown": "u", "n/a": "na", "not_on_this_machine": "p"}
+FABRIC_SHORT_ROW = {**FABRIC_SHORT, "gpudirect_tcpxo": "TCPXO", "rdma_unspecified": "RDMA"}
+# The few symbols a row shows; every answer is in the disclosure below them.
+CELL_SYMBOLS = (("managed_node", pgettext_lazy("badge", "K8s")), ("mig", pgettext_lazy("badge", "MIG")),
+                ("rdma", pgettext_lazy("badge", "RDMA")))
+
+
+def _question_label(question: str) -> str:
+    if question == "managed_node":
+        return str(VALUE_LABELS["managed"])
+    if question == "byo":
+        return str(VALUE_LABELS["byo"])
+    if question == "rdma":
+        return str(_("RDMA fabric"))
+    return str(QUESTIONS[question].label)
+
+
+def _state_text(state: str) -> str:
+    if state == "not_on_this_machine":
+        return gettext("offered, but not on this machine")
+    return str(VALUE_LABELS.get(state, state))
+
+
+def kubernetes_cell_html(answers: dict | None) -> str:
+    """One offer's Kubernetes cell: a few symbols (managed node, MIG, RDMA fabric) in a <details> summary that a
+    keyboard and a screen reader reach, and every answer with its reason and source links inside. Every text from
+    the data is escaped."""
+    from html import escape
+
+    from providers.selectors import kubernetes_answers_of
+
+    parts = kubernetes_answers_of(answers)
+    symbols, spoken = [], []
+    for question, short in CELL_SYMBOLS:
+        answer = parts[question]
+        text = f"{short}{STATE_GLYPHS.get(answer.state, '?')}"
+        if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_SHORT_ROW:
+            text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
+        symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
+        spoken.append(f"{_question_label(question)}: {_state_text(answer.state)}")
+    items = []
+    for question, answer in parts.items():
+        if question == "fabric":
+            continue
+        links = " ".join(f'<a href="{escape(url)}" rel="noopener">{escape(urlsplit(url).hostname or url)}</a>'
+                         for url in answer.sources)
+        items.append(f"<li><strong>{escape(_question_label(question))}: {escape(_state_text(answer.state))}</strong>"
+                     f" {escape(answer.reason)}{' ' + links if links else ''}</li>")
+    return (f'<details class="k8s"><summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'
+            f'<ul>{"".join(items)}</ul></details>')

@@ -26,7 +26,7 @@ from providers import selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 
-from .badges import badge_answers, row_badges_html
+from .badges import kubernetes_cell_html
 from .currency import Conversion
 from .querystrings import with_params
 
@@ -69,7 +69,6 @@ class RowFormat:
     (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
 
     def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
-        self.answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
         self.language = get_language()
         self.zone = timezone.get_current_timezone_name()
         self.conversion = conversion
@@ -78,12 +77,18 @@ class RowFormat:
             "unknown", "not stated", "stale", "GPU name not in our catalog")}
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
-        self.badges_html = lru_cache(maxsize=None)(
-            lambda provider_id: row_badges_html(self.language, self.answers.get(provider_id, ())))
+        self.kubernetes_cells: dict[int | None, str] = {}  # per Kubernetes profile: offers of one type share it
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
+
+    def kubernetes_cell(self, row: dict) -> str:
+        """The offer's own Kubernetes answers (not its provider's): written once per profile on a page."""
+        profile = row["kubernetes_profile_id"]
+        if profile not in self.kubernetes_cells:
+            self.kubernetes_cells[profile] = kubernetes_cell_html(row["kubernetes_profile__answers"])
+        return self.kubernetes_cells[profile]
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
@@ -123,7 +128,7 @@ class RowFormat:
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or NO_SPOT}</td>\n'
-            f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
+            f'<td class="badges">{self.kubernetes_cell(row)}</td>\n'
             f'<td class="num">{escape(self.number(row["gpu_count"], "-3"))}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"

@@ -44,7 +44,7 @@ def queries(api, url) -> int:
     # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined
     ("/api/v1/offers/", 3),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
-    # and of the profiles whose `mig` answer matches (read once, applied as id lists: see providers.filters.RelatedChoice)
+    # and of the profiles whose `mig` answer matches (read once, applied as id lists: see filters.RelatedChoice)
     ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 6),
     ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
     ("/api/v1/providers/", 3),  # count, page, capabilities

@@ -494,6 +494,25 @@ class OfferNormaliser:
         self.rates = rates
         self._gpus: dict[tuple[str, Decimal | None], str | None] = {}
         self._places: dict[str, tuple[str, str]] = {}
+        # GPU counts the instance-type layer states from the SKU (providers/data/instance_types): they win over a
+        # catalog row's count (SkyPilot's Azure rows give the 8-GPU ND96isr_H100_v5 12 GPUs).
+        from . import kubernetes as k8s
+        from .models import InstanceTypeFact
+
+        self._sku_facts = [k8s.Fact(**fact) for fact in InstanceTypeFact.objects.filter(
+            provider_id=source.provider_id, key="gpu_count").values(
+            "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
+        self._sku_counts: dict[str, Decimal | None] = {}
+
+    def sku_gpu_count(self, instance_type: str) -> Decimal | None:
+        if not self._sku_facts:
+            return None
+        if instance_type not in self._sku_counts:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("gpu_count")
+            self._sku_counts[instance_type] = fact.number if fact is not None else None
+        return self._sku_counts[instance_type]
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb)
@@ -508,7 +527,8 @@ class OfferNormaliser:
             place = self._places[scraped.region] = (geography.country, geography.continent)
         price_usd = to_usd(scraped.price_hour, scraped.currency, self.rates)
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
-        gpu_count = scraped.gpu_count.quantize(Decimal("0.001"))
+        exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
+        gpu_count = exact_count.quantize(Decimal("0.001"))
         memory = scraped.gpu_memory_gb
         if memory is None and slug is not None:
             # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
@@ -532,8 +552,8 @@ class OfferNormaliser:
             quantize_money(scraped.spot_price_hour),
             price_usd,
             spot_usd,
-            per_gpu(price_usd, scraped.gpu_count),
-            per_gpu(spot_usd, scraped.gpu_count),
+            per_gpu(price_usd, exact_count),
+            per_gpu(spot_usd, exact_count),
             scraped.availability,
             scraped.available_count,
             True,
@@ -833,7 +853,13 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
     rows = list(offers.values_list("id", "provider_id", "instance_type", "gpu_id", "gpu_count",
                                    "kubernetes_profile_id"))
     wanted_providers = {row[1] for row in rows}
+    if provider_ids is not None:
+        wanted_providers |= set(provider_ids)
+    if source_ids is not None:
+        wanted_providers |= set(DataSource.objects.filter(pk__in=list(source_ids)).values_list("provider_id",
+                                                                                              flat=True))
     if not rows:
+        KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
         return 0
     names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
     cells: dict[int, dict[str, k8s.Cell]] = {}
@@ -889,12 +915,10 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
         to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
     profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
-    moves: dict[int, list[int]] = {}
-    for offer_id, (key, current) in offer_keys.items():
-        if profile_ids[key] != current:
-            moves.setdefault(profile_ids[key], []).append(offer_id)
-    for profile_id, offer_ids in moves.items():
-        for start in range(0, len(offer_ids), BATCH_SIZE):
-            Offer.objects.filter(id__in=offer_ids[start:start + BATCH_SIZE]).update(kubernetes_profile_id=profile_id)
+    # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
+    # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
+    moves = [Offer(pk=offer_id, kubernetes_profile_id=profile_ids[key])
+             for offer_id, (key, current) in offer_keys.items() if profile_ids[key] != current]
+    Offer.objects.bulk_update(moves, ["kubernetes_profile"], batch_size=BATCH_SIZE)
     KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
     return len(to_create) + len(to_update)

@@ -130,17 +130,6 @@ def capabilities_by_provider(*, provider_ids) -> dict[int, dict[str, Capability]
     return cells
 
 
-def capability_answers(*, provider_ids, keys) -> dict[int, list[tuple[str, str, str, str, str, date | None]]]:
-    """(key, value, label, label_zh, source_url, verified_on) of the given questions for each provider, in key
-    order: one query and no model instances (the badges of a page of offers)."""
-    answers: dict[int, list[tuple[str, str, str, str, str, date | None]]] = {}
-    rows = (Capability.objects.filter(provider_id__in=set(provider_ids), key__in=keys).order_by("provider_id", "key")
-            .values_list("provider_id", "key", "value", "label", "label_zh", "source_url", "verified_on"))
-    for provider_id, *answer in rows:
-        answers.setdefault(provider_id, []).append(tuple(answer))
-    return answers
-
-
 def gpu_model_list() -> QuerySet[GpuModel]:
     """The GPU catalog with each model's number of active offers and cheapest price per GPU-hour (USD)."""
     active = Q(offers__is_active=True)

@@ -26,7 +26,7 @@ from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
 from providers.filters import offer_filterset
 from providers.models import Capability, Provider
 
-from .badges import label_cells, provider_badges_html
+from .badges import label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
@@ -127,7 +127,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.stale = is_stale(offer, stale_cutoff(timezone.now()))
-    offer.badges_html = provider_badges_html(offer.provider_id)
+    offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -282,6 +282,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         for offer in offers_row:
             if offer is not None:
                 offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
+                offer.kubernetes_html = offer_kubernetes_html(offer)
         prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
         price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
     context.update({"providers": chosen, "rows": rows, "price_rows": price_rows})

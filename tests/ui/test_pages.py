@@ -205,3 +205,18 @@ def test_chinese_pages_show_our_chinese_label_and_detail_and_english_pages_the_e
     chinese = client.get("/providers/acme/").content.decode()
     assert "为节点打 MIG 标签。" in chinese and "Label the node for MIG." not in chinese
     assert "Acme runs the control plane." in chinese  # no translation stored: the English, not nothing
+
+
+def test_offer_gpu_and_compare_pages_show_the_offers_own_kubernetes_answers(client, data):
+    """The same per-offer answers as the offers table: the offer page opens them, GPU and compare pages list them."""
+    html = client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
+    assert '<details class="k8s full" open>' in html
+    assert "acme.h100x8 can be a node of Acme Cloud&#x27;s managed Kubernetes." in html
+    html = client.get(f"/offers/{data['acme_l4'].pk}/").content.decode()
+    assert "The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in html
+    gpu_page = client.get("/gpus/h100-sxm/").content.decode()
+    metal = next(row for row in gpu_page.split("<tr>") if "metal.h100" in row)
+    assert "managed control plane: no" in metal and "bring your own cluster: yes" in metal
+    compare = client.get("/compare/?provider=acme&provider=metal").content.decode()
+    assert 'aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes"' in compare
+    assert "aria-label=\"managed control plane: no; MIG: unknown; RDMA fabric: unknown\"" in compare

@@ -246,7 +246,7 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
 
     shown = {offer_id for offer_id, _ in drops[:limit] + rises[:limit]} | set(availability[:limit])
     shown |= set(new[:limit]) | set(gone[:limit])
-    offers = Offer.objects.select_related("provider", "gpu").in_bulk(shown) if shown else {}
+    offers = Offer.objects.select_related("provider", "gpu", "kubernetes_profile").in_bulk(shown) if shown else {}
 
     capability_rows = []
     if changes.capabilities:

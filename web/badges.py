@@ -46,6 +46,8 @@ FABRIC_SHORT = {"infiniband": "IB", "roce": "RoCE", "efa": "EFA", "gpudirect_tcp
 STATE_GLYPHS = {"yes": "✓", "no": "✗", "unknown": "?", "n/a": "–", "not_on_this_machine": "⊘"}
 STATE_TONES = {"yes": "y", "no": "n", "unknown": "u", "n/a": "na", "not_on_this_machine": "p"}
 FABRIC_SHORT_ROW = {**FABRIC_SHORT, "gpudirect_tcpxo": "TCPXO", "rdma_unspecified": "RDMA"}
+FABRIC_LABEL_TEXT = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpudirect_tcpx": "GPUDirect-TCPX",
+                     "gpudirect_tcpxo": "GPUDirect-TCPXO", "rdma_unspecified": "RDMA"}
 # The few symbols a row shows; every answer is in the disclosure below them.
 CELL_SYMBOLS = (("managed_node", pgettext_lazy("badge", "K8s")), ("mig", pgettext_lazy("badge", "MIG")),
                 ("rdma", pgettext_lazy("badge", "RDMA")))

@@ -357,7 +357,8 @@ class OfferFilterSet(filters.FilterSet):
     def filter_queryset(self, queryset):
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        queryset = super().filter_queryset(queryset)
+        self._profile_filter = None
+        queryset = self._apply_profile_filter(super().filter_queryset(queryset))
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
         return queryset
@@ -395,49 +396,85 @@ class OfferFilterSet(filters.FilterSet):
             matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
         return sorted(matching)
 
-    def _profiles(self, question: str, states: list[str], *, column: str | None = None) -> list[int]:
-        """Ids of the Kubernetes profiles whose answer to `question` is one of `states` (or whose `column`, such as
-        `fabric`, is), read from the small profile table first and applied as a literal IN like the provider ids.
-        With documented_only, an answer resting on an inferred source counts as unknown."""
-        documented = self.form.cleaned_data.get("documented_only")
-        if not documented:
-            return sorted(KubernetesProfile.objects.filter(**{f"{column or question}__in": states})
-                          .values_list("id", flat=True))
-        rows = KubernetesProfile.objects.values_list("id", column or question, question, "inferred")
-        matching = []
-        for profile_id, value, state, inferred in rows:
-            if documented and question in inferred and state != UNKNOWN:
-                value = state = UNKNOWN
-            if value in states:
-                matching.append(profile_id)
-        return sorted(matching)
+    # --- the offer's own Kubernetes answers (KubernetesProfile) ----------------------------------------------------
+    #
+    # Each Kubernetes filter narrows the set of profiles an offer may have (and says whether an offer with no derived
+    # answers may pass, which only an "unknown" request allows). The narrowed sets are intersected and applied to
+    # offers once, in filter_queryset, as one literal list: several lists of thousands of ids cost more to build
+    # than the queries took, and the complement is used when it is the shorter list.
 
-    def _by_answer(self, queryset, question: str, states: list[str], *, column: str | None = None):
-        matching = Q(kubernetes_profile_id__in=self._profiles(question, states, column=column))
-        if UNKNOWN in states:
-            matching |= Q(kubernetes_profile__isnull=True)  # not derived yet: nothing is known about it
+    PROFILE_COLUMNS = ("id", "managed_node", "byo", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "fabric",
+                       "gpu_operator", "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage",
+                       "gang_scheduling")
+
+    def _profile_rows(self) -> list[dict]:
+        """Every profile's states, read once per FilterSet (a few thousand small rows). With documented_only, an
+        answer resting on an inferred source reads as unknown (and so does its fabric)."""
+        if not hasattr(self, "_profile_cache"):
+            documented = self.form.cleaned_data.get("documented_only")
+            # `inferred` (JSON) only when it is needed: decoding it for every profile was most of this read.
+            columns = (*self.PROFILE_COLUMNS, "inferred") if documented else self.PROFILE_COLUMNS
+            rows = list(KubernetesProfile.objects.values(*columns))
+            if documented:
+                for row in rows:
+                    for question in row["inferred"]:
+                        if question in row and row[question] != UNKNOWN:
+                            row[question] = UNKNOWN
+                            if question == "rdma":
+                                row["fabric"] = UNKNOWN
+            self._profile_cache = rows
+        return self._profile_cache
+
+    def _profiles(self, question: str, states, *, column: str | None = None) -> set[int]:
+        """Ids of the profiles whose answer to `question` (or whose `column`, such as fabric) is one of `states`."""
+        key = column or question
+        return {row["id"] for row in self._profile_rows() if row[key] in states}
+
+    def _narrow(self, ids: set[int], *, unknown: bool = False) -> None:
+        """Keep only offers whose profile is in `ids` (and, with `unknown`, offers without derived answers)."""
+        current = getattr(self, "_profile_filter", None)
+        if current is None:
+            self._profile_filter = (set(ids), unknown)
+        else:
+            self._profile_filter = (current[0] & ids, current[1] and unknown)
+
+    def _apply_profile_filter(self, queryset):
+        narrowed = getattr(self, "_profile_filter", None)
+        if narrowed is None:
+            return queryset
+        ids, unknown = narrowed
+        everything = {row["id"] for row in self._profile_rows()}
+        if len(ids) * 2 > len(everything):
+            # Shorter as what is left out; an offer with no profile is then excluded unless "unknown" allows it.
+            matching = ~Q(kubernetes_profile_id__in=sorted(everything - ids)) & Q(kubernetes_profile__isnull=False)
+        else:
+            matching = Q(kubernetes_profile_id__in=sorted(ids))
+        if unknown:
+            matching |= Q(kubernetes_profile__isnull=True)
         return queryset.filter(matching)
 
     def filter_capability(self, queryset, name, value):
-        return self._by_answer(queryset, name, value) if value else queryset
+        if value:
+            self._narrow(self._profiles(name, value), unknown=UNKNOWN in value)
+        return queryset
 
     def filter_offering(self, queryset, name, value):
         """managed: machines that can be nodes of the provider's managed Kubernetes; byo: machines you can join to
         your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
             return queryset
-        wanted = Q(pk__in=[])
+        wanted: set[int] = set()
         if "managed" in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("managed_node", ["yes"]))
+            wanted |= self._profiles("managed_node", ["yes"])
         if "byo" in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("byo", ["yes"]))
+            wanted |= self._profiles("byo", ["yes"])
         if "none" in value:
-            not_managed = set(self._profiles("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE]))
-            wanted |= Q(kubernetes_profile_id__in=sorted(not_managed & set(self._profiles("byo", ["no"]))))
+            wanted |= (self._profiles("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE])
+                       & self._profiles("byo", ["no"]))
         if UNKNOWN in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("managed_node", [UNKNOWN]))
-            wanted |= Q(kubernetes_profile__isnull=True)
-        return queryset.filter(wanted)
+            wanted |= self._profiles("managed_node", [UNKNOWN])
+        self._narrow(wanted, unknown=UNKNOWN in value)
+        return queryset
 
     def filter_gpu_operator(self, queryset, name, value):
         """The provider's way of installing the GPU stack, for machines that get it: a preinstalled or add-on GPU
@@ -447,7 +484,7 @@ class OfferFilterSet(filters.FilterSet):
         providers = self._providers_answering("gpu_operator", value)
         queryset = queryset.filter(provider_id__in=providers)
         if set(value) <= {"preinstalled", "add_on"}:
-            queryset = queryset.filter(kubernetes_profile_id__in=self._profiles("gpu_operator", ["yes"]))
+            self._narrow(self._profiles("gpu_operator", ["yes"]))
         return queryset
 
     def filter_rdma(self, queryset, name, value):
@@ -456,18 +493,17 @@ class OfferFilterSet(filters.FilterSet):
         if not value:
             return queryset
         fabrics = [item for item in value if item in FABRICS]
-        wanted = Q(pk__in=[])
+        wanted: set[int] = set()
         if "any" in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", ["yes"]))
+            wanted |= self._profiles("rdma", ["yes"])
         if fabrics:
-            yes = set(self._profiles("rdma", ["yes"]))
-            wanted |= Q(kubernetes_profile_id__in=sorted(yes & set(self._profiles("rdma", fabrics, column="fabric"))))
+            wanted |= self._profiles("rdma", ["yes"]) & self._profiles("rdma", fabrics, column="fabric")
         if "none" in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", ["no", NOT_ON_THIS_MACHINE]))
+            wanted |= self._profiles("rdma", ["no", NOT_ON_THIS_MACHINE])
         if UNKNOWN in value:
-            wanted |= Q(kubernetes_profile_id__in=self._profiles("rdma", [UNKNOWN]))
-            wanted |= Q(kubernetes_profile__isnull=True)
-        return queryset.filter(wanted)
+            wanted |= self._profiles("rdma", [UNKNOWN])
+        self._narrow(wanted, unknown=UNKNOWN in value)
+        return queryset
 
     def filter_fee(self, queryset, name, value):
         """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.

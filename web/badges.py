@@ -4,10 +4,11 @@ Kubernetes cell (its own derived answers, providers.kubernetes) with the reasons
 from __future__ import annotations
 
 import logging
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 from django.utils.safestring import SafeString
-from django.utils.translation import gettext, pgettext_lazy
+from django.utils.translation import get_language, gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
 from providers.capabilities import QUESTIONS, UNKNOWN
@@ -54,19 +55,37 @@ CELL_SYMBOLS = (("managed_node", pgettext_lazy("badge", "K8s")), ("mig", pgettex
 
 
 def _question_label(question: str) -> str:
-    if question == "managed_node":
-        return str(VALUE_LABELS["managed"])
-    if question == "byo":
-        return str(VALUE_LABELS["byo"])
-    if question == "rdma":
-        return str(_("RDMA fabric"))
-    return str(QUESTIONS[question].label)
+    return _words(get_language())[0][question]
 
 
 def _state_text(state: str) -> str:
-    if state == "not_on_this_machine":
-        return gettext("offered, but not on this machine")
-    return str(VALUE_LABELS.get(state, state))
+    return _words(get_language())[1].get(state, state)
+
+
+@lru_cache(maxsize=16)
+def _words(language: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The questions' and states' words in `language`, which must be the active one: read once per language, not
+    per row (translating lazy labels for 13 answers of 50 rows was a quarter of the offers page's time)."""
+    from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
+
+    labels = {}
+    for question in OFFER_QUESTIONS:
+        if question == "managed_node":
+            labels[question] = str(VALUE_LABELS["managed"])
+        elif question == "byo":
+            labels[question] = str(VALUE_LABELS["byo"])
+        elif question == "rdma":
+            labels[question] = str(_("RDMA fabric"))
+        else:
+            labels[question] = str(QUESTIONS[question].label)
+    states = {state: str(VALUE_LABELS[state]) for state in ("yes", "no", "n/a", UNKNOWN)}
+    states["not_on_this_machine"] = gettext("offered, but not on this machine")
+    return labels, states
+
+
+@lru_cache(maxsize=64)
+def _short(language: str, question: str) -> str:
+    return str(dict(CELL_SYMBOLS)[question])
 
 
 def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeString:
@@ -79,21 +98,26 @@ def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeSt
 
     parts = kubernetes_answers_of(answers)
     symbols, spoken = [], []
-    for question, short in CELL_SYMBOLS:
+    for question, _symbol in CELL_SYMBOLS:
         answer = parts[question]
-        text = f"{short}{STATE_GLYPHS.get(answer.state, '?')}"
+        text = f"{_short(get_language(), question)}{STATE_GLYPHS.get(answer.state, '?')}"
         if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_SHORT_ROW:
             text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
         symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
         spoken.append(f"{_question_label(question)}: {_state_text(answer.state)}")
-    items = []
+    items, unsourced = [], []
     for question, answer in parts.items():
         if question == "fabric":
+            continue
+        if answer.state == UNKNOWN and not answer.sources:
+            unsourced.append(_question_label(question))  # "we do not know" without a lead: one line for all
             continue
         links = " ".join(f'<a href="{escape(url)}" rel="noopener">{escape(urlsplit(url).hostname or url)}</a>'
                          for url in answer.sources)
         items.append(f"<li><strong>{escape(_question_label(question))}: {escape(_state_text(answer.state))}</strong>"
                      f" {escape(answer.reason)}{' ' + links if links else ''}</li>")
+    if unsourced:
+        items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(_state_text(UNKNOWN))}</strong></li>")
     return SafeString(
         f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>'
         f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'

@@ -293,3 +293,18 @@ def test_an_unknown_fact_needs_no_source():
     parsed = parse_instance_types({"provider": "x", "types": [{"match": ["a*"], "fabric": {"value": "unknown"}}]},
                                   origin="x.toml")
     assert parsed.facts[0].value == "unknown" and parsed.facts[0].source_url == ""
+
+
+def test_an_admin_edit_of_a_provider_cell_recomputes_the_answers(gpus, admin_client):
+    answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert answers["spot_nodes"].state == "yes"
+    cell = Capability.objects.get(provider__slug="m", key="spot_nodes")
+    response = admin_client.post(f"/admin/providers/capability/{cell.pk}/change/", {
+        "provider": cell.provider_id, "key": "spot_nodes", "value": "no", "label": "", "detail": "",
+        "label_zh": "", "detail_zh": "", "amount": "", "currency": "", "source_url": cell.source_url,
+        "verified_on": "2026-01-02", "confidence": "documented", "origin": "curated",
+        "fetched_at_0": "", "fetched_at_1": "",
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    item = Offer.objects.get(provider__slug="m")
+    assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["spot_nodes"].state == "no"

@@ -263,12 +263,15 @@ OFFER_ROW_FIELDS = (
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__answers",
+    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__computed_at",
 )
 
 
-def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
-    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list), in the order of `ids`.
+def offer_rows(*, ids: list[int], now: datetime | None = None, kubernetes_answers: bool = True) -> list[dict]:
+    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list), in the order of `ids`,
+    with `kubernetes_profile__answers` (the stored per-offer Kubernetes answers) unless `kubernetes_answers` is
+    False: the offers page keeps each profile's rendered cell and reads the answers of the others only
+    (kubernetes_profile_answers).
 
     One query, and no model instances: building 50 offers with their three relations cost more than the query. The
     query is set up once per process (naming 40 columns across three joins is most of the work of a values() call)
@@ -276,7 +279,7 @@ def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
     set up again for every `now`."""
     cutoff = stale_cutoff(now=now)
     found = {}
-    for row in _offer_rows_queryset().filter(id__in=ids):
+    for row in _offer_rows_queryset(kubernetes_answers).filter(id__in=ids):
         last_success = row["source__last_success_at"]
         row["is_stale"] = last_success is None or last_success < cutoff
         found[row["id"]] = row
@@ -284,8 +287,16 @@ def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
 
 
 @functools.cache
-def _offer_rows_queryset() -> QuerySet:
-    return Offer.objects.order_by().values(*OFFER_ROW_FIELDS)
+def _offer_rows_queryset(kubernetes_answers: bool = True) -> QuerySet:
+    fields = (*OFFER_ROW_FIELDS, "kubernetes_profile__answers") if kubernetes_answers else OFFER_ROW_FIELDS
+    return Offer.objects.order_by().values(*fields)
+
+
+def kubernetes_profile_answers(*, profile_ids) -> dict[int, dict]:
+    """The stored answers of the given Kubernetes profiles, in one query: {profile_id: answers}."""
+    from .models import KubernetesProfile
+
+    return dict(KubernetesProfile.objects.filter(id__in=set(profile_ids)).values_list("id", "answers"))
 
 
 def offer_get(*, offer_id: int) -> Offer | None:

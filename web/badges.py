@@ -97,27 +97,29 @@ def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeSt
     from providers.selectors import kubernetes_answers_of
 
     parts = kubernetes_answers_of(answers)
+    language = get_language()
+    labels, words = _words(language)
     symbols, spoken = [], []
     for question, _symbol in CELL_SYMBOLS:
         answer = parts[question]
-        text = f"{_short(get_language(), question)}{STATE_GLYPHS.get(answer.state, '?')}"
+        text = f"{_short(language, question)}{STATE_GLYPHS.get(answer.state, '?')}"
         if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_SHORT_ROW:
             text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
         symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
-        spoken.append(f"{_question_label(question)}: {_state_text(answer.state)}")
+        spoken.append(f"{labels[question]}: {words.get(answer.state, answer.state)}")
     items, unsourced = [], []
     for question, answer in parts.items():
         if question == "fabric":
             continue
         if answer.state == UNKNOWN and not answer.sources:
-            unsourced.append(_question_label(question))  # "we do not know" without a lead: one line for all
+            unsourced.append(labels[question])  # "we do not know" without a lead: one line for all
             continue
         links = " ".join(f'<a href="{escape(url)}" rel="noopener">{escape(urlsplit(url).hostname or url)}</a>'
                          for url in answer.sources)
-        items.append(f"<li><strong>{escape(_question_label(question))}: {escape(_state_text(answer.state))}</strong>"
+        items.append(f"<li><strong>{escape(labels[question])}: {escape(words.get(answer.state, answer.state))}</strong>"
                      f" {escape(answer.reason)}{' ' + links if links else ''}</li>")
     if unsourced:
-        items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(_state_text(UNKNOWN))}</strong></li>")
+        items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(words[UNKNOWN])}</strong></li>")
     return SafeString(
         f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>'
         f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'

@@ -77,18 +77,23 @@ class RowFormat:
             "unknown", "not stated", "stale", "GPU name not in our catalog")}
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
-        self.kubernetes_cells: dict[int | None, str] = {}  # per Kubernetes profile: offers of one type share it
+        # The rows' Kubernetes cells, kept across requests per profile and its computation time (so a recomputed
+        # profile is a new entry, never a stale one); the answers of the profiles not kept are read in one query.
+        keys = {row["kubernetes_profile_id"]: cell_key(self.language, row) for row in rows}
+        missing = [profile for profile, key in keys.items() if profile is not None and key not in CELLS]
+        answers = selectors.kubernetes_profile_answers(profile_ids=missing) if missing else {}
+        for profile, key in keys.items():
+            if key not in CELLS:
+                remember(key, kubernetes_cell_html(answers.get(profile)))
+        self.kubernetes_cells = {profile: CELLS[key] for profile, key in keys.items()}
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
 
     def kubernetes_cell(self, row: dict) -> str:
-        """The offer's own Kubernetes answers (not its provider's): written once per profile on a page."""
-        profile = row["kubernetes_profile_id"]
-        if profile not in self.kubernetes_cells:
-            self.kubernetes_cells[profile] = kubernetes_cell_html(row["kubernetes_profile__answers"])
-        return self.kubernetes_cells[profile]
+        """The offer's own Kubernetes answers (not its provider's): one cell per profile."""
+        return self.kubernetes_cells[row["kubernetes_profile_id"]]
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
@@ -154,6 +159,20 @@ def price_number(language: str, amount: Decimal) -> str:
 
 
 NO_SPOT = '<span class="u">—</span>'
+
+# Rendered Kubernetes cells by (language, profile id, computed_at); bounded, oldest entries dropped first.
+CELLS: dict[tuple, str] = {}
+MAX_CELLS = 4096
+
+
+def cell_key(language: str, row: dict) -> tuple:
+    return (language, row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"])
+
+
+def remember(key: tuple, html: str) -> None:
+    if len(CELLS) >= MAX_CELLS:
+        del CELLS[next(iter(CELLS))]
+    CELLS[key] = html
 
 
 
@@ -234,6 +253,6 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]))
+    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]), kubernetes_answers=False)
     return page
 

@@ -357,7 +357,7 @@ class OfferFilterSet(filters.FilterSet):
     def filter_queryset(self, queryset):
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        self._profile_filter = None
+        self._profile_clauses: list = []
         queryset = self._apply_profile_filter(super().filter_queryset(queryset))
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
@@ -398,64 +398,64 @@ class OfferFilterSet(filters.FilterSet):
 
     # --- the offer's own Kubernetes answers (KubernetesProfile) ----------------------------------------------------
     #
-    # Each Kubernetes filter narrows the set of profiles an offer may have (and says whether an offer with no derived
-    # answers may pass, which only an "unknown" request allows). The narrowed sets are intersected and applied to
-    # offers once, in filter_queryset, as one literal list: several lists of thousands of ids cost more to build
-    # than the queries took, and the complement is used when it is the shorter list.
+    # Each Kubernetes filter adds a clause on the offer's profile: any of its terms, a term being all of its
+    # (column, allowed states) atoms (`rdma=efa` is one term: rdma yes AND fabric efa), and says whether an offer
+    # with no derived answers may pass (only an "unknown" request allows it). The clauses are combined and the
+    # matching profile ids read in one query, then applied to offers as one literal list (a subquery beyond
+    # MAX_LITERAL_PROFILES): several lists of thousands of ids cost more to build than the queries took.
 
-    PROFILE_COLUMNS = ("id", "managed_node", "byo", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "fabric",
-                       "gpu_operator", "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage",
-                       "gang_scheduling")
+    MAX_LITERAL_PROFILES = 1000
 
-    def _profile_rows(self) -> list[dict]:
-        """Every profile's states, read once per FilterSet (a few thousand small rows). With documented_only, an
-        answer resting on an inferred source reads as unknown (and so does its fabric)."""
-        if not hasattr(self, "_profile_cache"):
-            documented = self.form.cleaned_data.get("documented_only")
-            # `inferred` (JSON) only when it is needed: decoding it for every profile was most of this read.
-            columns = (*self.PROFILE_COLUMNS, "inferred") if documented else self.PROFILE_COLUMNS
-            rows = list(KubernetesProfile.objects.values(*columns))
-            if documented:
-                for row in rows:
-                    for question in row["inferred"]:
-                        if question in row and row[question] != UNKNOWN:
-                            row[question] = UNKNOWN
-                            if question == "rdma":
-                                row["fabric"] = UNKNOWN
-            self._profile_cache = rows
-        return self._profile_cache
-
-    def _profiles(self, question: str, states, *, column: str | None = None) -> set[int]:
-        """Ids of the profiles whose answer to `question` (or whose `column`, such as fabric) is one of `states`."""
-        key = column or question
-        return {row["id"] for row in self._profile_rows() if row[key] in states}
-
-    def _narrow(self, ids: set[int], *, unknown: bool = False) -> None:
-        """Keep only offers whose profile is in `ids` (and, with `unknown`, offers without derived answers)."""
-        current = getattr(self, "_profile_filter", None)
-        if current is None:
-            self._profile_filter = (set(ids), unknown)
-        else:
-            self._profile_filter = (current[0] & ids, current[1] and unknown)
+    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False) -> None:
+        self._profile_clauses.append((terms, unknown))
 
     def _apply_profile_filter(self, queryset):
-        narrowed = getattr(self, "_profile_filter", None)
-        if narrowed is None:
+        clauses = self._profile_clauses
+        if not clauses:
             return queryset
-        ids, unknown = narrowed
-        everything = {row["id"] for row in self._profile_rows()}
-        if len(ids) * 2 > len(everything):
-            # Shorter as what is left out; an offer with no profile is then excluded unless "unknown" allows it.
-            matching = ~Q(kubernetes_profile_id__in=sorted(everything - ids)) & Q(kubernetes_profile__isnull=False)
+        unknown = all(allows for _terms, allows in clauses)
+        if self.form.cleaned_data.get("documented_only"):
+            ids = sorted(self._documented_profiles(clauses))
+            matching = Q(kubernetes_profile_id__in=ids)
         else:
-            matching = Q(kubernetes_profile_id__in=sorted(ids))
+            condition = Q()
+            for terms, _allows in clauses:
+                either = Q(pk__in=[])
+                for term in terms:
+                    both = Q()
+                    for column, states in term:
+                        both &= Q(**{f"{column}__in": list(states)})
+                    either |= both
+                condition &= either
+            profiles = KubernetesProfile.objects.filter(condition).values_list("id", flat=True)
+            ids = list(profiles[:self.MAX_LITERAL_PROFILES + 1])
+            if len(ids) > self.MAX_LITERAL_PROFILES:
+                matching = Q(kubernetes_profile_id__in=profiles)
+            else:
+                matching = Q(kubernetes_profile_id__in=sorted(ids))
         if unknown:
             matching |= Q(kubernetes_profile__isnull=True)
         return queryset.filter(matching)
 
+    def _documented_profiles(self, clauses) -> set[int]:
+        """The clauses evaluated in Python with an answer resting on an inferred source read as unknown (and so does
+        its fabric): `inferred` is a JSON list, which not every database can search."""
+        columns = {column for terms, _ in clauses for term in terms for column, _states in term}
+        matching = set()
+        for row in KubernetesProfile.objects.values("id", "inferred", *columns):
+            for question in row["inferred"]:
+                if question in row and row[question] != UNKNOWN:
+                    row[question] = UNKNOWN
+                if question == "rdma" and "fabric" in row:
+                    row["fabric"] = UNKNOWN
+            if all(any(all(row[column] in states for column, states in term) for term in terms)
+                   for terms, _ in clauses):
+                matching.add(row["id"])
+        return matching
+
     def filter_capability(self, queryset, name, value):
         if value:
-            self._narrow(self._profiles(name, value), unknown=UNKNOWN in value)
+            self._clause([[(name, value)]], unknown=UNKNOWN in value)
         return queryset
 
     def filter_offering(self, queryset, name, value):
@@ -463,17 +463,16 @@ class OfferFilterSet(filters.FilterSet):
         your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
             return queryset
-        wanted: set[int] = set()
+        terms = []
         if "managed" in value:
-            wanted |= self._profiles("managed_node", ["yes"])
+            terms.append([("managed_node", ["yes"])])
         if "byo" in value:
-            wanted |= self._profiles("byo", ["yes"])
+            terms.append([("byo", ["yes"])])
         if "none" in value:
-            wanted |= (self._profiles("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE])
-                       & self._profiles("byo", ["no"]))
+            terms.append([("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE]), ("byo", ["no"])])
         if UNKNOWN in value:
-            wanted |= self._profiles("managed_node", [UNKNOWN])
-        self._narrow(wanted, unknown=UNKNOWN in value)
+            terms.append([("managed_node", [UNKNOWN])])
+        self._clause(terms, unknown=UNKNOWN in value)
         return queryset
 
     def filter_gpu_operator(self, queryset, name, value):
@@ -484,7 +483,7 @@ class OfferFilterSet(filters.FilterSet):
         providers = self._providers_answering("gpu_operator", value)
         queryset = queryset.filter(provider_id__in=providers)
         if set(value) <= {"preinstalled", "add_on"}:
-            self._narrow(self._profiles("gpu_operator", ["yes"]))
+            self._clause([[("gpu_operator", ["yes"])]])
         return queryset
 
     def filter_rdma(self, queryset, name, value):
@@ -493,16 +492,16 @@ class OfferFilterSet(filters.FilterSet):
         if not value:
             return queryset
         fabrics = [item for item in value if item in FABRICS]
-        wanted: set[int] = set()
+        terms = []
         if "any" in value:
-            wanted |= self._profiles("rdma", ["yes"])
+            terms.append([("rdma", ["yes"])])
         if fabrics:
-            wanted |= self._profiles("rdma", ["yes"]) & self._profiles("rdma", fabrics, column="fabric")
+            terms.append([("rdma", ["yes"]), ("fabric", fabrics)])
         if "none" in value:
-            wanted |= self._profiles("rdma", ["no", NOT_ON_THIS_MACHINE])
+            terms.append([("rdma", ["no", NOT_ON_THIS_MACHINE])])
         if UNKNOWN in value:
-            wanted |= self._profiles("rdma", [UNKNOWN])
-        self._narrow(wanted, unknown=UNKNOWN in value)
+            terms.append([("rdma", [UNKNOWN])])
+        self._clause(terms, unknown=UNKNOWN in value)
         return queryset
 
     def filter_fee(self, queryset, name, value):

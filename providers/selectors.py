@@ -267,36 +267,55 @@ OFFER_ROW_FIELDS = (
 )
 
 
-def offer_rows(*, ids: list[int], now: datetime | None = None, kubernetes_answers: bool = True) -> list[dict]:
-    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list), in the order of `ids`,
-    with `kubernetes_profile__answers` (the stored per-offer Kubernetes answers) unless `kubernetes_answers` is
-    False: the offers page keeps each profile's rendered cell and reads the answers of the others only
-    (kubernetes_profile_answers).
+def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
+    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list) with
+    `kubernetes_profile__answers` (their stored Kubernetes answers, see kubernetes_answers_attach), in the order of
+    `ids`.
 
-    One query, and no model instances: building 50 offers with their three relations cost more than the query. The
-    query is set up once per process (naming 40 columns across three joins is most of the work of a values() call)
-    and `is_stale` is decided here with stale_expression's rule rather than in an annotation that would need it
-    set up again for every `now`."""
+    One query (and one more for answers not kept from earlier requests), no model instances: building 50 offers
+    with their three relations cost more than the query. The query is set up once per process (naming 40 columns
+    across three joins is most of the work of a values() call) and `is_stale` is decided here with
+    stale_expression's rule rather than in an annotation that would need it set up again for every `now`."""
     cutoff = stale_cutoff(now=now)
     found = {}
-    for row in _offer_rows_queryset(kubernetes_answers).filter(id__in=ids):
+    for row in _offer_rows_queryset().filter(id__in=ids):
         last_success = row["source__last_success_at"]
         row["is_stale"] = last_success is None or last_success < cutoff
         found[row["id"]] = row
-    return [found[offer_id] for offer_id in ids if offer_id in found]
+    rows = [found[offer_id] for offer_id in ids if offer_id in found]
+    kubernetes_answers_attach(rows)
+    return rows
 
 
 @functools.cache
-def _offer_rows_queryset(kubernetes_answers: bool = True) -> QuerySet:
-    fields = (*OFFER_ROW_FIELDS, "kubernetes_profile__answers") if kubernetes_answers else OFFER_ROW_FIELDS
-    return Offer.objects.order_by().values(*fields)
+def _offer_rows_queryset() -> QuerySet:
+    return Offer.objects.order_by().values(*OFFER_ROW_FIELDS)
 
 
-def kubernetes_profile_answers(*, profile_ids) -> dict[int, dict]:
-    """The stored answers of the given Kubernetes profiles, in one query: {profile_id: answers}."""
-    from .models import KubernetesProfile
+# Stored answers by (profile id, computed_at), kept across requests: a page's 50 offers carried 200 KB of JSON to
+# decode, the same for every request until a profile is recomputed (which gives it a new key). Bounded; read-only
+# for callers (the same dicts are handed to every request).
+_ANSWERS: dict[tuple, dict] = {}
+MAX_KEPT_ANSWERS = 8192
 
-    return dict(KubernetesProfile.objects.filter(id__in=set(profile_ids)).values_list("id", "answers"))
+
+def kubernetes_answers_attach(rows: list[dict]) -> None:
+    """Set `kubernetes_profile__answers` on rows carrying `kubernetes_profile_id` and `..._computed_at` (None for
+    an offer never derived), reading the answers not kept yet in one query."""
+    keys = {(row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]) for row in rows
+            if row["kubernetes_profile_id"] is not None}
+    missing = [profile_id for profile_id, computed_at in keys if (profile_id, computed_at) not in _ANSWERS]
+    if missing:
+        from .models import KubernetesProfile
+
+        for profile_id, computed_at, answers in KubernetesProfile.objects.filter(id__in=missing).values_list(
+                "id", "computed_at", "answers"):
+            if len(_ANSWERS) >= MAX_KEPT_ANSWERS:
+                del _ANSWERS[next(iter(_ANSWERS))]
+            _ANSWERS[(profile_id, computed_at)] = answers
+    for row in rows:
+        row["kubernetes_profile__answers"] = _ANSWERS.get(
+            (row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]))
 
 
 def offer_get(*, offer_id: int) -> Offer | None:

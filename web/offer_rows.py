@@ -78,14 +78,13 @@ class RowFormat:
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
         # The rows' Kubernetes cells, kept across requests per profile and its computation time (so a recomputed
-        # profile is a new entry, never a stale one); the answers of the profiles not kept are read in one query.
-        keys = {row["kubernetes_profile_id"]: cell_key(self.language, row) for row in rows}
-        missing = [profile for profile, key in keys.items() if profile is not None and key not in CELLS]
-        answers = selectors.kubernetes_profile_answers(profile_ids=missing) if missing else {}
-        for profile, key in keys.items():
+        # profile is a new entry, never a stale one).
+        self.kubernetes_cells = {}
+        for row in rows:
+            key = cell_key(self.language, row)
             if key not in CELLS:
-                remember(key, kubernetes_cell_html(answers.get(profile)))
-        self.kubernetes_cells = {profile: CELLS[key] for profile, key in keys.items()}
+                remember(key, kubernetes_cell_html(row["kubernetes_profile__answers"]))
+            self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
@@ -253,6 +252,6 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]), kubernetes_answers=False)
+    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]))
     return page
 

@@ -308,3 +308,22 @@ def test_an_admin_edit_of_a_provider_cell_recomputes_the_answers(gpus, admin_cli
     assert response.status_code == 302, response.content.decode()[:2000]
     item = Offer.objects.get(provider__slug="m")
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["spot_nodes"].state == "no"
+
+
+def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
+    from providers import kubernetes as k8s
+    from providers.curated import load_instance_types
+
+    facts = {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
+                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin)
+                             for f in file.facts] for file in load_instance_types()}
+    p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
+    assert (p5.value, p5.number, p5.origin) == ("efa", 32, "catalog")
+    assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
+    assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
+    assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"
+    assert "fabric" not in k8s.facts_for("a3-highgpu-1g", facts["gcp"])
+    assert k8s.facts_for("Standard_NV4as_v4", facts["azure"])["managed_node"].value == "no"
+    assert k8s.facts_for("Standard_ND96isr_H100_v5", facts["azure"])["fabric"].value == "infiniband"
+    assert "fabric" not in k8s.facts_for("Standard_NC24rs_v3", facts["azure"])  # "low latency" is not a fabric
+    assert k8s.facts_for("gpu_8x_h100_sxm5", facts["lambda"])["managed_node"].value == "no"

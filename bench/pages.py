@@ -43,6 +43,7 @@ logger = logging.getLogger("bench.pages")
 report = logger.info
 FILTERED = "gpu_family=H100&mig=yes&rdma=any&offering=managed&price_per_gpu_hour_max=3"
 REPEAT = 21
+REGIONS = 40
 
 
 def populate(count: int) -> None:
@@ -61,14 +62,19 @@ def populate(count: int) -> None:
                                                provider=p, url=p.website, last_success_at=now) for p in providers}
     rng = random.Random(5)
     batch = []
-    for index in range(count):
-        provider = providers[index % len(providers)]
-        gpu = rng.choice(gpus)
+    # Offers come as instance types listed in many regions (40 here, as a big catalog lists them), so the derived
+    # Kubernetes answers are one profile per type, as in real data: each type has one provider, GPU and GPU count.
+    types = []
+    for index in range((count + REGIONS - 1) // REGIONS):
         gpu_count = rng.choice((1, 1, 2, 4, 8))
+        types.append((providers[index % len(providers)], rng.choice(gpus), gpu_count, f"bench-{index}-{gpu_count}x"))
+    for index in range(count):
+        provider, gpu, gpu_count, instance_type = types[index // REGIONS]
         per_gpu = Decimal(rng.randint(20, 1200)) / 100
         spot = per_gpu * Decimal("0.4") if rng.random() < 0.3 else None
         batch.append(Offer(
-            provider=provider, source=sources[provider.id], instance_type=f"bench-{index}", region=f"r{index % 40}",
+            provider=provider, source=sources[provider.id], instance_type=instance_type,
+            region=f"r{index % REGIONS}",
             country="US", continent="NA", gpu=gpu, gpu_name=gpu.name, gpu_count=gpu_count,
             gpu_memory_gb=gpu.memory_gb, currency="USD", price_hour=per_gpu * gpu_count,
             price_hour_usd=per_gpu * gpu_count, price_per_gpu_hour_usd=per_gpu,
@@ -80,6 +86,18 @@ def populate(count: int) -> None:
             Offer.objects.bulk_create(batch)
             batch = []
     Offer.objects.bulk_create(batch)
+    # Synthetic instance-type facts, so the filtered view has matches: every bench type of a managed provider can be
+    # a node, the 8-GPU ones have InfiniBand. Then the answers are derived as an ingest would.
+    from providers.curated import InstanceFactRecord
+
+    day = now.date()
+    for provider in providers:
+        services.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
+            InstanceFactRecord("bench-*", "managed_node", "yes", source_url="https://example.org/bench",
+                               verified_on=day, confidence="documented"),
+            InstanceFactRecord("bench-*-8x", "fabric", "infiniband", source_url="https://example.org/bench",
+                               verified_on=day, confidence="documented"),
+        ])
 
 
 def timed(client, *requests: tuple[str, dict]) -> list[tuple[float, bytes, int]]:

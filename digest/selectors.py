@@ -298,7 +298,7 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
     back = sorted(candidates & active & changes.back_in_stock.keys())
     sold = sorted(candidates & active & changes.sold_out.keys())
     shown |= set(back[:limit]) | set(sold[:limit])
-    offers = Offer.objects.select_related("provider", "gpu").in_bulk(shown) if shown else {}
+    offers = Offer.objects.select_related("provider", "gpu", "kubernetes_profile").in_bulk(shown) if shown else {}
 
     capability_rows = []
     if changes.capabilities:

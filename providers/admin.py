@@ -10,13 +10,34 @@ from .models import (
     DataSource,
     ExchangeRate,
     GpuModel,
+    InstanceTypeFact,
     KubernetesFact,
+    KubernetesProfile,
     LinkCheck,
     Offer,
     PriceObservation,
     Provider,
     ScrapeRun,
 )
+
+
+class RefreshesKubernetesAnswers:
+    """An admin edit of a layer the per-offer Kubernetes answers derive from (a provider cell, an instance fact, a
+    GPU model) recomputes the stored answers it feeds (services.offer_kubernetes_refresh), like a curated sync."""
+
+    def _refresh(self, obj) -> None:
+        from .services import offer_kubernetes_refresh
+
+        provider_id = getattr(obj, "provider_id", None) or (obj.pk if isinstance(obj, Provider) else None)
+        offer_kubernetes_refresh(provider_ids=[provider_id] if provider_id else None)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        self._refresh(form.instance)
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        self._refresh(obj)
 
 
 class CapabilityInline(admin.TabularInline):
@@ -26,7 +47,7 @@ class CapabilityInline(admin.TabularInline):
 
 
 @admin.register(Provider)
-class ProviderAdmin(admin.ModelAdmin):
+class ProviderAdmin(RefreshesKubernetesAnswers, admin.ModelAdmin):
     list_display = ("name", "slug", "kind", "headquarters")
     list_filter = ("kind",)
     search_fields = ("name", "slug", "name_zh")
@@ -34,7 +55,7 @@ class ProviderAdmin(admin.ModelAdmin):
 
 
 @admin.register(Capability)
-class CapabilityAdmin(admin.ModelAdmin):
+class CapabilityAdmin(RefreshesKubernetesAnswers, admin.ModelAdmin):
     list_display = ("provider", "key", "value", "label", "confidence", "verified_on", "origin")
     list_filter = ("key", "value", "confidence", "origin")
     search_fields = ("provider__name", "label", "detail")
@@ -47,7 +68,7 @@ class CapabilityChangeAdmin(admin.ModelAdmin):
 
 
 @admin.register(GpuModel)
-class GpuModelAdmin(admin.ModelAdmin):
+class GpuModelAdmin(RefreshesKubernetesAnswers, admin.ModelAdmin):
     list_display = ("name", "slug", "vendor", "family", "memory_gb", "form_factor")
     list_filter = ("vendor", "family")
     search_fields = ("name", "slug")
@@ -118,3 +139,26 @@ class AvailabilityChangeAdmin(admin.ModelAdmin):
     list_filter = ("availability", "recorded")
     raw_id_fields = ("offer",)
     date_hierarchy = "changed_at"
+
+
+@admin.register(InstanceTypeFact)
+class InstanceTypeFactAdmin(RefreshesKubernetesAnswers, admin.ModelAdmin):
+    list_display = ("provider", "pattern", "key", "value", "number", "confidence", "origin", "verified_on")
+    list_filter = ("provider", "key", "origin", "confidence")
+    search_fields = ("pattern", "detail")
+
+
+@admin.register(KubernetesProfile)
+class KubernetesProfileAdmin(admin.ModelAdmin):
+    """Derived answers: read-only here (edit the facts they come from)."""
+
+    list_display = ("provider", "instance_type", "gpu", "gpu_count", "managed_node", "mig", "rdma", "fabric",
+                    "computed_at")
+    list_filter = ("provider", "managed_node", "mig", "rdma", "fabric")
+    search_fields = ("instance_type",)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -153,3 +153,129 @@ def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
             raise CuratedDataError(f"{path.name}: slug {record.slug!r} must match the file name")
         records.append(record)
     return records
+
+
+# --- instance types: providers/data/instance_types/<provider>.toml ----------------------------------------------
+
+INSTANCE_TYPES_DIR = DATA_DIR / "instance_types"
+FACT_FIELDS = {"value", "number", "interfaces", "detail", "source_url", "verified_on", "confidence"}
+TYPE_FIELDS = {"match", "note"}
+FILE_ORIGINS = {"curated", "catalog"}
+
+
+@dataclass(frozen=True)
+class InstanceFactRecord:
+    """One fact about the instance types `pattern` names (an exact type or an fnmatch pattern)."""
+
+    pattern: str
+    key: str
+    value: str
+    number: Decimal | None = None
+    detail: str = ""
+    source_url: str = ""
+    verified_on: date | None = None
+    confidence: str = ""
+
+
+@dataclass(frozen=True)
+class InstanceTypeFile:
+    provider: str
+    origin: str
+    facts: list[InstanceFactRecord]
+
+
+def parse_instance_types(data: dict, origin: str, today: date | None = None) -> InstanceTypeFile:
+    """Validate one instance-type file with the same rules as a capability cell: every fact other than `unknown`
+    needs its source URL, a verified date (not in the future) and a confidence; values come from
+    providers.kubernetes.FACT_VALUES; `gpu_count` and `gpu_share` are numbers, `fabric = "efa"` takes `interfaces`."""
+    from .kubernetes import FACT_VALUES, NUMERIC_FACTS
+
+    today = today or date.today()
+
+    def fail(message: str) -> CuratedDataError:
+        return CuratedDataError(f"{origin}: {message}")
+
+    provider = data.get("provider")
+    if not isinstance(provider, str) or not SLUG_RE.match(provider):
+        raise fail("'provider' is required: the provider's slug")
+    file_origin = data.get("origin", "curated")
+    if file_origin not in FILE_ORIGINS:
+        raise fail(f"origin {file_origin!r} must be one of {sorted(FILE_ORIGINS)}")
+    extra = set(data) - {"provider", "origin", "types", "source"}
+    if extra:
+        raise fail(f"unknown top-level fields {sorted(extra)}")
+    facts: list[InstanceFactRecord] = []
+    seen: set[tuple[str, str]] = set()
+    for index, entry in enumerate(data.get("types") or []):
+        where = f"types[{index}]"
+        if not isinstance(entry, dict):
+            raise fail(f"{where} must be a table")
+        patterns = entry.get("match")
+        if (not isinstance(patterns, list) or not patterns
+                or not all(isinstance(p, str) and p.strip() and len(p) <= 120 for p in patterns)):
+            raise fail(f"{where} needs 'match': a list of instance types or patterns")
+        keys = set(entry) - TYPE_FIELDS
+        unknown_keys = keys - set(FACT_VALUES)
+        if unknown_keys:
+            raise fail(f"{where} has unknown facts {sorted(unknown_keys)} (known: {', '.join(FACT_VALUES)})")
+        for key in sorted(keys):
+            cell = entry[key]
+            at = f"{where} {key}"
+            if not isinstance(cell, dict):
+                raise fail(f"{at} must be a table")
+            if set(cell) - FACT_FIELDS:
+                raise fail(f"{at} has unknown fields {sorted(set(cell) - FACT_FIELDS)}")
+            value = cell.get("value")
+            number = None
+            if key in NUMERIC_FACTS:
+                if isinstance(value, bool) or not isinstance(value, int | float):
+                    raise fail(f"{at} value must be a number")
+                number = Decimal(str(value))
+                if number <= 0 or (key == "gpu_share" and number > 1):
+                    raise fail(f"{at} value {value} is out of range")
+                value = str(number.normalize())
+            elif value not in FACT_VALUES[key]:
+                raise fail(f"{at} value {value!r} must be one of {list(FACT_VALUES[key])}")
+            if "interfaces" in cell:
+                if key != "fabric" or value != "efa":
+                    raise fail(f"{at}: only fabric = 'efa' takes an interface count")
+                if isinstance(cell["interfaces"], bool) or not isinstance(cell["interfaces"], int) \
+                        or cell["interfaces"] < 1:
+                    raise fail(f"{at} interfaces must be a positive whole number")
+                number = Decimal(cell["interfaces"])
+            source_url, verified_on = cell.get("source_url", ""), cell.get("verified_on")
+            confidence = cell.get("confidence", "")
+            if value != UNKNOWN:
+                if not isinstance(source_url, str) or not source_url.startswith(("https://", "http://")):
+                    raise fail(f"{at} = {value!r} has no source_url: every published fact needs its source")
+                if not isinstance(verified_on, date):
+                    raise fail(f"{at} = {value!r} has no verified_on date (a TOML date such as 2026-12-01)")
+                if confidence not in CONFIDENCES:
+                    raise fail(f"{at} confidence {confidence!r} must be one of {sorted(CONFIDENCES)}")
+            if isinstance(verified_on, date) and verified_on > today:
+                raise fail(f"{at} verified_on {verified_on} is in the future")
+            for pattern in patterns:
+                if (pattern, key) in seen:
+                    raise fail(f"{where}: {pattern!r} states {key} twice in this file")
+                seen.add((pattern, key))
+                facts.append(InstanceFactRecord(
+                    pattern=pattern, key=key, value=value, number=number, detail=cell.get("detail", ""),
+                    source_url=source_url or "", verified_on=verified_on if isinstance(verified_on, date) else None,
+                    confidence=confidence or "",
+                ))
+    return InstanceTypeFile(provider=provider, origin=file_origin, facts=facts)
+
+
+def load_instance_types(directory: Path = INSTANCE_TYPES_DIR) -> list[InstanceTypeFile]:
+    files = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            with path.open("rb") as handle:
+                data = tomllib.load(handle)
+        except tomllib.TOMLDecodeError as exc:
+            raise CuratedDataError(f"{path.name}: not valid TOML: {exc}") from exc
+        parsed = parse_instance_types(data, origin=path.name)
+        if not path.stem.startswith(parsed.provider):
+            raise CuratedDataError(f"{path.name}: provider {parsed.provider!r} must start the file name")
+        files.append(parsed)
+    return files

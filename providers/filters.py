@@ -5,9 +5,13 @@ Every parameter validates its input: an unknown GPU or provider slug, a negative
 belongs makes the form invalid, and the API turns that into a 400 naming the parameter. Multi-valued parameters
 accept repeated keys (`gpu=h100&gpu=a100`, what an HTML form sends) and comma-separated lists (`gpu=h100,a100`).
 
-Capability filters ask the provider's answer to a Kubernetes question (providers.capabilities) without parsing
-prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unknown` those with no known answer.
-With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
+Kubernetes filters ask the OFFER's stored answer (providers.kubernetes, stored per machine by
+services.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps offers whose machine gets MIG (the
+provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
+GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
+`mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
+managed-Kubernetes nodes, `rdma=any` machines with a documented fabric, `rdma=efa` EFA ones. With
+`documented_only=true` an answer resting on an inferred cell or fact counts as unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
 rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's
@@ -29,14 +33,29 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField
 
-from .capabilities import NOT_APPLICABLE, QUESTIONS, RDMA_FABRICS, UNKNOWN
-from .models import Availability, Capability, Confidence, GpuModel, GpuVendor, Offer, Provider, ProviderKind
+from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN
+from .kubernetes import FABRICS
+from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
+from .models import (
+    Availability,
+    Capability,
+    Confidence,
+    GpuModel,
+    GpuVendor,
+    KubernetesProfile,
+    Offer,
+    Provider,
+    ProviderKind,
+)
 
 CONTINENTS = [
     ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
     ("OC", _("Oceania")), ("SA", _("South America")),
 ]
-YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")), (UNKNOWN, _("unknown"))]
+YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
+                  (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
+OFFERING_CHOICES = [("managed", "managed"), ("byo", "byo"), ("none", "none"), (UNKNOWN, UNKNOWN)]
+RDMA_CHOICES = [(fabric, fabric) for fabric in FABRICS] + [("any", "any"), ("none", "none"), (UNKNOWN, UNKNOWN)]
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
 BOOLEAN_CAPABILITIES = (
@@ -309,13 +328,11 @@ class OfferFilterSet(filters.FilterSet):
     region = CharFilter(field_name="region", lookup_expr="iexact", max_length=120, label=_("Region id"))
     search = CharFilter(method="filter_search", max_length=200,
                         label=_("Search instance type, GPU and region (words, all must match)"))
-    offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
-                              label=_("Kubernetes offering"))
+    offering = MultipleChoice(method="filter_offering", choices=OFFERING_CHOICES, label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
                                   choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
                                   label=_("GPU driver / Operator"))
-    rdma = MultipleChoice(method="filter_rdma", choices=[(f, f) for f in RDMA_FABRICS] + [("any", "any")],
-                          label=_("RDMA fabric"))
+    rdma = MultipleChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("RDMA fabric"))
     control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
                                    label=_("Maximum control-plane fee (USD per cluster-hour)"))
     documented_only = BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
@@ -395,7 +412,8 @@ class OfferFilterSet(filters.FilterSet):
     def filter_queryset(self, queryset):
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        queryset = super().filter_queryset(queryset)
+        self._profile_clauses: list = []
+        queryset = self._apply_profile_filter(super().filter_queryset(queryset))
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
         return queryset
@@ -452,23 +470,113 @@ class OfferFilterSet(filters.FilterSet):
             matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
         return sorted(matching)
 
-    def filter_capability(self, queryset, name, value):
-        if not value:
+    # --- the offer's own Kubernetes answers (KubernetesProfile) ----------------------------------------------------
+    #
+    # Each Kubernetes filter adds a clause on the offer's profile: any of its terms, a term being all of its
+    # (column, allowed states) atoms (`rdma=efa` is one term: rdma yes AND fabric efa), and says whether an offer
+    # with no derived answers may pass (only an "unknown" request allows it). The clauses are combined and the
+    # matching profile ids read in one query, then applied to offers as one literal list (a subquery beyond
+    # MAX_LITERAL_PROFILES): several lists of thousands of ids cost more to build than the queries took.
+
+    MAX_LITERAL_PROFILES = 1000
+
+    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False) -> None:
+        self._profile_clauses.append((terms, unknown))
+
+    def _apply_profile_filter(self, queryset):
+        clauses = self._profile_clauses
+        if not clauses:
             return queryset
-        return queryset.filter(provider_id__in=self._providers_answering(name, value))
+        unknown = all(allows for _terms, allows in clauses)
+        if self.form.cleaned_data.get("documented_only"):
+            ids = sorted(self._documented_profiles(clauses))
+            matching = Q(kubernetes_profile_id__in=ids)
+        else:
+            condition = Q()
+            for terms, _allows in clauses:
+                either = Q(pk__in=[])
+                for term in terms:
+                    both = Q()
+                    for column, states in term:
+                        both &= Q(**{f"{column}__in": list(states)})
+                    either |= both
+                condition &= either
+            profiles = KubernetesProfile.objects.filter(condition).values_list("id", flat=True)
+            ids = list(profiles[:self.MAX_LITERAL_PROFILES + 1])
+            if len(ids) > self.MAX_LITERAL_PROFILES:
+                matching = Q(kubernetes_profile_id__in=profiles)
+            else:
+                matching = Q(kubernetes_profile_id__in=sorted(ids))
+        if unknown:
+            matching |= Q(kubernetes_profile__isnull=True)
+        return queryset.filter(matching)
+
+    def _documented_profiles(self, clauses) -> set[int]:
+        """The clauses evaluated in Python with an answer resting on an inferred source read as unknown (and so does
+        its fabric): `inferred` is a JSON list, which not every database can search."""
+        columns = {column for terms, _ in clauses for term in terms for column, _states in term}
+        matching = set()
+        for row in KubernetesProfile.objects.values("id", "inferred", *columns):
+            for question in row["inferred"]:
+                if question in row and row[question] != UNKNOWN:
+                    row[question] = UNKNOWN
+                if question == "rdma" and "fabric" in row:
+                    row["fabric"] = UNKNOWN
+            if all(any(all(row[column] in states for column, states in term) for term in terms)
+                   for terms, _ in clauses):
+                matching.add(row["id"])
+        return matching
+
+    def filter_capability(self, queryset, name, value):
+        if value:
+            self._clause([[(name, value)]], unknown=UNKNOWN in value)
+        return queryset
 
     def filter_offering(self, queryset, name, value):
-        return queryset.filter(provider_id__in=self._providers_answering("offering", value)) if value else queryset
-
-    def filter_gpu_operator(self, queryset, name, value):
-        return queryset.filter(provider_id__in=self._providers_answering("gpu_operator", value)) if value else queryset
-
-    def filter_rdma(self, queryset, name, value):
+        """managed: machines that can be nodes of the provider's managed Kubernetes; byo: machines you can join to
+        your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
             return queryset
-        fabrics = RDMA_FABRICS if "any" in value else value
-        cells = self._capability_cells().filter(key__in=fabrics, value="yes")
-        return queryset.filter(provider_id__in=sorted(set(cells.values_list("provider_id", flat=True))))
+        terms = []
+        if "managed" in value:
+            terms.append([("managed_node", ["yes"])])
+        if "byo" in value:
+            terms.append([("byo", ["yes"])])
+        if "none" in value:
+            terms.append([("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE]), ("byo", ["no"])])
+        if UNKNOWN in value:
+            terms.append([("managed_node", [UNKNOWN])])
+        self._clause(terms, unknown=UNKNOWN in value)
+        return queryset
+
+    def filter_gpu_operator(self, queryset, name, value):
+        """The provider's way of installing the GPU stack, for machines that get it: a preinstalled or add-on GPU
+        Operator counts only on a machine that can be a managed node (the offer's gpu_operator answer is yes)."""
+        if not value:
+            return queryset
+        providers = self._providers_answering("gpu_operator", value)
+        queryset = queryset.filter(provider_id__in=providers)
+        if set(value) <= {"preinstalled", "add_on"}:
+            self._clause([[("gpu_operator", ["yes"])]])
+        return queryset
+
+    def filter_rdma(self, queryset, name, value):
+        """any: machines with a documented fabric between nodes; a fabric kind: machines with that fabric; none:
+        machines documented without one (or whose provider has none); unknown: no source either way."""
+        if not value:
+            return queryset
+        fabrics = [item for item in value if item in FABRICS]
+        terms = []
+        if "any" in value:
+            terms.append([("rdma", ["yes"])])
+        if fabrics:
+            terms.append([("rdma", ["yes"]), ("fabric", fabrics)])
+        if "none" in value:
+            terms.append([("rdma", ["no", NOT_ON_THIS_MACHINE])])
+        if UNKNOWN in value:
+            terms.append([("rdma", [UNKNOWN])])
+        self._clause(terms, unknown=UNKNOWN in value)
+        return queryset
 
     def filter_fee(self, queryset, name, value):
         """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.

@@ -40,6 +40,7 @@ class Confidence(models.TextChoices):
 class CapabilityOrigin(models.TextChoices):
     CURATED = "curated", _("Curated by us")
     PROVIDER_API = "provider_api", _("Provider API")
+    CATALOG = "catalog", _("Public catalog")
 
 
 class Capability(models.Model):
@@ -269,6 +270,76 @@ class LinkCheck(models.Model):
         return f"{self.url} {'ok' if self.ok else 'broken'}"
 
 
+class InstanceTypeFact(models.Model):
+    """One sourced fact about one of a provider's instance types (the second layer of providers.kubernetes): can it
+    be a node of the provider's managed Kubernetes, can you join it to your own cluster, its fabric between nodes
+    (with the EFA interface count in `number`), its GPU count, share of a GPU or form factor.
+
+    `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`); the most specific match wins
+    (providers.kubernetes.Fact.precedence). Sourced like a capability cell: value, source URL, verified date,
+    confidence and origin (curated data files, a provider API's node-type list, a public catalog such as Karpenter's
+    instance-type table). services.instance_facts_sync replaces one provider's facts of one origin at a time.
+    """
+
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="instance_facts")
+    pattern = models.CharField(max_length=120)
+    key = models.CharField(max_length=32)
+    value = models.CharField(max_length=32)
+    number = models.DecimalField(max_digits=9, decimal_places=4, null=True, blank=True,
+                                 help_text="EFA interfaces, GPU count or share of a GPU")
+    detail = models.TextField(blank=True)
+    source_url = models.URLField(max_length=500, blank=True)
+    verified_on = models.DateField(null=True, blank=True)
+    confidence = models.CharField(max_length=20, choices=Confidence.choices, blank=True)
+    origin = models.CharField(max_length=20, choices=CapabilityOrigin.choices, default=CapabilityOrigin.CURATED)
+
+    class Meta:
+        ordering = ["provider", "pattern", "key"]
+        constraints = [models.UniqueConstraint(fields=["provider", "pattern", "key", "origin"],
+                                               name="instance_fact_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.provider_id}:{self.pattern}:{self.key}={self.value}"
+
+
+class KubernetesProfile(models.Model):
+    """The stored Kubernetes answers shared by every offer of one (provider, instance type, GPU model, GPU count):
+    what providers.kubernetes.derive says for that machine, recomputed by services.offer_kubernetes_refresh.
+
+    One column per question holds its state, so a filter reads the matching profile ids from this small table
+    and filters offers by `kubernetes_profile_id IN (...)`; `answers` holds every answer with its reason and sources
+    for the API and the pages; `inferred` lists the questions whose answer rests on an inferred cell or fact (what
+    `documented_only` leaves out).
+    """
+
+    key = models.CharField(max_length=250, unique=True)
+    provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="kubernetes_profiles")
+    instance_type = models.CharField(max_length=120)
+    gpu = models.ForeignKey(GpuModel, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    gpu_count = models.DecimalField(max_digits=6, decimal_places=3)
+    managed_node = models.CharField(max_length=20)
+    byo = models.CharField(max_length=20)
+    mig = models.CharField(max_length=20)
+    mps = models.CharField(max_length=20)
+    time_slicing = models.CharField(max_length=20)
+    vendor_sharing = models.CharField(max_length=20)
+    rdma = models.CharField(max_length=20)
+    fabric = models.CharField(max_length=20)
+    efa_interfaces = models.PositiveSmallIntegerField(null=True, blank=True)
+    gpu_operator = models.CharField(max_length=20)
+    node_autoscaling = models.CharField(max_length=20)
+    scale_to_zero = models.CharField(max_length=20)
+    spot_nodes = models.CharField(max_length=20)
+    rwx_storage = models.CharField(max_length=20)
+    gang_scheduling = models.CharField(max_length=20)
+    answers = models.JSONField(default=dict)
+    inferred = models.JSONField(default=list, blank=True)
+    computed_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return self.key
+
+
 class Availability(models.TextChoices):
     AVAILABLE = "available", _("Available")
     LIMITED = "limited", _("Limited")
@@ -339,6 +410,10 @@ class Offer(models.Model):
     is_active = models.BooleanField(default=True)
     last_run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                                  help_text="The run that last created, changed or reactivated it")
+    # Its derived Kubernetes answers (services.offer_kubernetes_refresh). No index: filters combine it with the
+    # price-ordered indexes above, and keeping it out of them keeps the per-run last_seen update a HOT update.
+    kubernetes_profile = models.ForeignKey("KubernetesProfile", on_delete=models.SET_NULL, null=True, blank=True,
+                                           related_name="offers", db_index=False)
 
     class Meta:
         constraints = [

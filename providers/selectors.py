@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 
@@ -52,7 +53,8 @@ def offer_list(*, include_inactive: bool = False, now: datetime | None = None) -
     should say so. `offer.last_seen` is when a successful run last listed the offer. Filtering on it:
     `offer_list().filter(is_stale=False)`.
     """
-    offers = Offer.objects.select_related("provider", "gpu", "source").annotate(is_stale=stale_expression(now=now))
+    offers = (Offer.objects.select_related("provider", "gpu", "source", "kubernetes_profile")
+              .annotate(is_stale=stale_expression(now=now)))
     if not include_inactive:
         offers = offers.filter(is_active=True)
     return offers.order_by("price_per_gpu_hour_usd", "id")
@@ -157,17 +159,6 @@ def capabilities_by_provider(*, provider_ids) -> dict[int, dict[str, Capability]
     return cells
 
 
-def capability_answers(*, provider_ids, keys) -> dict[int, list[tuple[str, str, str, str, str, date | None]]]:
-    """(key, value, label, label_zh, source_url, verified_on) of the given questions for each provider, in key
-    order: one query and no model instances (the badges of a page of offers)."""
-    answers: dict[int, list[tuple[str, str, str, str, str, date | None]]] = {}
-    rows = (Capability.objects.filter(provider_id__in=set(provider_ids), key__in=keys).order_by("provider_id", "key")
-            .values_list("provider_id", "key", "value", "label", "label_zh", "source_url", "verified_on"))
-    for provider_id, *answer in rows:
-        answers.setdefault(provider_id, []).append(tuple(answer))
-    return answers
-
-
 def gpu_model_list() -> QuerySet[GpuModel]:
     """The GPU catalog with each model's number of active offers and cheapest price per GPU-hour (USD)."""
     active = Q(offers__is_active=True)
@@ -228,7 +219,8 @@ def cheapest_offers_by_gpu(*, provider_ids) -> dict[tuple[int, int], Offer]:
     )
     for provider_id, gpu_id, offer_id in rows:
         best.setdefault((provider_id, gpu_id), offer_id)
-    winners = Offer.objects.select_related("provider", "gpu", "source").in_bulk(list(best.values()))
+    winners = (Offer.objects.select_related("provider", "gpu", "source", "kubernetes_profile")
+               .in_bulk(list(best.values())))
     return {key: winners[offer_id] for key, offer_id in best.items()}
 
 
@@ -303,29 +295,59 @@ OFFER_ROW_FIELDS = (
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at",
+    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__computed_at",
 )
 
 
 def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
-    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list), in the order of `ids`.
+    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list) with
+    `kubernetes_profile__answers` (their stored Kubernetes answers, see kubernetes_answers_attach), in the order of
+    `ids`.
 
-    One query, and no model instances: building 50 offers with their three relations cost more than the query. The
-    query is set up once per process (naming 40 columns across three joins is most of the work of a values() call)
-    and `is_stale` is decided here with stale_expression's rule rather than in an annotation that would need it
-    set up again for every `now`."""
+    One query (and one more for answers not kept from earlier requests), no model instances: building 50 offers
+    with their three relations cost more than the query. The query is set up once per process (naming 40 columns
+    across three joins is most of the work of a values() call) and `is_stale` is decided here with
+    stale_expression's rule rather than in an annotation that would need it set up again for every `now`."""
     cutoff = stale_cutoff(now=now)
     found = {}
     for row in _offer_rows_queryset().filter(id__in=ids):
         last_success = row["source__last_success_at"]
         row["is_stale"] = last_success is None or last_success < cutoff
         found[row["id"]] = row
-    return [found[offer_id] for offer_id in ids if offer_id in found]
+    rows = [found[offer_id] for offer_id in ids if offer_id in found]
+    kubernetes_answers_attach(rows)
+    return rows
 
 
 @functools.cache
 def _offer_rows_queryset() -> QuerySet:
     return Offer.objects.order_by().values(*OFFER_ROW_FIELDS)
+
+
+# Stored answers by (profile id, computed_at), kept across requests: a page's 50 offers carried 200 KB of JSON to
+# decode, the same for every request until a profile is recomputed (which gives it a new key). Bounded; read-only
+# for callers (the same dicts are handed to every request).
+_ANSWERS: dict[tuple, dict] = {}
+MAX_KEPT_ANSWERS = 8192
+
+
+def kubernetes_answers_attach(rows: list[dict]) -> None:
+    """Set `kubernetes_profile__answers` on rows carrying `kubernetes_profile_id` and `..._computed_at` (None for
+    an offer never derived), reading the answers not kept yet in one query."""
+    keys = {(row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]) for row in rows
+            if row["kubernetes_profile_id"] is not None}
+    missing = [profile_id for profile_id, computed_at in keys if (profile_id, computed_at) not in _ANSWERS]
+    if missing:
+        from .models import KubernetesProfile
+
+        for profile_id, computed_at, answers in KubernetesProfile.objects.filter(id__in=missing).values_list(
+                "id", "computed_at", "answers"):
+            if len(_ANSWERS) >= MAX_KEPT_ANSWERS:
+                del _ANSWERS[next(iter(_ANSWERS))]
+            _ANSWERS[(profile_id, computed_at)] = answers
+    for row in rows:
+        row["kubernetes_profile__answers"] = _ANSWERS.get(
+            (row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]))
 
 
 def offer_get(*, offer_id: int) -> Offer | None:
@@ -470,3 +492,55 @@ def providers_without_prices(*, filterset) -> list[Provider]:
     if not any(data.get(name) not in (None, "", []) for name in PROVIDER_FILTERS):
         return []
     return list(providers_matching(filterset=filterset).exclude(offers__is_active=True).order_by("name"))
+
+
+# --- per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh) -------------
+
+
+@dataclass(frozen=True)
+class OfferAnswer:
+    """One derived Kubernetes answer about one offer's machine.
+
+    `state` is one of "yes", "no", "unknown", "n/a", "not_on_this_machine" (the provider offers it, but not on this
+    machine); `reason` is an English sentence; `sources` the URLs the rule used. The "rdma" answer also carries
+    `fabric` (infiniband, roce, efa, gpudirect_tcpx, gpudirect_tcpxo, rdma_unspecified, none, unknown) and
+    `efa_interfaces` (an EFA count or None); other answers have both None."""
+
+    state: str
+    reason: str
+    sources: list[str] = field(default_factory=list)
+    fabric: str | None = None
+    efa_interfaces: int | None = None
+
+
+NOT_DERIVED = "Not derived yet: the offer has not been through an ingest since its facts changed."
+
+
+def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
+    """Stored answers (KubernetesProfile.answers) as OfferAnswer per question, plus a "fabric" entry with the
+    fabric as its state; every question unknown when nothing is stored."""
+    from .kubernetes import QUESTIONS, UNKNOWN
+
+    answers = answers or {}
+    result = {}
+    for question in QUESTIONS:
+        stored = answers.get(question)
+        if stored is None:
+            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
+            continue
+        result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
+                                       stored.get("fabric"), stored.get("efa_interfaces"))
+    rdma = result["rdma"]
+    result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
+                                   rdma.efa_interfaces)
+    return result
+
+
+def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
+    """The stored Kubernetes answers of each of `offer_ids`, in one query: {offer_id: {question: OfferAnswer}}.
+
+    Questions: managed_node, byo, mig, mps, time_slicing, vendor_sharing, rdma (with fabric and efa_interfaces),
+    fabric, gpu_operator, node_autoscaling, scale_to_zero, spot_nodes, rwx_storage, gang_scheduling. An offer whose
+    answers were never derived answers "unknown" everywhere; an id that is no offer is absent."""
+    rows = Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile__answers")
+    return {offer_id: kubernetes_answers_of(answers) for offer_id, answers in rows}

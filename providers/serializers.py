@@ -17,9 +17,10 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
+from . import kubernetes as k8s
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
-from .selectors import stale_cutoff
+from .selectors import kubernetes_answers_of, stale_cutoff
 
 
 class NumberDecimalField(serializers.DecimalField):
@@ -77,6 +78,48 @@ class OfferSourceSerializer(OutputSerializer):
 # --- offers --------------------------------------------------------------------------------------------------------
 
 
+class KubernetesAnswerSerializer(serializers.Serializer):
+    answer = serializers.ChoiceField(choices=list(k8s.STATES), help_text=(
+        "yes / no / unknown / n/a (does not apply) / not_on_this_machine (the provider offers it, not on this "
+        "machine)"))
+    reason = serializers.CharField(help_text="Why, in English, naming the facts the rule used")
+    sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
+
+
+class KubernetesRdmaAnswerSerializer(KubernetesAnswerSerializer):
+    fabric = serializers.ChoiceField(choices=list(k8s.FABRIC_VALUES), help_text="The fabric between nodes")
+    efa_interfaces = serializers.IntegerField(allow_null=True, help_text="EFA interfaces (EFA only)")
+
+
+class OfferKubernetesSerializer(serializers.Serializer):
+    """Every Kubernetes answer about THIS offer's machine, derived from the provider's cells, the instance type's
+    facts and the GPU model (providers.kubernetes), each with its reason and sources."""
+
+
+for _question in k8s.QUESTIONS:
+    OfferKubernetesSerializer._declared_fields[_question] = (
+        KubernetesRdmaAnswerSerializer if _question == "rdma" else KubernetesAnswerSerializer
+    )(help_text=k8s.QUESTION_LABELS[_question])
+
+
+def kubernetes_data(answers: dict | None) -> dict:
+    """The `kubernetes` object of an offer from its stored answers (KubernetesProfile.answers), in question order;
+    every question unknown when none are stored."""
+    if answers and all(question in answers for question in k8s.QUESTIONS):
+        # Stored in the API's shape by services.offer_kubernetes_refresh: passed through in question order.
+        return {question: answers[question] for question in k8s.QUESTIONS}
+    data = {}
+    for question, answer in kubernetes_answers_of(answers).items():
+        if question == "fabric":
+            continue
+        entry = {"answer": answer.state, "reason": answer.reason, "sources": answer.sources}
+        if question == "rdma":
+            entry["fabric"] = answer.fabric or k8s.UNKNOWN
+            entry["efa_interfaces"] = answer.efa_interfaces
+        data[question] = entry
+    return data
+
+
 class OfferSerializer(OutputSerializer):
     """One offer with its provider, GPU model and provenance, from selectors.offer_list (source joined, `is_stale`
     annotated), so nothing costs a query per row."""
@@ -91,6 +134,7 @@ class OfferSerializer(OutputSerializer):
     availability_recorded = serializers.SerializerMethodField(
         help_text="True when the last stock check was a replay of a recorded answer (the bundled snapshot): "
                   "availability_checked_at is then the recording's date")
+    kubernetes = serializers.SerializerMethodField()
 
     class Meta:
         model = Offer
@@ -102,7 +146,7 @@ class OfferSerializer(OutputSerializer):
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
             "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
             "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
-            "spot_interruption", "spot_as_of", "source",
+            "spot_interruption", "spot_as_of", "source", "kubernetes",
         ]
         extra_kwargs = {
             "availability_checked_at": {"help_text": "When the stock was last checked (null: never stated); a failed "
@@ -115,6 +159,11 @@ class OfferSerializer(OutputSerializer):
 
     def get_availability_recorded(self, offer: Offer) -> bool:
         return bool(offer.availability_recorded)
+
+    @extend_schema_field(OfferKubernetesSerializer)
+    def get_kubernetes(self, offer: Offer) -> dict:
+        profile = offer.kubernetes_profile
+        return kubernetes_data(profile.answers if profile is not None else None)
 
     def get_is_stale(self, offer: Offer) -> bool:
         annotated = getattr(offer, "is_stale", None)
@@ -218,6 +267,7 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
             },
+            "kubernetes": kubernetes_data(row["kubernetes_profile__answers"]),
         })
     return data
 

@@ -120,6 +120,7 @@ def gpu_catalog_sync() -> int:
                 "verified_on": spec.verified_on,
             },
         )
+    offer_kubernetes_refresh()  # MIG profiles and vendors feed every offer's answers
     return len(specs)
 
 
@@ -176,6 +177,7 @@ def providers_sync(*, records: list[ProviderRecord] | None = None, now: datetime
             if stale.origin == CapabilityOrigin.CURATED and stale.value != "unknown":
                 _record_change(provider, key, stale, "unknown", "", "", now)
                 stale.delete()
+    offer_kubernetes_refresh(now=now)  # a provider cell feeds every answer of its offers
     return len(records)
 
 
@@ -487,6 +489,8 @@ def offers_sync(
     PriceObservation.objects.bulk_create([_observation(updated_by_id[pk], run, now) for pk in history_ids],
                                          batch_size=BATCH_SIZE)
     counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
+    # Every ingest recomputes the stored Kubernetes answers of the source's offers (new types get theirs at once).
+    offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
 
 
@@ -653,6 +657,25 @@ class OfferNormaliser:
         self.rates = rates
         self._gpus: dict[tuple[str, Decimal | None, str], str | None] = {}
         self._places: dict[str, tuple[str, str]] = {}
+        # GPU counts the instance-type layer states from the SKU (providers/data/instance_types): they win over a
+        # catalog row's count (SkyPilot's Azure rows give the 8-GPU ND96isr_H100_v5 12 GPUs).
+        from . import kubernetes as k8s
+        from .models import InstanceTypeFact
+
+        self._sku_facts = [k8s.Fact(**fact) for fact in InstanceTypeFact.objects.filter(
+            provider_id=source.provider_id, key="gpu_count").values(
+            "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
+        self._sku_counts: dict[str, Decimal | None] = {}
+
+    def sku_gpu_count(self, instance_type: str) -> Decimal | None:
+        if not self._sku_facts:
+            return None
+        if instance_type not in self._sku_counts:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("gpu_count")
+            self._sku_counts[instance_type] = fact.number if fact is not None else None
+        return self._sku_counts[instance_type]
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         scraped = self.checked(scraped, counts)
@@ -679,7 +702,8 @@ class OfferNormaliser:
             place = self._places[scraped.region] = (geography.country, geography.continent)
         price_usd = to_usd(scraped.price_hour, scraped.currency, self.rates)
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
-        gpu_count = scraped.gpu_count.quantize(Decimal("0.001"))
+        exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
+        gpu_count = exact_count.quantize(Decimal("0.001"))
         memory = scraped.gpu_memory_gb
         if memory is None and slug is not None:
             # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
@@ -703,8 +727,8 @@ class OfferNormaliser:
             quantize_money(scraped.spot_price_hour),
             price_usd,
             spot_usd,
-            per_gpu(price_usd, scraped.gpu_count),
-            per_gpu(spot_usd, scraped.gpu_count),
+            per_gpu(price_usd, exact_count),
+            per_gpu(spot_usd, exact_count),
             scraped.availability,
             scraped.available_count,
             True,
@@ -826,6 +850,7 @@ def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_a
         update_fields=["provider", "value", "source_url", "fetched_at"],
     )
     counts.facts_stored = len(facts)
+    offer_kubernetes_refresh(provider_ids=[source.provider_id], now=fetched_at)
 
 
 def _capability_problem(fact: ScrapedCapability) -> str | None:
@@ -907,6 +932,7 @@ def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
     """
     gpu_catalog_sync()
     providers_sync()
+    instance_types_sync()
     exchange_rates_sync(offline=True)
     sources = registry.snapshot_sources()
     runs, skipped = [], []
@@ -1209,3 +1235,136 @@ def _in_stock_shares_refresh(*, source: DataSource, checked_at: datetime) -> Non
                   .values("share"))
         shares[name] = Subquery(window)
     Offer.objects.filter(source=source, availability_checked_at=checked_at).update(**shares)
+
+
+# --- instance-type facts and the per-offer Kubernetes answers --------------------------------------------------
+
+
+def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime | None = None) -> int:
+    """Replace every instance-type fact of one provider and one origin ("curated", "provider_api", "catalog") with
+    `facts` (providers.curated.InstanceFactRecord), then recompute that provider's offer answers.
+
+    This is the entry point for any source of SKU facts: the curated files (instance_types_sync), a provider API's
+    node-type list, or a catalog's per-type EFA count (origin "catalog"). Facts of other origins are left alone; an
+    unknown provider slug raises Provider.DoesNotExist before anything is written. Returns the number of facts."""
+    from .models import InstanceTypeFact
+
+    provider = Provider.objects.get(slug=provider_slug)
+    with transaction.atomic():
+        InstanceTypeFact.objects.filter(provider=provider, origin=origin).delete()
+        InstanceTypeFact.objects.bulk_create([
+            InstanceTypeFact(provider=provider, pattern=fact.pattern, key=fact.key, value=fact.value,
+                             number=fact.number, detail=fact.detail, source_url=fact.source_url,
+                             verified_on=fact.verified_on, confidence=fact.confidence, origin=origin)
+            for fact in facts
+        ])
+        offer_kubernetes_refresh(provider_ids=[provider.pk], now=now)
+    return len(facts)
+
+
+def instance_types_sync(*, files=None, now: datetime | None = None) -> int:
+    """Load providers/data/instance_types/*.toml (validated by curated.load_instance_types before anything is
+    written) and store each file's facts under its origin. A provider without a file keeps its facts of other
+    origins; a file whose provider is not loaded is an error."""
+    from .curated import load_instance_types
+
+    files = load_instance_types() if files is None else files
+    with transaction.atomic():
+        return sum(instance_facts_sync(provider_slug=file.provider, origin=file.origin, facts=file.facts, now=now)
+                   for file in files)
+
+
+def _profile_key(provider_id: int, instance_type: str, gpu_id: int | None, gpu_count: Decimal) -> str:
+    return f"{provider_id}|{gpu_id or ''}|{gpu_count.normalize()}|{instance_type}"
+
+
+def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetime | None = None) -> int:
+    """Recompute the stored Kubernetes answers (KubernetesProfile) of the offers of `provider_ids` or `source_ids`
+    (all offers when both are None) from the three layers: provider cells, instance facts (plus a provider API's
+    `kubernetes_gpu_node_sizes` fact), GPU models. Called by offers_sync on every ingest and by every service that
+    changes a layer, inside the caller's transaction.
+
+    Offers sharing (provider, instance type, GPU model, GPU count) share one profile. A profile whose answers did
+    not change is not written; an offer is written only when its profile changes; profiles no offer uses any more
+    are deleted. The number of queries does not grow with the number of offers. Returns the profiles written."""
+    from . import kubernetes as k8s
+    from .models import InstanceTypeFact, KubernetesProfile
+
+    now = now or timezone.now()
+    offers = Offer.objects.all()
+    if source_ids is not None:
+        offers = offers.filter(source_id__in=list(source_ids))
+    elif provider_ids is not None:
+        offers = offers.filter(provider_id__in=list(provider_ids))
+    rows = list(offers.values_list("id", "provider_id", "instance_type", "gpu_id", "gpu_count",
+                                   "kubernetes_profile_id"))
+    wanted_providers = {row[1] for row in rows}
+    if provider_ids is not None:
+        wanted_providers |= set(provider_ids)
+    if source_ids is not None:
+        wanted_providers |= set(DataSource.objects.filter(pk__in=list(source_ids)).values_list("provider_id",
+                                                                                              flat=True))
+    if not rows:
+        KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
+        return 0
+    names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
+    cells: dict[int, dict[str, k8s.Cell]] = {}
+    for provider_id, key, value, url, confidence in Capability.objects.filter(
+            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence"):
+        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence)
+    facts: dict[int, list[k8s.Fact]] = {}
+    for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
+            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin"):
+        provider_id = fact.pop("provider_id")
+        facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
+    for provider_id, value, url in KubernetesFact.objects.filter(
+            provider_id__in=wanted_providers, name="kubernetes_gpu_node_sizes").values_list(
+            "provider_id", "value", "source_url"):
+        for size in value if isinstance(value, list) else []:
+            facts.setdefault(provider_id, []).append(k8s.Fact(
+                pattern=str(size), key="managed_node", value="yes", origin="provider_api", source_url=url,
+                confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size."))
+    gpus = {gpu_id: k8s.Gpu(name, vendor, tuple(profiles or ()), mig_url, url) for gpu_id, name, vendor, profiles,
+            mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
+                                                          "source_url")}
+
+    by_key: dict[str, tuple] = {}
+    offer_keys: dict[int, tuple[str, int | None]] = {}
+    for offer_id, provider_id, instance_type, gpu_id, gpu_count, profile_id in rows:
+        key = _profile_key(provider_id, instance_type, gpu_id, gpu_count)
+        by_key.setdefault(key, (provider_id, instance_type, gpu_id, gpu_count))
+        offer_keys[offer_id] = (key, profile_id)
+    existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
+    to_create, to_update = [], []
+    for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
+        answers = k8s.derive(
+            provider_name=names.get(provider_id, "The provider"), instance_type=instance_type, gpu_count=gpu_count,
+            cells=cells.get(provider_id, {}), facts=k8s.facts_for(instance_type, facts.get(provider_id, [])),
+            gpu=gpus.get(gpu_id),
+        )
+        values = {question: answer.state for question, answer in answers.items()}
+        values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
+        values["efa_interfaces"] = answers["rdma"].efa_interfaces
+        values["answers"] = {question: answer.as_dict() for question, answer in answers.items()}
+        values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
+        profile = existing.get(key)
+        if profile is None:
+            to_create.append(KubernetesProfile(key=key, provider_id=provider_id, instance_type=instance_type,
+                                               gpu_id=gpu_id, gpu_count=gpu_count, computed_at=now, **values))
+        elif any(getattr(profile, name) != value for name, value in values.items()):
+            for name, value in values.items():
+                setattr(profile, name, value)
+            profile.computed_at = now
+            to_update.append(profile)
+    KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
+    KubernetesProfile.objects.bulk_update(
+        to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
+        batch_size=BATCH_SIZE)
+    profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+    # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
+    # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
+    moves = [Offer(pk=offer_id, kubernetes_profile_id=profile_ids[key])
+             for offer_id, (key, current) in offer_keys.items() if profile_ids[key] != current]
+    Offer.objects.bulk_update(moves, ["kubernetes_profile"], batch_size=BATCH_SIZE)
+    KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
+    return len(to_create) + len(to_update)

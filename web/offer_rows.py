@@ -27,7 +27,7 @@ from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 
 from .availability import share_text, when_text
-from .badges import badge_answers, row_badges_html
+from .badges import kubernetes_cell_html
 from .currency import Conversion
 from .querystrings import with_params
 
@@ -70,7 +70,6 @@ class RowFormat:
     (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
 
     def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
-        self.answers = badge_answers(provider_ids={row["provider_id"] for row in rows})
         self.language = get_language()
         self.zone = timezone.get_current_timezone_name()
         self.conversion = conversion
@@ -88,8 +87,14 @@ class RowFormat:
         self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
-        self.badges_html = lru_cache(maxsize=None)(
-            lambda provider_id: row_badges_html(self.language, self.answers.get(provider_id, ())))
+        # The rows' Kubernetes cells, kept across requests per profile and its computation time (so a recomputed
+        # profile is a new entry, never a stale one).
+        self.kubernetes_cells = {}
+        for row in rows:
+            key = cell_key(self.language, row)
+            if key not in CELLS:
+                remember(key, kubernetes_cell_html(row["kubernetes_profile__answers"]))
+            self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
@@ -103,6 +108,10 @@ class RowFormat:
             "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
         title = escape(gettext("AWS Spot Advisor savings share, not a price"))
         return f'<small title="{title}">{text}</small>'
+
+    def kubernetes_cell(self, row: dict) -> str:
+        """The offer's own Kubernetes answers (not its provider's): one cell per profile."""
+        return self.kubernetes_cells[row["kubernetes_profile_id"]]
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
@@ -160,7 +169,7 @@ class RowFormat:
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
-            f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
+            f'<td class="badges">{self.kubernetes_cell(row)}</td>\n'
             f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
@@ -187,6 +196,20 @@ def price_number(language: str, amount: Decimal) -> str:
 
 
 NO_SPOT = '<span class="u">—</span>'
+
+# Rendered Kubernetes cells by (language, profile id, computed_at); bounded, oldest entries dropped first.
+CELLS: dict[tuple, str] = {}
+MAX_CELLS = 4096
+
+
+def cell_key(language: str, row: dict) -> tuple:
+    return (language, row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"])
+
+
+def remember(key: tuple, html: str) -> None:
+    if len(CELLS) >= MAX_CELLS:
+        del CELLS[next(iter(CELLS))]
+    CELLS[key] = html
 
 
 

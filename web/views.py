@@ -28,7 +28,7 @@ from providers.filters import OfferFilterSet, offer_filterset, unknown_parameter
 from providers.models import Capability, Provider, in_language
 
 from .availability import duration_text, share_text, stock_text
-from .badges import label_cells, provider_badges_html
+from .badges import label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
@@ -154,7 +154,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.stale = is_stale(offer, stale_cutoff(timezone.now()))
-    offer.badges_html = provider_badges_html(offer.provider_id)
+    offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -384,6 +384,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         for offer in offers_row:
             if offer is not None:
                 offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
+                offer.kubernetes_html = offer_kubernetes_html(offer)
         prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
         price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
     context.update({"providers": chosen, "rows": rows, "price_rows": price_rows,

@@ -66,10 +66,10 @@ def provider_name(provider) -> str:
 
 @register.filter
 def offer_text(offer) -> str:
-    """One offer on a plain-text line: provider · GPU x count · instance type · region."""
+    """One offer on a plain-text line: provider · GPU x count · instance type · region · its Kubernetes answers."""
     gpu = offer.gpu.name if offer.gpu else offer.gpu_name
     return (f"{provider_name(offer.provider)} · {gpu} x{floatformat(offer.gpu_count, '-3')} · "
-            f"{offer.instance_type} · {offer.region}")
+            f"{offer.instance_type} · {offer.region} · {kubernetes_summary(offer)}")
 
 
 @register.filter
@@ -97,3 +97,22 @@ def http_url(value) -> str:
     """The URL if it is http(s), else empty: a provider API's `javascript:` link never becomes an href."""
     value = (value or "").strip()
     return value if urlsplit(value).scheme in {"http", "https"} else ""
+
+
+@register.filter
+def kubernetes_summary(offer) -> str:
+    """The offer's own Kubernetes answers in a few words (managed node, MIG, RDMA fabric), as the offers table's
+    cell shows them; plain text, escaped by the template like any value."""
+    from providers.selectors import kubernetes_answers_of
+    from web.badges import CELL_SYMBOLS, FABRIC_LABEL_TEXT, _question_label, _state_text
+
+    profile = getattr(offer, "kubernetes_profile", None)
+    answers = kubernetes_answers_of(profile.answers if profile is not None else None)
+    parts = []
+    for question, _short in CELL_SYMBOLS:
+        answer = answers[question]
+        text = _state_text(answer.state)
+        if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_LABEL_TEXT:
+            text = FABRIC_LABEL_TEXT[answer.fabric]
+        parts.append(f"{_question_label(question)}: {text}")
+    return " · ".join(parts)

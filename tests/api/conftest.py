@@ -127,7 +127,24 @@ def world(db) -> World:
         "gamma-gone": offer("gamma-gone", gamma, sources["gamma"], l4, price="0.5", country="FR", continent="EU",
                             region="paris", active=False),
     }
+    # The instance-type layer: which machines can be managed nodes and which fabric each has (beta rents BYO
+    # machines: no managed-node facts needed). Then every offer's answers are derived, as an ingest would.
+    instance_facts(alpha, {"alpha-h100x8": {"managed_node": "yes", "fabric": "infiniband"},
+                           "alpha-l4": {"managed_node": "yes", "fabric": "none"}})
+    instance_facts(beta, {"beta-*": {"fabric": "roce"}})
+    instance_facts(gamma, {"gamma-*": {"managed_node": "yes"}})
     return World(offers=offers, sources=sources)
+
+
+def instance_facts(provider, facts: dict[str, dict[str, str]]):
+    """{pattern: {key: value}} stored as documented curated instance facts; recomputes the provider's answers."""
+    from providers.curated import InstanceFactRecord
+    from providers.services import instance_facts_sync
+
+    records = [InstanceFactRecord(pattern=pattern, key=key, value=value, source_url=f"https://example.org/{pattern}",
+                                  verified_on=date(2026, 1, 3), confidence="documented")
+               for pattern, cells in facts.items() for key, value in cells.items()]
+    instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=records)
 
 
 def result_ids(response) -> list[int]:

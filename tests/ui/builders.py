@@ -91,6 +91,15 @@ def catalog():
         "old_h100": offer(old, sources["oldie"], h100, "old.h100", "2.10", seen_hours=24 * 5),
     }
     objects.update(h100=h100, a100=a100, l4=l4, acme=acme, dear=dear, byo=byo, old=old)
+    # The instance-type layer, then every offer's derived answers (as an ingest stores them).
+    from tests.api.conftest import instance_facts
+
+    instance_facts(acme, {"acme.h100x8": {"managed_node": "yes", "fabric": "infiniband"},
+                          "acme.l4": {"managed_node": "yes", "fabric": "none"}})
+    instance_facts(dear, {"dear.*": {"managed_node": "yes"}})
+    from providers.services import offer_kubernetes_refresh
+
+    offer_kubernetes_refresh()  # the providers without instance facts too
     return objects
 
 

@@ -20,6 +20,11 @@ def data():
 
 
 def queries_for(client, url) -> int:
+    from providers import selectors
+    from web import offer_rows
+
+    offer_rows.CELLS.clear()  # the worst case: nothing kept from an earlier request
+    selectors._ANSWERS.clear()
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200
     return len(queries)
@@ -285,3 +290,18 @@ def test_sources_page_shows_data_dates_refused_rows_corrections_and_unknown_gpu_
     assert "2026-08-03" in html
     assert "2 rows refused, 1 corrected, 1 unknown GPU name" in html
     assert "<code>Z9</code> (4)" in html and "row 7: GPU count &#x27;0&#x27;" in html
+
+
+def test_offer_gpu_and_compare_pages_show_the_offers_own_kubernetes_answers(client, data):
+    """The same per-offer answers as the offers table: the offer page opens them, GPU and compare pages list them."""
+    html = client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
+    assert '<details class="k8s full" open>' in html
+    assert "acme.h100x8 can be a node of Acme Cloud&#x27;s managed Kubernetes." in html
+    html = client.get(f"/offers/{data['acme_l4'].pk}/").content.decode()
+    assert "The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in html
+    gpu_page = client.get("/gpus/h100-sxm/").content.decode()
+    metal = next(row for row in gpu_page.split("<tr>") if "metal.h100" in row)
+    assert "managed control plane: no" in metal and "bring your own cluster: yes" in metal
+    compare = client.get("/compare/?provider=acme&provider=metal").content.decode()
+    assert 'aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes"' in compare
+    assert "aria-label=\"managed control plane: no; MIG: unknown; RDMA fabric: unknown\"" in compare

@@ -1,0 +1,334 @@
+"""Kubernetes answers per offer: what THIS machine gets, derived from three layers of sourced facts.
+
+1. the provider's capability cells (providers.capabilities: offering, MIG, spot nodes, ...);
+2. the instance type's facts (providers/data/instance_types/*.toml, a provider API's node-type list, a catalog's EFA
+   count): can it be a node of the provider's managed Kubernetes, can you join it to your own cluster, its GPU-to-GPU
+   fabric across nodes (with the EFA interface count), its GPU count, share of a GPU and form factor;
+3. the GPU model (MIG profiles, vendor).
+
+Plain Python, no database: `derive()` takes the three layers and returns one `Answer` per question, each with its
+state, an English reason and the source URLs it used. The states are kept apart on purpose:
+
+- "yes" / "no": what the sources say about this machine;
+- "unknown": a fact the rule needs is missing (never turned into yes or no);
+- "n/a": the question does not apply (MPS on an AMD GPU; MIG where the provider has no managed Kubernetes);
+- "not_on_this_machine": the provider offers it, but not on this machine (a type that cannot be a managed node, a
+  GPU without MIG profiles, a fraction of a GPU, a type without the provider's fabric).
+
+services.offer_kubernetes_refresh stores the answers (recomputed on every ingest and whenever a provider cell, an
+instance fact or a GPU changes), so filters read stored states and never run these rules per request.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from fnmatch import fnmatchcase
+
+YES, NO, UNKNOWN, NA, NOT_HERE = "yes", "no", "unknown", "n/a", "not_on_this_machine"
+STATES = (YES, NO, UNKNOWN, NA, NOT_HERE)
+
+# Fabric kinds an instance fact may state. "rdma_unspecified" is an RDMA network whose protocol the source does not name
+# (OCI cluster networks); "none" needs a source that says the type has no such fabric.
+FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx", "gpudirect_tcpxo", "rdma_unspecified")
+FABRIC_VALUES = (*FABRICS, "none", UNKNOWN)
+FABRIC_LABELS = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpudirect_tcpx": "GPUDirect-TCPX",
+                 "gpudirect_tcpxo": "GPUDirect-TCPXO",
+                 "rdma_unspecified": "RDMA (protocol not stated)"}
+# The provider capability cell that says the provider has this fabric somewhere.
+PROVIDER_FABRIC_CELL = {"infiniband": "infiniband", "roce": "roce", "efa": "efa", "gpudirect_tcpx": "gpudirect_tcpx",
+                        "gpudirect_tcpxo": "gpudirect_tcpx"}
+
+# What an instance fact may state: key -> allowed values (numbers for gpu_count and gpu_share).
+FACT_VALUES: dict[str, tuple[str, ...]] = {
+    "managed_node": (YES, NO, UNKNOWN),
+    "byo": (YES, NO, UNKNOWN),
+    "fabric": FABRIC_VALUES,
+    "form_factor": ("sxm", "pcie", "nvl", "oam", "superchip", UNKNOWN),
+    "gpu_count": (),
+    "gpu_share": (),
+}
+NUMERIC_FACTS = ("gpu_count", "gpu_share")
+ORIGIN_RANK = {"provider_api": 0, "curated": 1, "catalog": 2}
+
+# The questions answered for every offer, in the order the API and the pages show them.
+QUESTIONS = (
+    "managed_node", "byo", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
+    "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
+)
+QUESTION_LABELS = {
+    "managed_node": "Node of the provider's managed Kubernetes", "byo": "Join to your own cluster",
+    "mig": "MIG", "mps": "MPS", "time_slicing": "Time-slicing", "vendor_sharing": "Vendor GPU sharing",
+    "rdma": "RDMA fabric", "gpu_operator": "GPU driver / Operator", "node_autoscaling": "Node autoscaling",
+    "scale_to_zero": "Scale to zero", "spot_nodes": "Spot GPU nodes", "rwx_storage": "Shared RWX storage",
+    "gang_scheduling": "Gang / queue scheduling",
+}
+# Provider features that reach a machine only when it is a node of the provider's managed Kubernetes.
+MANAGED_FEATURES = ("vendor_sharing", "gpu_operator", "node_autoscaling", "scale_to_zero", "spot_nodes",
+                    "rwx_storage", "gang_scheduling")
+GPU_OPERATOR_YES = ("preinstalled", "add_on")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A provider capability cell as the rules need it."""
+
+    value: str
+    source_url: str = ""
+    confidence: str = ""
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One instance-type fact: `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`)."""
+
+    pattern: str
+    key: str
+    value: str
+    number: Decimal | None = None
+    detail: str = ""
+    source_url: str = ""
+    confidence: str = ""
+    origin: str = "curated"
+
+    def matches(self, instance_type: str) -> bool:
+        return self.pattern == instance_type or (_is_pattern(self.pattern) and fnmatchcase(instance_type,
+                                                                                             self.pattern))
+
+    def precedence(self) -> tuple:
+        """Lower wins: an exact name before a pattern, a longer pattern before a shorter one, then the origin (a
+        provider API's answer before ours, ours before a catalog's)."""
+        return (_is_pattern(self.pattern), -len(self.pattern), ORIGIN_RANK.get(self.origin, 9))
+
+
+def _is_pattern(text: str) -> bool:
+    return any(char in text for char in "*?[")
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    vendor: str
+    mig_profiles: tuple[str, ...] = ()
+    mig_source_url: str = ""
+    source_url: str = ""
+
+
+@dataclass
+class Answer:
+    """One derived answer: `state` (see STATES), an English `reason`, the source URLs used. The rdma answer also
+    carries the fabric kind and, for EFA, the interface count."""
+
+    state: str
+    reason: str
+    sources: list[str] = field(default_factory=list)
+    inferred: bool = False
+    fabric: str | None = None
+    efa_interfaces: int | None = None
+
+    def as_dict(self) -> dict:
+        data = {"answer": self.state, "reason": self.reason, "sources": self.sources}
+        if self.fabric is not None or self.efa_interfaces is not None:
+            data["fabric"] = self.fabric
+            data["efa_interfaces"] = self.efa_interfaces
+        return data
+
+
+def facts_for(instance_type: str, facts: list[Fact]) -> dict[str, Fact]:
+    """The winning fact per key for one instance type (see Fact.precedence)."""
+    best: dict[str, Fact] = {}
+    for fact in facts:
+        if fact.matches(instance_type):
+            current = best.get(fact.key)
+            if current is None or fact.precedence() < current.precedence():
+                best[fact.key] = fact
+    return best
+
+
+def _urls(*items) -> list[str]:
+    seen: list[str] = []
+    for item in items:
+        url = getattr(item, "source_url", "") if item is not None else ""
+        if url and url not in seen:
+            seen.append(url)
+    return seen
+
+
+def _inferred(*items) -> bool:
+    return any(item is not None and getattr(item, "confidence", "") == "inferred" for item in items)
+
+
+def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells: dict[str, Cell],
+           facts: dict[str, Fact], gpu: Gpu | None) -> dict[str, Answer]:
+    """Every question's answer for one machine. `facts` are the winning instance facts for it (facts_for)."""
+    share = facts.get("gpu_share")
+    fraction = share.number if share is not None and share.number is not None else (
+        gpu_count if gpu_count is not None and gpu_count < 1 else None)
+    answers: dict[str, Answer] = {}
+    answers["managed_node"] = _managed_node(provider_name, instance_type, cells, facts)
+    answers["byo"] = _byo(provider_name, instance_type, cells, facts)
+    node = answers["managed_node"]
+    answers["mig"] = _mig(provider_name, instance_type, cells, gpu, node, fraction, share)
+    for key, word in (("mps", "MPS"), ("time_slicing", "Time-slicing")):
+        answers[key] = _nvidia_sharing(key, word, provider_name, instance_type, cells, gpu, node)
+    for key in MANAGED_FEATURES:
+        answers[key] = _managed_feature(key, provider_name, instance_type, cells, node)
+    answers["rdma"] = _rdma(provider_name, instance_type, cells, facts)
+    return answers
+
+
+def _managed_node(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
+    offering = cells.get("offering")
+    fact = facts.get("managed_node")
+    if offering is None or offering.value == UNKNOWN:
+        return Answer(UNKNOWN, f"We do not know whether {provider} offers a managed Kubernetes.")
+    if offering.value != "managed":
+        kind = "bring-your-own-cluster machines" if offering.value == "byo" else "no Kubernetes"
+        return Answer(NO, f"{provider} has no managed Kubernetes of its own (it offers {kind}).", _urls(offering),
+                      _inferred(offering))
+    if fact is None or fact.value == UNKNOWN:
+        return Answer(UNKNOWN, f"{provider} has a managed Kubernetes, but we have no source saying whether "
+                               f"{instance_type} can be one of its nodes.", _urls(offering))
+    detail = f" {fact.detail}" if fact.detail else ""
+    if fact.value == YES:
+        return Answer(YES, f"{instance_type} can be a node of {provider}'s managed Kubernetes.{detail}",
+                      _urls(fact, offering), _inferred(fact, offering))
+    return Answer(NOT_HERE, f"{provider} has a managed Kubernetes, but {instance_type} cannot be one of its "
+                            f"nodes.{detail}", _urls(fact, offering), _inferred(fact, offering))
+
+
+def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
+    fact = facts.get("byo")
+    if fact is not None and fact.value != UNKNOWN:
+        detail = f" {fact.detail}" if fact.detail else ""
+        if fact.value == YES:
+            return Answer(YES, f"{instance_type} is a machine you can join to your own cluster.{detail}",
+                          _urls(fact), _inferred(fact))
+        return Answer(NO, f"{instance_type} cannot be joined to your own cluster.{detail}", _urls(fact),
+                      _inferred(fact))
+    offering = cells.get("offering")
+    if offering is not None and offering.value == "byo":
+        return Answer(YES, f"{provider} rents raw GPU machines you join to your own cluster.", _urls(offering),
+                      _inferred(offering))
+    if offering is not None and offering.value == "none":
+        return Answer(NO, f"{provider} offers no Kubernetes and no machine to join to a cluster.", _urls(offering),
+                      _inferred(offering))
+    return Answer(UNKNOWN, f"We have no source saying whether {instance_type} can be joined to your own cluster.")
+
+
+def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str) -> Answer | None:
+    """The answer when the provider's own cell already decides it (unknown, n/a, no); None when it says yes."""
+    cell = cells.get(key)
+    if cell is None or cell.value == UNKNOWN:
+        return Answer(UNKNOWN, f"We do not know whether {provider} supports {word} on its managed Kubernetes.")
+    if cell.value == NA:
+        return Answer(NA, f"{word} on a managed Kubernetes does not apply: {provider} has none.", _urls(cell),
+                      _inferred(cell))
+    if cell.value in (YES, *GPU_OPERATOR_YES):
+        return None
+    if key == "gpu_operator" and cell.value == "user_installs":
+        return Answer(NO, f"On {provider} you install the NVIDIA driver / GPU Operator yourself.", _urls(cell),
+                      _inferred(cell))
+    return Answer(NO, f"{provider} does not support {word} on its managed Kubernetes.", _urls(cell), _inferred(cell))
+
+
+def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, node: Answer, word: str) -> Answer:
+    """A provider feature that needs the machine to be a managed node."""
+    if node.state == YES:
+        return answer_yes
+    if node.state == UNKNOWN:
+        return Answer(UNKNOWN, f"{provider} supports {word} on its managed Kubernetes, but we do not know whether "
+                               f"{instance_type} can be one of its nodes.", _urls(cell))
+    return Answer(NOT_HERE, f"{provider} supports {word} on its managed Kubernetes, but {instance_type} cannot be "
+                            f"one of its nodes.", [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]],
+                  _inferred(cell) or node.inferred)
+
+
+def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer) -> Answer:
+    word = QUESTION_LABELS[key]
+    decided = _provider_feature(key, provider, cells, word)
+    if decided is not None:
+        return decided
+    cell = cells[key]
+    sources = [*_urls(cell), *[url for url in node.sources if url not in _urls(cell)]]
+    how = f" ({cell.value.replace('_', '-')})" if key == "gpu_operator" else ""
+    yes = Answer(YES, f"{word}{how}: {provider} supports it on its managed Kubernetes and {instance_type} can be a "
+                      f"node.", sources, _inferred(cell) or node.inferred)
+    return _on_node(yes, provider, instance_type, cell, node, word)
+
+
+def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | None, node: Answer,
+         fraction: Decimal | None, share: Fact | None) -> Answer:
+    if gpu is None:
+        return Answer(UNKNOWN, "The GPU of this offer is not in our catalog, so we cannot tell whether it has MIG.")
+    if not gpu.mig_profiles:
+        state = NA if gpu.vendor != "nvidia" else NO
+        why = "MIG is an NVIDIA feature" if gpu.vendor != "nvidia" else "it has no MIG profiles"
+        return Answer(state, f"The {gpu.name} has no MIG: {why}.", _urls(gpu))
+    decided = _provider_feature("mig", provider, cells, "MIG")
+    if decided is not None:
+        return decided
+    cell = cells["mig"]
+    if fraction is not None:
+        return Answer(NOT_HERE, f"{provider} supports MIG, but {instance_type} is a fraction of a GPU "
+                                f"({fraction.normalize()} of a {gpu.name}); MIG needs a whole GPU.",
+                      [*_urls(cell), *_urls(share)], _inferred(cell, share))
+    mig_url = gpu.mig_source_url or gpu.source_url
+    yes = Answer(YES, f"{provider} supports MIG on its managed Kubernetes, the {gpu.name} has MIG profiles "
+                      f"({', '.join(gpu.mig_profiles[:3])}{', ...' if len(gpu.mig_profiles) > 3 else ''}) and "
+                      f"{instance_type} is a managed node with whole GPUs.",
+                 [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)], *([mig_url] if mig_url else [])],
+                 _inferred(cell) or node.inferred)
+    return _on_node(yes, provider, instance_type, cell, node, "MIG")
+
+
+def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cells: dict[str, Cell],
+                    gpu: Gpu | None, node: Answer) -> Answer:
+    if gpu is not None and gpu.vendor != "nvidia":
+        return Answer(NA, f"{word} is an NVIDIA device-plugin feature; the {gpu.name} is not an NVIDIA GPU.",
+                      _urls(gpu))
+    decided = _provider_feature(key, provider, cells, word)
+    if decided is not None:
+        return decided
+    if gpu is None:
+        return Answer(UNKNOWN, f"{provider} supports {word}, but the GPU of this offer is not in our catalog.",
+                      _urls(cells[key]))
+    cell = cells[key]
+    yes = Answer(YES, f"{provider} supports {word} on its managed Kubernetes, the {gpu.name} is an NVIDIA GPU and "
+                      f"{instance_type} can be a node.",
+                 [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
+    return _on_node(yes, provider, instance_type, cell, node, word)
+
+
+def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
+    """The machine's GPU-to-GPU fabric across nodes, from its instance fact only: a provider's InfiniBand somewhere
+    says nothing about this machine."""
+    fact = facts.get("fabric")
+    provider_fabrics = [kind for kind, key in PROVIDER_FABRIC_CELL.items()
+                        if kind != "gpudirect_tcpxo" and cells.get(key) is not None and cells[key].value == YES]
+    if fact is not None and fact.value in FABRICS:
+        label = FABRIC_LABELS[fact.value]
+        interfaces = int(fact.number) if fact.value == "efa" and fact.number is not None else None
+        count = f" with {interfaces} EFA interfaces" if interfaces is not None else ""
+        detail = f" {fact.detail}" if fact.detail else ""
+        return Answer(YES, f"{instance_type} has {label}{count}.{detail}", _urls(fact), _inferred(fact),
+                      fabric=fact.value, efa_interfaces=interfaces)
+    if fact is not None and fact.value == "none":
+        detail = f" {fact.detail}" if fact.detail else ""
+        if provider_fabrics:
+            names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
+            return Answer(NOT_HERE, f"{provider} offers {names}, but not on {instance_type}.{detail}",
+                          [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics))],
+                          _inferred(fact), fabric="none")
+        return Answer(NO, f"{instance_type} has no RDMA fabric between nodes.{detail}", _urls(fact), _inferred(fact),
+                      fabric="none")
+    fabric_cells = [cells.get(key) for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")]
+    if all(cell is not None and cell.value in (NO, NA) for cell in fabric_cells):
+        return Answer(NO, f"{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).",
+                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none")
+    if provider_fabrics:
+        names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
+        return Answer(UNKNOWN, f"{provider} offers {names} on some machines; we have no source for {instance_type}'s "
+                               f"fabric.", _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)),
+                      fabric=UNKNOWN)
+    return Answer(UNKNOWN, f"We have no source for {instance_type}'s fabric between nodes.", fabric=UNKNOWN)

@@ -1,0 +1,329 @@
+"""Per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh, read through
+selectors.offer_kubernetes_answers): every derivation rule and every state, on the real test database, and the
+triggers that recompute them (ingest, a provider cell, an instance fact, a provider API's node sizes)."""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.utils import timezone
+
+from providers import selectors, services
+from providers.curated import CuratedDataError, InstanceFactRecord, parse_instance_types
+from providers.models import Capability, KubernetesFact, KubernetesProfile, Offer
+from tests.api.conftest import capabilities, gpu, instance_facts, offer
+from tests.factories import DataSourceFactory, ProviderFactory
+
+pytestmark = pytest.mark.django_db
+
+MANAGED = {"offering": "managed", "mig": "yes", "mps": "yes", "time_slicing": "yes", "infiniband": "yes",
+           "scale_to_zero": "yes", "spot_nodes": "yes", "gpu_operator": "preinstalled"}
+
+
+@pytest.fixture
+def gpus():
+    return {
+        "h100": gpu("h100", "NVIDIA H100", "nvidia", "H100", "80", mig=["1g.10gb", "7g.80gb"]),
+        "t4": gpu("t4", "NVIDIA T4", "nvidia", "T4", "16"),
+        "mi25": gpu("mi25", "AMD Radeon Instinct MI25", "amd", "MI25", "16"),
+    }
+
+
+def machine(slug, cells, instance_type, gpu_model, *, count="8", facts=None):
+    """One provider with `cells`, one offer of `instance_type`, the type's facts; returns the offer's answers."""
+    provider = ProviderFactory(slug=slug, name=slug.title())
+    capabilities(provider, **cells)
+    source = DataSourceFactory(slug=f"{slug}-src", provider=provider)
+    item = offer(instance_type, provider, source, gpu_model, count=count, price="8")
+    instance_facts(provider, facts or {})  # stores the facts and derives the answers
+    return selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
+
+
+def states(answers, *keys):
+    return tuple(answers[key].state for key in keys)
+
+
+# --- managed node and bring-your-own ------------------------------------------------------------------------------
+
+
+def test_a_documented_node_type_of_a_managed_provider_is_a_managed_node(gpus):
+    answers = machine("m", MANAGED, "big.8x", gpus["h100"], facts={"big.8x": {"managed_node": "yes"}})
+    assert answers["managed_node"].state == "yes"
+    assert answers["managed_node"].sources == ["https://example.org/big.8x", "https://example.org/offering"]
+
+
+def test_a_type_the_provider_excludes_is_offered_but_not_on_this_machine(gpus):
+    answers = machine("m", MANAGED, "gpu_1x", gpus["h100"], count="1", facts={"gpu_*": {"managed_node": "no"}})
+    assert states(answers, "managed_node", "mig", "scale_to_zero", "spot_nodes", "gpu_operator") == (
+        "not_on_this_machine",) * 5
+    assert "cannot be one of its nodes" in answers["managed_node"].reason
+
+
+def test_without_a_node_fact_a_managed_provider_gives_unknown_never_yes(gpus):
+    answers = machine("m", MANAGED, "big.8x", gpus["h100"])
+    assert states(answers, "managed_node", "mig", "scale_to_zero", "byo") == ("unknown",) * 4
+    assert "no source saying whether big.8x" in answers["managed_node"].reason
+
+
+def test_an_unknown_offering_is_unknown_and_a_byo_provider_is_no_managed_node_but_byo_yes(gpus):
+    assert machine("u", {}, "x", gpus["h100"])["managed_node"].state == "unknown"
+    byo = machine("b", {"offering": "byo", "mig": "n/a"}, "x", gpus["h100"])
+    assert states(byo, "managed_node", "byo", "mig") == ("no", "yes", "n/a")
+    none = machine("n", {"offering": "none"}, "x", gpus["h100"])
+    assert states(none, "managed_node", "byo") == ("no", "no")
+
+
+def test_a_byo_fact_answers_for_the_type(gpus):
+    answers = machine("m", MANAGED, "vm.1", gpus["h100"], facts={"vm.*": {"byo": "yes"}})
+    assert answers["byo"].state == "yes" and answers["byo"].sources == ["https://example.org/vm.*"]
+
+
+# --- MIG, MPS, time-slicing ---------------------------------------------------------------------------------------
+
+
+def test_mig_yes_needs_the_provider_the_gpu_and_a_managed_node_with_whole_gpus(gpus):
+    answers = machine("m", MANAGED, "big.8x", gpus["h100"], facts={"big.8x": {"managed_node": "yes"}})
+    assert answers["mig"].state == "yes"
+    assert "https://example.org/mig" in answers["mig"].sources and "1g.10gb" in answers["mig"].reason
+
+
+def test_mig_on_a_gpu_without_mig_profiles_is_no_and_on_a_non_nvidia_gpu_not_applicable(gpus):
+    t4 = machine("t", MANAGED, "t4.1x", gpus["t4"], count="1", facts={"t4.*": {"managed_node": "yes"}})
+    assert t4["mig"].state == "no" and t4["mig"].reason == "The NVIDIA T4 has no MIG: it has no MIG profiles."
+    amd = machine("a", MANAGED, "mi.1x", gpus["mi25"], count="1", facts={"mi.*": {"managed_node": "yes"}})
+    assert states(amd, "mig", "mps", "time_slicing") == ("n/a", "n/a", "n/a")
+
+
+def test_mig_on_a_fraction_of_a_gpu_is_offered_but_not_on_this_machine(gpus):
+    answers = machine("f", MANAGED, "h100.half", gpus["h100"], count="0.5",
+                      facts={"h100.*": {"managed_node": "yes"}})
+    assert answers["mig"].state == "not_on_this_machine" and "fraction of a GPU" in answers["mig"].reason
+    share = machine("s", MANAGED, "h100.slice", gpus["h100"], count="1", facts={"h100.*": {"managed_node": "yes"}})
+    assert share["mig"].state == "yes"
+    provider = ProviderFactory(slug="s")
+    services.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
+        InstanceFactRecord("h100.*", "managed_node", "yes", source_url="https://example.org/n",
+                           verified_on=date(2026, 1, 1), confidence="documented"),
+        InstanceFactRecord("h100.slice", "gpu_share", "0.25", Decimal("0.25"), source_url="https://example.org/share",
+                           verified_on=date(2026, 1, 1), confidence="documented")])
+    item = Offer.objects.get(provider=provider)
+    answers = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
+    assert answers["mig"].state == "not_on_this_machine" and "https://example.org/share" in answers["mig"].sources
+
+
+def test_mig_follows_the_providers_own_no_unknown_and_not_applicable(gpus):
+    node = {"h.*": {"managed_node": "yes"}}
+    assert machine("n", {**MANAGED, "mig": "no"}, "h.8", gpus["h100"], facts=node)["mig"].state == "no"
+    assert machine("u", {**MANAGED, "mig": "unknown"}, "h.8", gpus["h100"], facts=node)["mig"].state == "unknown"
+    assert machine("a", {**MANAGED, "mig": "n/a"}, "h.8", gpus["h100"], facts=node)["mig"].state == "n/a"
+
+
+def test_an_offer_whose_gpu_is_not_in_the_catalog_has_unknown_mig(gpus):
+    answers = machine("z", MANAGED, "z.1", None, count="1", facts={"z.*": {"managed_node": "yes"}})
+    assert states(answers, "mig", "mps") == ("unknown", "unknown")
+
+
+def test_time_slicing_and_mps_are_nvidia_features_on_a_managed_node(gpus):
+    answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert states(answers, "mps", "time_slicing") == ("yes", "yes")
+
+
+# --- RDMA fabric --------------------------------------------------------------------------------------------------
+
+
+def test_a_documented_fabric_is_rdma_yes_with_its_kind_and_efa_interface_count(gpus):
+    provider = ProviderFactory(slug="aws-like")
+    capabilities(provider, offering="managed", efa="yes")
+    source = DataSourceFactory(slug="aws-like-src", provider=provider)
+    item = offer("p5.48xlarge", provider, source, gpus["h100"], count="8", price="98")
+    services.instance_facts_sync(provider_slug="aws-like", origin="catalog", facts=[InstanceFactRecord(
+        "p5.48xlarge", "fabric", "efa", Decimal(32), source_url="https://example.org/karpenter",
+        verified_on=date(2026, 8, 1), confidence="third_party")])
+    rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
+    assert (rdma.state, rdma.fabric, rdma.efa_interfaces) == ("yes", "efa", 32)
+    assert rdma.reason == "p5.48xlarge has EFA with 32 EFA interfaces." and rdma.sources == [
+        "https://example.org/karpenter"]
+    fabric = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["fabric"]
+    assert fabric.state == "efa" and fabric.efa_interfaces == 32
+
+
+def test_a_type_without_the_providers_fabric_is_offered_but_not_on_this_machine(gpus):
+    answers = machine("ib", MANAGED, "small.1", gpus["t4"], count="1", facts={"small.1": {"fabric": "none"}})
+    assert answers["rdma"].state == "not_on_this_machine" and "InfiniBand" in answers["rdma"].reason
+    plain = machine("p", {"offering": "managed"}, "small.1", gpus["t4"], count="1",
+                    facts={"small.1": {"fabric": "none"}})
+    assert plain["rdma"].state == "no"
+
+
+def test_a_provider_without_any_fabric_is_rdma_no_and_without_a_type_fact_unknown(gpus):
+    none = machine("n", {"offering": "managed", "infiniband": "no", "roce": "no", "efa": "n/a",
+                         "gpudirect_tcpx": "n/a"}, "x.8", gpus["h100"])
+    assert none["rdma"].state == "no"
+    some = machine("s", MANAGED, "x.8", gpus["h100"])
+    assert some["rdma"].state == "unknown" and "InfiniBand on some machines" in some["rdma"].reason
+
+
+# --- managed features and the GPU stack ---------------------------------------------------------------------------
+
+
+def test_managed_features_reach_a_machine_only_as_a_managed_node(gpus):
+    node = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert states(node, "scale_to_zero", "spot_nodes", "gpu_operator") == ("yes", "yes", "yes")
+    assert "preinstalled" in node["gpu_operator"].reason
+    assert states(node, "rwx_storage", "gang_scheduling", "node_autoscaling") == ("unknown",) * 3
+    own = machine("o", {**MANAGED, "gpu_operator": "user_installs", "spot_nodes": "no"}, "h.8", gpus["h100"],
+                  facts={"h.*": {"managed_node": "yes"}})
+    assert states(own, "gpu_operator", "spot_nodes") == ("no", "no")
+
+
+# --- facts: precedence, provider API node sizes, strict files -------------------------------------------------------
+
+
+def test_an_exact_type_beats_a_pattern_and_a_provider_api_fact_beats_a_curated_one(gpus):
+    answers = machine("m", MANAGED, "gpu-a", gpus["h100"],
+                      facts={"gpu-*": {"managed_node": "no"}, "gpu-a": {"managed_node": "yes"}})
+    assert answers["managed_node"].state == "yes"
+    provider = ProviderFactory(slug="m")
+    item = Offer.objects.get(provider=provider)
+    source = item.source
+    KubernetesFact.objects.create(provider=provider, source=source, name="kubernetes_gpu_node_sizes",
+                                  value=["gpu-b"], source_url="https://api.example.org/options",
+                                  fetched_at=timezone.now())
+    other = offer("gpu-b", provider, source, gpus["h100"], count="8", price="9")
+    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    node = selectors.offer_kubernetes_answers(offer_ids=[other.id])[other.id]["managed_node"]
+    assert node.state == "yes" and node.sources[0] == "https://api.example.org/options"
+
+
+def test_answers_follow_a_changed_provider_cell_and_a_new_ingest(gpus):
+    answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert answers["spot_nodes"].state == "yes"
+    from providers.curated import CapabilityRecord, ProviderRecord
+
+    record = ProviderRecord(slug="m", name="M", name_zh="", website="https://example.org/", kind="gpu_cloud",
+                            headquarters="US", capabilities={
+                                key: CapabilityRecord(key=key, value=value if key != "spot_nodes" else "no",
+                                                      source_url=f"https://example.org/{key}",
+                                                      verified_on=date(2026, 1, 2), confidence="documented")
+                                for key, value in MANAGED.items()})
+    services.providers_sync(records=[record])
+    item = Offer.objects.get(provider__slug="m")
+    assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["spot_nodes"].state == "no"
+
+
+def test_offers_sync_derives_the_answers_of_new_offers(gpus):
+    from scrapers.base import ScrapedOffer, ScrapeResult
+
+    provider = ProviderFactory(slug="ing")
+    capabilities(provider, **MANAGED)
+    instance_facts(provider, {"h.*": {"managed_node": "yes"}})
+    source = DataSourceFactory(slug="ing-src", provider=provider)
+    from providers.models import ScrapeRun
+
+    run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+    result = ScrapeResult(offers=[ScrapedOffer(instance_type="h.8", region="r1", gpu_name="H100", gpu_count=Decimal(8),
+                                               currency="USD", price_hour=Decimal("20"))])
+    services.offers_sync(source=source, run=run, result=result, now=timezone.now())
+    item = Offer.objects.get(source=source)
+    assert item.kubernetes_profile is not None
+    assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"].state == "yes"
+
+
+def test_offers_of_one_machine_share_one_profile_and_unused_profiles_go(gpus):
+    answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert answers["managed_node"].state == "yes"
+    provider = ProviderFactory(slug="m")
+    source = Offer.objects.get(provider=provider).source
+    offer("h.8", provider, source, gpus["h100"], count="8", price="9", region="r2")
+    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    assert Offer.objects.filter(provider=provider).values("kubernetes_profile").distinct().count() == 1
+    Offer.objects.filter(provider=provider).delete()
+    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    assert not KubernetesProfile.objects.filter(provider=provider).exists()
+
+
+def test_an_offer_never_derived_answers_unknown_everywhere(gpus):
+    provider = ProviderFactory(slug="raw")
+    item = offer("raw.1", provider, DataSourceFactory(slug="raw-src", provider=provider), gpus["h100"])
+    answers = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
+    required = {"managed_node", "byo", "mig", "rdma", "fabric", "time_slicing", "mps", "scale_to_zero",
+                "spot_nodes", "node_autoscaling", "gpu_operator", "rwx_storage", "gang_scheduling"}
+    assert required <= set(answers)
+    assert {answer.state for answer in answers.values()} == {"unknown"}
+    assert selectors.offer_kubernetes_answers(offer_ids=[item.id + 1000]) == {}
+
+
+def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
+    provider = ProviderFactory(slug="inf")
+    capabilities(provider, **MANAGED)
+    item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
+    services.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
+        "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
+        confidence="inferred")])
+    profile = Offer.objects.get(pk=item.pk).kubernetes_profile
+    assert profile.managed_node == "yes" and "managed_node" in profile.inferred and "mig" in profile.inferred
+    assert Capability.objects.filter(provider=provider).exists()
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"types": []}, "'provider' is required"),
+    ({"provider": "x", "types": [{"managed_node": {"value": "yes"}}]}, "needs 'match'"),
+    ({"provider": "x", "types": [{"match": ["a"], "managed_node": {"value": "yes"}}]}, "has no source_url"),
+    ({"provider": "x", "types": [{"match": ["a"], "managed_node": {
+        "value": "yes", "source_url": "https://e.org/", "confidence": "documented"}}]}, "has no verified_on"),
+    ({"provider": "x", "types": [{"match": ["a"], "managed_node": {
+        "value": "maybe", "source_url": "https://e.org/"}}]}, "must be one of"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "infiniband", "interfaces": 4, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "only fabric = 'efa' takes an interface count"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_share": {
+        "value": 2, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "out of range"),
+    ({"provider": "x", "types": [{"match": ["a"], "nvlink": {"value": "yes"}}]}, "unknown facts"),
+    ({"provider": "x", "origin": "guess", "types": []}, "origin 'guess'"),
+])
+def test_instance_type_files_are_as_strict_as_capability_cells(data, message):
+    with pytest.raises(CuratedDataError, match=message):
+        parse_instance_types(data, origin="x.toml", today=date(2026, 12, 1))
+
+
+def test_an_unknown_fact_needs_no_source():
+    parsed = parse_instance_types({"provider": "x", "types": [{"match": ["a*"], "fabric": {"value": "unknown"}}]},
+                                  origin="x.toml")
+    assert parsed.facts[0].value == "unknown" and parsed.facts[0].source_url == ""
+
+
+def test_an_admin_edit_of_a_provider_cell_recomputes_the_answers(gpus, admin_client):
+    answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
+    assert answers["spot_nodes"].state == "yes"
+    cell = Capability.objects.get(provider__slug="m", key="spot_nodes")
+    response = admin_client.post(f"/admin/providers/capability/{cell.pk}/change/", {
+        "provider": cell.provider_id, "key": "spot_nodes", "value": "no", "label": "", "detail": "",
+        "label_zh": "", "detail_zh": "", "amount": "", "currency": "", "source_url": cell.source_url,
+        "verified_on": "2026-01-02", "confidence": "documented", "origin": "curated",
+        "fetched_at_0": "", "fetched_at_1": "",
+    })
+    assert response.status_code == 302, response.content.decode()[:2000]
+    item = Offer.objects.get(provider__slug="m")
+    assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["spot_nodes"].state == "no"
+
+
+def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
+    from providers import kubernetes as k8s
+    from providers.curated import load_instance_types
+
+    facts = {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
+                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin)
+                             for f in file.facts] for file in load_instance_types()}
+    p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
+    assert (p5.value, p5.number, p5.origin) == ("efa", 32, "catalog")
+    assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
+    assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
+    assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"
+    assert "fabric" not in k8s.facts_for("a3-highgpu-1g", facts["gcp"])
+    assert k8s.facts_for("Standard_NV4as_v4", facts["azure"])["managed_node"].value == "no"
+    assert k8s.facts_for("Standard_ND96isr_H100_v5", facts["azure"])["fabric"].value == "infiniband"
+    assert "fabric" not in k8s.facts_for("Standard_NC24rs_v3", facts["azure"])  # "low latency" is not a fabric
+    assert k8s.facts_for("gpu_8x_h100_sxm5", facts["lambda"])["managed_node"].value == "no"

@@ -471,16 +471,41 @@ PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rd
 
 
 def providers_matching(*, filterset) -> QuerySet[Provider]:
-    """Providers whose answers meet a bound, valid OfferFilterSet's provider questions (PROVIDER_FILTERS: Kubernetes
-    capabilities, provider, kind); every provider when none of those is set. The capability matrix's query tool.
+    """Providers whose own answers (the capability matrix) meet a bound, valid OfferFilterSet's provider questions
+    (PROVIDER_FILTERS: Kubernetes capabilities, provider, kind); every provider when none of those is set. The
+    capability matrix's query tool, and the providers an empty offers result names.
 
-    The FilterSet's own filters run on the provider table (each applies `provider_id IN (...)`, so an annotation of
-    that name lets them), so the answer cannot drift from what the offers are filtered by."""
+    A capability question is read from the provider's cells with the FilterSet's own rule
+    (`_providers_answering`, which the offers' filters also use, so "unknown" means the same on both); an offer's
+    answer is stricter (its machine must have it too), which is why this reads the cells, not the offers. The
+    provider, kind, fee and GPU-operator filters run on the provider table as they run on offers (each applies
+    `provider_id IN (...)`, so an annotation of that name lets them)."""
+    from .capabilities import RDMA_FABRICS
+
     data = filterset.form.cleaned_data
     providers = Provider.objects.annotate(provider_id=F("id"))
     for name in PROVIDER_FILTERS:
-        if data.get(name) not in (None, "", []):
-            providers = filterset.filters[name].filter(providers, data[name])
+        value = data.get(name)
+        if value in (None, "", []):
+            continue
+        if name == "rdma":
+            ids: set[int] = set()
+            for item in value:
+                fabrics = RDMA_FABRICS if item == "any" else (item,) if item in RDMA_FABRICS else ()
+                for fabric in fabrics:
+                    ids |= set(filterset._providers_answering(fabric, ["yes"]))
+                if item in ("none", "unknown"):
+                    with_fabric = {pk for fabric in RDMA_FABRICS
+                                   for pk in filterset._providers_answering(fabric, ["yes"])}
+                    unknown = {pk for fabric in RDMA_FABRICS
+                               for pk in filterset._providers_answering(fabric, ["unknown"])}
+                    everyone = set(Provider.objects.values_list("pk", flat=True))
+                    ids |= (everyone - with_fabric - unknown) if item == "none" else (unknown - with_fabric)
+            providers = providers.filter(provider_id__in=sorted(ids))
+        elif name in ("provider", "provider_kind", "control_plane_fee_max", "gpu_operator"):
+            providers = filterset.filters[name].filter(providers, value)
+        else:
+            providers = providers.filter(provider_id__in=filterset._providers_answering(name, list(value)))
     return providers
 
 

@@ -373,3 +373,23 @@ class ExchangeRate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.date} 1 EUR = {self.per_eur} {self.currency}"
+
+
+# Tables whose writes can change which offers a filter matches or how it is resolved (slugs, capability answers,
+# the exchange rate of a fee): database triggers bump DataVersion after every statement that writes one of them
+# (migration 0006), whoever writes it (a scrape run, the admin, a curated sync, raw SQL).
+DATA_VERSION_TABLES = ("providers_offer", "providers_capability", "providers_provider", "providers_gpumodel",
+                       "providers_exchangerate")
+
+
+class DataVersion(models.Model):
+    """One row (id 1) whose `version` the database raises after every write to DATA_VERSION_TABLES.
+
+    What is derived from those tables and kept between requests (offer counts, the slug and capability lookups of
+    the OfferFilterSet) is kept under the version it was read with, so it is exact until the data changes and never
+    after: providers.selectors.data_version. Nothing in Python writes it."""
+
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"data version {self.version}"

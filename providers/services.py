@@ -7,10 +7,12 @@ change, never deletes, refuses a response that would deactivate more than half o
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -310,8 +312,11 @@ def offers_sync(
       that repeats an earlier row's key is refused alone, counted in `skipped` with its reason;
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
-    The number of queries does not grow with the number of offers; existing offers are compared as plain tuples
-    (no model instances), so an unchanged re-run writes nothing but last_seen (bench/ingest.py measures it).
+    Memory stays flat in the number of offers (bench/ingest.py: under 1 GiB at 1,000,000): the response is read as
+    positions by key, stored offers are streamed from the database in key-less chunks and compared as plain tuples
+    with the response's row normalised there and then (no model instances, nothing kept of an unchanged offer), and
+    changed and new offers are written in batches, normalised again as they are written. The number of queries grows
+    with the number of batches only. An unchanged re-run writes nothing but last_seen.
     """
     if not result.offers and not result.capabilities and not result.kubernetes_facts:
         raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
@@ -324,59 +329,71 @@ def offers_sync(
     counts = SyncCounts(skipped=len(result.rejected))
     for reason in result.rejected:
         counts.note(reason)
+    offers = result.offers
 
-    incoming: dict[tuple[str, str], tuple] = {}
-    for scraped in result.offers:
+    # Pass 1: which rows can be stored, by key (the first of repeated keys wins). Positions only: the response's own
+    # strings are the keys, so this costs a dict entry per offer.
+    incoming: dict[tuple[str, str], int] = {}
+    for position, scraped in enumerate(offers):
         key = (scraped.instance_type, scraped.region)
         problem = _offer_problem(scraped) or ("repeats an earlier row's key" if key in incoming else None)
         if problem:
             counts.skipped += 1
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
-        incoming[key] = normaliser.values(scraped, counts)
+        incoming[key] = position
+    listed = len(incoming)
 
-    existing: dict[tuple[str, str], tuple[int, tuple]] = {
-        (row[1], row[2]): (row[0], row[3:])
-        for row in Offer.objects.filter(source=source).values_list("id", "instance_type", "region", *OFFER_FIELDS)
-    }
-    active_before = sum(1 for _, values in existing.values() if values[_ACTIVE])
-    unseen_active = [pk for key, (pk, values) in existing.items() if values[_ACTIVE] and key not in incoming]
+    # Pass 2: the stored offers, streamed. What is matched leaves `incoming`, so what stays there is new.
+    active_before = 0
+    unseen_active: list[int] = []
+    changed: list[tuple[int, int, bool]] = []  # (offer id, position in the response, price or availability changed)
+    stored_rows = (Offer.objects.filter(source=source).order_by()
+                   .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
+    for pk, instance_type, region, *stored in stored_rows:
+        active = stored[_ACTIVE]
+        active_before += active
+        position = incoming.pop((instance_type, region), None)
+        if position is None:
+            if active:
+                unseen_active.append(pk)
+            continue
+        values = normaliser.values(offers[position], counts)
+        if tuple(stored) == values:
+            counts.unchanged += 1
+        else:
+            changed.append((pk, position, any(stored[index] != values[index] for index in _HISTORY)))
     if active_before and Decimal(len(unseen_active)) > MAX_DEACTIVATED_SHARE * active_before:
         raise ShrinkRefusedError(
-            f"response lists {len(incoming)} offers but would deactivate {len(unseen_active)} of "
-            f"{active_before} active ones; refusing it as a broken or partial response"
+            f"response lists {listed} offers but would deactivate "
+            f"{len(unseen_active)} of {active_before} active ones; refusing it as a broken or partial response"
         )
 
-    to_create: list[tuple] = []
-    to_update: list[Offer] = []
-    history_ids: list[int] = []
-    for key, values in incoming.items():
-        found = existing.get(key)
-        if found is None:
-            to_create.append((source.pk, key[0], key[1], *values, now, now, run.pk))
-            continue
-        pk, stored = found
-        if stored == values:
-            counts.unchanged += 1
-            continue
-        if any(stored[index] != values[index] for index in _HISTORY):
-            history_ids.append(pk)
-        to_update.append(Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True))))
-
-    _offers_create(to_create)
-    _offers_update(to_update)
+    # Pass 3: writes, in batches. Rows are normalised again here (cheaper than keeping them); `uncounted` keeps the
+    # unknown-GPU counts of matched rows from being counted twice.
+    uncounted = SyncCounts()
+    for start in range(0, len(changed), BATCH_SIZE):
+        batch = changed[start:start + BATCH_SIZE]
+        updated = [Offer(pk=pk, last_seen=now, last_run=run,
+                         **dict(zip(OFFER_FIELDS, normaliser.values(offers[position], uncounted), strict=True)))
+                   for pk, position, _ in batch]
+        _offers_update(updated)
+        PriceObservation.objects.bulk_create(
+            [_observation(offer, run, now) for offer, (_, _, history) in zip(updated, batch, strict=True) if history])
+    created = len(incoming)
+    if created:
+        _offers_create((source.pk, key[0], key[1], *normaliser.values(offers[position], counts), now, now, run.pk)
+                       for key, position in incoming.items())
+    incoming.clear()
     for start in range(0, len(unseen_active), BATCH_SIZE):
         Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
     # index, so PostgreSQL can rewrite the rows in place (see migration 0003); last_run keeps the run that last
     # created or changed the offer.
     Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).update(last_seen=now)
-    if to_create:
+    if created:
         _history_of_created(source=source, run=run, now=now)
-    updated_by_id = {offer.pk: offer for offer in to_update}
-    PriceObservation.objects.bulk_create([_observation(updated_by_id[pk], run, now) for pk in history_ids],
-                                         batch_size=BATCH_SIZE)
-    counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
+    counts.created, counts.updated, counts.deactivated = created, len(changed), len(unseen_active)
     return counts
 
 
@@ -387,17 +404,17 @@ HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_pric
                    "availability", "available_count")
 
 
-def _offers_create(rows: list[tuple]) -> None:
-    """Insert new offers given as tuples in CREATED_COLUMNS order.
+def _offers_create(rows: Iterable[tuple]) -> None:
+    """Insert new offers given as tuples in CREATED_COLUMNS order, read from `rows` as they are written.
 
-    On PostgreSQL through COPY, the fastest way it takes rows (no model instances, no per-value preparation);
-    elsewhere bulk_create. Values were range-checked by _offer_problem, so one bad row cannot sink a batch.
+    On PostgreSQL through one COPY, the fastest way it takes rows (no model instances, no per-value preparation);
+    elsewhere bulk_create, a batch at a time. Values were range-checked by _offer_problem, so one bad row cannot
+    sink a batch.
     """
-    if not rows:
-        return
     if connection.vendor != "postgresql":
-        Offer.objects.bulk_create([Offer(**dict(zip(CREATED_COLUMNS, row, strict=True))) for row in rows],
-                                  batch_size=BATCH_SIZE)
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, BATCH_SIZE)):
+            Offer.objects.bulk_create([Offer(**dict(zip(CREATED_COLUMNS, row, strict=True))) for row in batch])
         return
     table = connection.ops.quote_name(Offer._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(Offer._meta.get_field(name).column) for name in CREATED_COLUMNS)

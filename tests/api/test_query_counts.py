@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from providers import selectors
 from providers.models import PriceObservation
 from tests.api.conftest import capabilities, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -32,6 +33,7 @@ def many(world):
 
 
 def queries(api, url) -> int:
+    selectors.remembered_forget()  # the first request after a change of the data: nothing kept yet
     with CaptureQueriesContext(connection) as context:
         response = api.get(url)
     assert response.status_code == 200, response.content
@@ -40,11 +42,12 @@ def queries(api, url) -> int:
 
 
 @pytest.mark.parametrize(("path", "expected"), [
-    # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined
-    ("/api/v1/offers/", 3),
+    # the data version, count and page ids on the bare offer table, then that page's offers with provider, GPU and
+    # source joined
+    ("/api/v1/offers/", 4),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
     # and of the `mig` answer (read once, applied as id lists: see providers.filters.RelatedChoice)
-    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 6),
+    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 7),
     ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
     ("/api/v1/providers/", 3),  # count, page, capabilities
     ("/api/v1/gpus/", 2),  # count, page
@@ -69,3 +72,16 @@ def queries_of(api, url) -> int:
     with CaptureQueriesContext(connection) as context:
         assert api.get(url).status_code == 200
     return len(context.captured_queries)
+
+
+def test_filter_lookups_are_read_once_per_data_version(api, many):
+    url = "/api/v1/offers/?provider=beta,extra-1&mig=yes&gpu=h100-sxm"
+    first = queries(api, url)
+    with CaptureQueriesContext(connection) as context:
+        assert api.get(url).status_code == 200
+    # the data version, count, page ids, rows: the slugs and capability answers were kept under the version
+    assert len(context.captured_queries) == 4 < first
+    ProviderFactory(slug="extra-new")  # a write: the version moves, the lookups are read again
+    with CaptureQueriesContext(connection) as context:
+        assert api.get(url).status_code == 200
+    assert len(context.captured_queries) == first

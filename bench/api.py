@@ -151,6 +151,7 @@ DATASETTE_INDEXES = {
     "offer_active_gpu_price": "is_active, gpu_slug, price_per_gpu_hour_usd",
     "offer_active_provider_price": "is_active, provider_slug, price_per_gpu_hour_usd",
     "offer_active_price_hour": "is_active, price_hour_usd",
+    "offer_active_provider_hour": "is_active, provider_slug, price_hour_usd, spot_price_hour",
     "offer_active_memory_desc": "is_active, gpu_memory_gb DESC, gpu_count",
 }
 

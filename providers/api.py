@@ -295,11 +295,10 @@ class OfferListApi(ReadOnlyApi):
             if self.wants_csv_stream(request):
                 return self.csv_response(filterset.qs.iterator(chunk_size=CSV_CHUNK_ROWS),
                                          OfferSerializer(context=context), "offers.csv")
-            page_ids = self.paginator.paginate_queryset(
+            rows = self.paginator.paginate_queryset(
                 selectors.offer_ids(filterset=filterset), request, view=self,
                 count=selectors.offer_count(filterset=filterset),
-                fetch=lambda offset, limit: selectors.offer_page_ids(filterset=filterset, offset=offset, limit=limit))
-            rows = selectors.offer_rows(ids=page_ids)
+                fetch=lambda offset, limit: selectors.offer_page(filterset=filterset, offset=offset, limit=limit))
         return self.get_paginated_response(offer_data(rows, request=request))
 
 

@@ -329,6 +329,10 @@ class Offer(models.Model):
                          name="offer_active_provider_price"),
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
+            # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
+            # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0007).
+            models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
+                         condition=models.Q(is_active=True), name="offer_active_provider_hour"),
             models.Index(models.F("gpu_memory_gb").desc(nulls_last=True), models.F("id"), include=["gpu_count"],
                          condition=models.Q(is_active=True), name="offer_active_memory_desc"),
         ]

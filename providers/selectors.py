@@ -327,15 +327,61 @@ def offer_page_ids(*, filterset, offset: int, limit: int) -> list[int]:
     LIMIT): with `gpu_id IN (...)` the planner walks the whole price index instead and filters out every other GPU's
     offers (310,000 rows for the H100 page at 1,000,000 offers). The same rows in the same order as the plain query
     (tests/api/test_offer_pages.py); PostgreSQL only (SQLite cannot order and limit inside a compound query)."""
+    return [row[0] for row in _page_ids_queryset(filterset, offset, limit)]
+
+
+def _page_ids_queryset(filterset, offset: int, limit: int) -> QuerySet:
+    """The page's ids (first column) in order: the plain query, or the merged index ranges (offer_page_ids)."""
     offers = filterset.bare_qs
     split = _range_split(filterset) if connection.vendor == "postgresql" else None
     if split is None:
-        return list(offers.values_list("id", flat=True)[offset:offset + limit])
+        return offers.values_list("id")[offset:offset + limit]
     column, values = split
     branches = [offers.filter(**{column: value}).values_list("id", *_order_columns(offers))[:offset + limit]
                 for value in values]
     merged = branches[0].union(*branches[1:], all=True).order_by(*_order_positions(offers))
-    return [row[0] for row in merged[offset:offset + limit]]
+    return merged[offset:offset + limit]
+
+
+def offer_page(*, filterset, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
+    """The rows (offer_rows') of one page of a bound, valid OfferFilterSet, in its order.
+
+    On PostgreSQL one statement: the page of ids (offer_page_ids' query, as an array in its order) unnested WITH
+    ORDINALITY and joined to the offers, providers, GPUs and sources, around SQL built once per process; elsewhere
+    offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
+    if connection.vendor != "postgresql":
+        return offer_rows(ids=offer_page_ids(filterset=filterset, offset=offset, limit=limit), now=now)
+    page = _page_ids_queryset(filterset, offset, limit)
+    sql, params = page.query.sql_with_params()
+    if page.query.combinator:
+        # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
+        quote = connection.ops.quote_name
+        order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filterset.bare_qs))
+        ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
+    else:
+        ids = f"ARRAY({sql})"
+    cutoff = stale_cutoff(now=now)
+    rows = []
+    with connection.cursor() as cursor:
+        cursor.execute(_offer_page_sql().replace("{ids}", ids), params)
+        for values in cursor.fetchall():
+            row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
+            last_success = row["source__last_success_at"]
+            row["is_stale"] = last_success is None or last_success < cutoff
+            rows.append(row)
+    return rows
+
+
+@functools.cache
+def _offer_page_sql() -> str:
+    """offer_rows' query with the offers read from `unnest({ids}) WITH ORDINALITY`, in that order (PostgreSQL, which
+    needs no converters for these columns: its values() rows are the driver's values)."""
+    sql, params = _offer_rows_queryset().query.sql_with_params()
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    head = f"FROM {table} "
+    assert not params and sql.count(head) == 1, sql
+    return (sql.replace(head, f'FROM unnest({{ids}}) WITH ORDINALITY AS "page"("id", "n") INNER JOIN {table} '
+                              f'ON ({table}."id" = "page"."id") ') + ' ORDER BY "page"."n"')
 
 
 # Orderings that a (gpu | provider, columns..., id) partial index on active offers serves, by the ordering's columns.

@@ -300,17 +300,23 @@ def _versioned_count(offers: QuerySet) -> tuple[int | None, int]:
 def _offer_count_key(cleaned_data: dict, *, version: int) -> str:
     """The same key for queries that select the same offers however they were written (order of values, `4` or
     `4.00`, an ordering, empty parameters)."""
+    return f"offer-count:{version}:{_filters_digest(cleaned_data)}"
+
+
+def _filters_digest(cleaned_data: dict, *, ordering: bool = False) -> str:
     parts = []
     for name, value in sorted(cleaned_data.items()):
-        if name == "ordering" or value in (None, "", []):
+        if value in (None, "", []) or (name == "ordering" and not ordering):
+            continue
+        if name == "ordering":
+            parts.append((name, list(value)))  # its order matters
             continue
         if isinstance(value, list | tuple):
             value = sorted({str(item) for item in value})
         elif isinstance(value, Decimal):
             value = str(value.normalize())
         parts.append((name, value))
-    digest = hashlib.sha256(repr(parts).encode()).hexdigest()
-    return f"offer-count:{version}:{digest}"
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def offer_ids(*, filterset) -> QuerySet:
@@ -351,19 +357,34 @@ def offer_page(*, filterset, offset: int, limit: int, now: datetime | None = Non
     offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
     if connection.vendor != "postgresql":
         return offer_rows(ids=offer_page_ids(filterset=filterset, offset=offset, limit=limit), now=now)
-    page = _page_ids_queryset(filterset, offset, limit)
-    sql, params = page.query.sql_with_params()
-    if page.query.combinator:
-        # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
-        quote = connection.ops.quote_name
-        order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filterset.bare_qs))
-        ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
-    else:
-        ids = f"ARRAY({sql})"
+
+    def build() -> tuple[str, tuple]:
+        page = _page_ids_queryset(filterset, offset, limit)
+        sql, params = page.query.sql_with_params()
+        if page.query.combinator:
+            # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
+            quote = connection.ops.quote_name
+            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filterset.bare_qs))
+            ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
+        else:
+            ids = f"ARRAY({sql})"
+        return _offer_page_sql().replace("{ids}", ids), params
+
+    # The statement depends only on the filters (resolved to ids under the data version) and the page: kept under
+    # the version like the lookups, so a repeated query skips building and compiling it. Never for clock-dependent
+    # filters, whose SQL holds the moment.
+    data = filterset.form.cleaned_data
+    try:
+        if data.get("seen_within_hours") is not None:
+            sql, params = build()
+        else:
+            sql, params = remembered(f"page:{_filters_digest(data, ordering=True)}:{offset}:{limit}", build)
+    except EmptyResultSet:  # a filter that resolved to no ids at all
+        return []
     cutoff = stale_cutoff(now=now)
     rows = []
     with connection.cursor() as cursor:
-        cursor.execute(_offer_page_sql().replace("{ids}", ids), params)
+        cursor.execute(sql, params)
         for values in cursor.fetchall():
             row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
             last_success = row["source__last_success_at"]

@@ -48,6 +48,16 @@ def test_an_offer_written_outside_a_run_shows_in_the_count_at_once(api, world, c
     assert count(api) == 6
 
 
+def test_a_kept_page_statement_follows_a_change_of_its_lookups(api, world, cached):
+    def names(query):
+        return [row["instance_type"] for row in api.get(f"/api/v1/offers/?{query}").json()["results"]]
+
+    assert names("mig=yes&gpu=h100-sxm,l4") == ["alpha-l4", "alpha-h100x8"]
+    Capability.objects.filter(key="mig", provider__slug="alpha").update(value="no")
+    assert names("mig=yes&gpu=h100-sxm,l4") == []
+    assert count(api, "mig=yes&gpu=h100-sxm,l4") == 0
+
+
 def test_a_run_that_deactivates_offers_shows_at_once(api, world, cached):
     assert count(api, "gpu_family=H100") == 2
     Offer.objects.filter(pk=world.offers["beta-h100"].pk).update(is_active=False)

@@ -6,10 +6,14 @@ RUN apt-get update && apt-get install -y --no-install-recommends gettext && rm -
 COPY requirements.txt .
 RUN pip install --no-cache-dir -r requirements.txt
 COPY . .
-# Static files and translations are built into the image; the build needs a secret key but not a real one.
-RUN DJANGO_SECRET_KEY=build-only python manage.py collectstatic --noinput \
-    && (python manage.py compilemessages || true)
-RUN useradd --create-home app && chown -R app /app
+# Static files and translations are built into the image with the base settings: the build needs a secret key but
+# not a real one, and the production settings (rightly) refuse a placeholder.
+RUN DJANGO_SETTINGS_MODULE=comparator.settings.base DJANGO_SECRET_KEY=build-only-not-a-secret \
+    python manage.py collectstatic --noinput \
+    && (DJANGO_SETTINGS_MODULE=comparator.settings.base DJANGO_SECRET_KEY=build-only-not-a-secret \
+        python manage.py compilemessages || true)
+# UID 1000: deploy/kubernetes runs the pods as this user (runAsNonRoot).
+RUN useradd --create-home --uid 1000 app && chown -R app /app
 USER app
 EXPOSE 8000
 # Threaded workers keep HTTP connections alive between requests (API clients reuse them); see bench/api.py.

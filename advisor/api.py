@@ -10,6 +10,8 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from providers.api import AdviseRateThrottle
+
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 
@@ -24,6 +26,7 @@ INVALID_INPUT = OpenApiResponse(
 class AdviseApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    throttle_classes = [AdviseRateThrottle]  # settings.API_ADVISE_RATE per client IP: each request ranks every offer
 
     @extend_schema(
         request=AdviseInputSerializer,

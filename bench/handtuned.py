@@ -69,7 +69,7 @@ def connection() -> psycopg.Connection:
 
 
 def data_version(cursor) -> object:
-    """The counter the API keys its counts on; before it existed (migration 0006), the API's rule was the latest
+    """The counter the API keys its counts on; before it existed (migration 0008), the API's rule was the latest
     successful run plus a 60-second lifetime, which this follows on such a schema."""
     if getattr(_local, "versioned", True):
         try:

@@ -57,4 +57,17 @@ BEAT_SCHEDULE = {
         "options": {"expires": 12 * HOUR},
     },
 }
+
+# Every 15 minutes per source, staggered by a minute each from :05 (linode at :05, :20, :35, :50; vultr at :06, ...),
+# clear of the hourly price runs at :00 that hold the same per-source lock: the availability poll of each source that
+# publishes stock (scrapers.registry.AVAILABILITY_SOURCES), cheap requests only. A poll that waited 10 minutes in a
+# backlog is dropped: the next one is 5 minutes away.
+AVAILABILITY_SOURCES = ("linode", "vultr", "verda", "lambdalabs", "runpod", "vastai", "digitalocean")
+for _offset, _slug in enumerate(AVAILABILITY_SOURCES, start=5):
+    BEAT_SCHEDULE[f"poll-availability-{_slug}"] = {
+        "task": "providers.tasks.availability_poll",
+        "schedule": crontab(minute=",".join(str(_offset + quarter) for quarter in (0, 15, 30, 45))),
+        "args": [_slug],
+        "options": {"expires": 10 * 60},
+    }
 app.conf.beat_schedule = BEAT_SCHEDULE

@@ -5,6 +5,8 @@ from django.urls import include, path
 
 from advisor import api as advisor_api
 
+from . import health
+
 urlpatterns = [
     path("", include("web.urls")),  # the website (web)
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the language switcher posts here
@@ -13,4 +15,7 @@ urlpatterns = [
     path("advisor/", include("advisor.urls")),  # the workload advisor's page (advisor)
     path("digest/", include("digest.urls")),  # weekly email digest (digest)
     path("admin/", admin.site.urls),
+    # Operator endpoints (comparator.health): the orchestrator's probes and Prometheus.
+    path("healthz", health.healthz, name="healthz"),
+    path("metrics", health.metrics, name="metrics"),
 ]

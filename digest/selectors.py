@@ -2,8 +2,9 @@
 
 The work is split so its cost follows the number of distinct saved filters, never the number of subscribers:
 
-- `week_changes` reads the week's price and availability history, new and vanished offers and capability changes
-  once per sending run, in a fixed handful of queries, and keeps only what changed (net over the week);
+- `week_changes` reads the week's price and availability history, stock changes (back in stock, sold out), new
+  and vanished offers and capability changes once per sending run, in a fixed handful of queries, and keeps only
+  what changed (net over the week);
 - `digest_build` applies one saved filter through OfferFilterSet to that result: a few queries per filter, shared
   by every subscriber of the filter.
 
@@ -25,7 +26,8 @@ from django.conf import settings
 from django.db.models import Count, F, OuterRef, Subquery
 
 from providers.capabilities import QUESTIONS
-from providers.models import CapabilityChange, Offer, PriceObservation, RunStatus, ScrapeRun
+from providers.models import AvailabilityChange, CapabilityChange, Offer, PriceObservation, RunStatus, ScrapeRun
+from scrapers.availability import IN_STOCK
 
 from .models import Subscription, SubscriptionStatus
 from .savedfilters import saved_filter_offers
@@ -61,13 +63,18 @@ class WeekChanges:
     new: set[int] = field(default_factory=set)
     gone: set[int] = field(default_factory=set)
     capabilities: list[CapabilityChange] = field(default_factory=list)
+    # From the stock checks (AvailabilityChange), net over the week: offer id -> when its final state began.
+    back_in_stock: dict[int, datetime] = field(default_factory=dict)
+    sold_out: dict[int, datetime] = field(default_factory=dict)
 
     def touched(self) -> set[int]:
-        return self.prices.keys() | self.availability.keys() | self.new | self.gone
+        return (self.prices.keys() | self.availability.keys() | self.new | self.gone | self.back_in_stock.keys()
+                | self.sold_out.keys())
 
 
 def week_changes(*, week: DigestWeek, threshold: Decimal | None = None) -> WeekChanges:
-    """What changed between `week.start` (inclusive) and `week.end` (exclusive), in six queries.
+    """What changed between `week.start` (inclusive) and `week.end` (exclusive), in six queries (two more when
+    stock changed in the week: `stock_changes`).
 
     - a price change is reported when the last price of the week differs from the price listed at its start by at
       least `threshold` (a fraction, settings.DIGEST_PRICE_CHANGE_THRESHOLD by default), on-demand and spot apart;
@@ -146,6 +153,8 @@ def week_changes(*, week: DigestWeek, threshold: Decimal | None = None) -> WeekC
         changes.prices.pop(offer_id, None)
         changes.availability.pop(offer_id, None)
 
+    stock_changes(changes)
+
     collapsed: dict[tuple[int, str], CapabilityChange] = {}
     for change in CapabilityChange.objects.filter(changed_at__gte=start, changed_at__lt=end).select_related(
         "provider"
@@ -159,6 +168,35 @@ def week_changes(*, week: DigestWeek, threshold: Decimal | None = None) -> WeekC
         key=lambda change: (change.provider.name.lower(), change.key),
     )
     return changes
+
+
+def stock_changes(changes: WeekChanges) -> None:
+    """Fill `back_in_stock` and `sold_out` from the week's stock changes, in two queries: an offer is back in stock
+    when it was sold out at the start of the week (its latest change before it) and in stock (available or limited)
+    at the end; sold out when it was in stock at the start and sold out at the end. An offer whose first known state
+    falls in the week has no start to compare and is in neither; replayed recordings are never news."""
+    start, end = changes.week.start, changes.week.end
+    final: dict[int, tuple[str, datetime]] = {}
+    for offer_id, state, changed_at in (
+        AvailabilityChange.objects.filter(changed_at__gte=start, changed_at__lt=end, recorded=False)
+        .order_by("offer_id", "changed_at", "id").values_list("offer_id", "availability", "changed_at")
+        .iterator(chunk_size=5000)
+    ):
+        final[offer_id] = (state, changed_at)
+    if not final:
+        return
+    before = AvailabilityChange.objects.filter(offer_id=OuterRef("pk"), changed_at__lt=start).order_by(
+        "-changed_at", "-id")
+    baseline = (Offer.objects.filter(id__in=AvailabilityChange.objects.filter(
+        changed_at__gte=start, changed_at__lt=end, recorded=False).values("offer_id"))
+        .annotate(old=Subquery(before.values("availability")[:1])).filter(old__isnull=False)
+        .values_list("id", "old"))
+    for offer_id, old in baseline.iterator(chunk_size=5000):
+        new, since = final[offer_id]
+        if old == "unavailable" and new in IN_STOCK:
+            changes.back_in_stock[offer_id] = since
+        elif old in IN_STOCK and new == "unavailable":
+            changes.sold_out[offer_id] = since
 
 
 # --- one filter's digest ---------------------------------------------------------------------------------------
@@ -188,6 +226,12 @@ class OfferAvailabilityRow:
 
 
 @dataclass(frozen=True)
+class OfferStockRow:
+    offer: Offer
+    since: datetime
+
+
+@dataclass(frozen=True)
 class CapabilityRow:
     change: CapabilityChange
     question: str
@@ -204,11 +248,14 @@ class Digest:
     availability: Section
     capabilities: Section
     cheapest: list[Offer]
+    back_in_stock: Section = field(default_factory=lambda: Section([], 0))
+    sold_out: Section = field(default_factory=lambda: Section([], 0))
 
     @property
     def change_count(self) -> int:
         return sum(section.total for section in (self.price_drops, self.price_rises, self.new_offers,
-                                                  self.gone_offers, self.availability, self.capabilities))
+                                                  self.gone_offers, self.availability, self.capabilities,
+                                                  self.back_in_stock, self.sold_out))
 
     @property
     def has_changes(self) -> bool:
@@ -246,6 +293,11 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
 
     shown = {offer_id for offer_id, _ in drops[:limit] + rises[:limit]} | set(availability[:limit])
     shown |= set(new[:limit]) | set(gone[:limit])
+    # Stock news is about offers one can rent: active ones (the filter's inactive offers are in "no longer listed").
+    active = {offer_id for offer_id, _provider, is_active in rows if is_active}
+    back = sorted(candidates & active & changes.back_in_stock.keys())
+    sold = sorted(candidates & active & changes.sold_out.keys())
+    shown |= set(back[:limit]) | set(sold[:limit])
     offers = Offer.objects.select_related("provider", "gpu").in_bulk(shown) if shown else {}
 
     capability_rows = []
@@ -276,6 +328,8 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
         ),
         capabilities=_section(capability_rows, limit),
         cheapest=cheapest,
+        back_in_stock=Section([OfferStockRow(offers[i], changes.back_in_stock[i]) for i in back[:limit]], len(back)),
+        sold_out=Section([OfferStockRow(offers[i], changes.sold_out[i]) for i in sold[:limit]], len(sold)),
     )
 
 

@@ -96,7 +96,8 @@ def subscription_confirm(*, token: str) -> Subscription:
 
     Raises tokens.TokenInvalid or tokens.TokenExpired for a bad link, LinkSuperseded for a link issued before the
     address unsubscribed, FilterNoLongerValid when the saved filter names something that has left the catalog.
-    Confirming twice is harmless: the second time changes nothing but `confirmed_at`.
+    A link issued before the subscription was paused leaves it paused and unchanged. Confirming twice is harmless:
+    the second time changes nothing but `confirmed_at`.
     """
     request = confirm_token_read(token)
     parsed = saved_filter_parse(request.filter_query)
@@ -113,6 +114,10 @@ def subscription_confirm(*, token: str) -> Subscription:
                     return Subscription.objects.create(email=request.email, **values)
                 if subscription.unsubscribed_at and subscription.unsubscribed_at.timestamp() > request.issued_at:
                     raise LinkSuperseded
+                if (subscription.status == SubscriptionStatus.PAUSED
+                        and subscription.updated_at.timestamp() > request.issued_at):
+                    # Paused (or changed) after this link was sent: an old link neither resumes it nor rewrites it.
+                    return subscription
                 for name, value in values.items():
                     setattr(subscription, name, value)
                 subscription.save()

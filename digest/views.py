@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
 
+from comparator.security import CONTENT_SECURITY_POLICY, client_ip
 from providers.filters import OfferFilterSet
 from providers.models import Offer
 
@@ -63,7 +64,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
             try:
                 services.subscription_request(email=data["email"], filter_query=parsed.query,
                                               language=data["language"], always_send=data["always_send"],
-                                              ip=request.META.get("REMOTE_ADDR", ""))
+                                              ip=client_ip(request))
             except services.RateLimited:
                 status, problem = 429, _("Too many subscription requests from your network. Please try again in "
                                          "an hour; what you typed is kept below.")
@@ -193,4 +194,9 @@ def preview(request: HttpRequest) -> HttpResponse:
             "text": rendered.text.replace(rendered.manage_placeholder, "(manage link)")
             .replace(rendered.unsubscribe_placeholder, "(unsubscribe link)"),
         })
-    return render(request, "digest/preview.html", context)
+    response = render(request, "digest/preview.html", context)
+    # The email's HTML is shown in a sandboxed srcdoc iframe, which inherits this page's policy; email clients need
+    # inline styles, so this staff page alone allows them (scripts stay 'self' only, and the sandbox runs none).
+    response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY.replace("style-src 'self'",
+                                                                          "style-src 'self' 'unsafe-inline'")
+    return response

@@ -3,6 +3,8 @@
 from django.contrib import admin
 
 from .models import (
+    AvailabilityChange,
+    AvailabilityPoll,
     Capability,
     CapabilityChange,
     DataSource,
@@ -101,3 +103,18 @@ class LinkCheckAdmin(admin.ModelAdmin):
     list_display = ("url", "ok", "status_code", "error", "checked_at", "failing_since")
     list_filter = ("ok",)
     search_fields = ("url",)
+
+
+@admin.register(AvailabilityPoll)
+class AvailabilityPollAdmin(admin.ModelAdmin):
+    list_display = ("source", "started_at", "status", "offline", "checked", "changed", "unmatched")
+    list_filter = ("status", "source")
+    readonly_fields = [field.name for field in AvailabilityPoll._meta.fields]
+
+
+@admin.register(AvailabilityChange)
+class AvailabilityChangeAdmin(admin.ModelAdmin):
+    list_display = ("offer", "changed_at", "availability", "available_count", "recorded")
+    list_filter = ("availability", "recorded")
+    raw_id_fields = ("offer",)
+    date_hierarchy = "changed_at"

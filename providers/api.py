@@ -12,6 +12,7 @@ streamed straight from the database when no page is asked for. Anonymous clients
 from __future__ import annotations
 
 import logging
+import re
 
 from django.conf import settings
 from django.core.paginator import EmptyPage
@@ -20,14 +21,16 @@ from django.http import StreamingHttpResponse
 from django_filters import filters as django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import APIException, NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.permissions import AllowAny
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
+from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
+
+from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 
 from . import selectors
 from .capabilities import CAPABILITIES
@@ -56,16 +59,51 @@ CSV_CHUNK_ROWS = 2000
 # --- plumbing shared by every operation ----------------------------------------------------------------------------
 
 
-class AnonymousRateThrottle(AnonRateThrottle):
+class AnonymousRateThrottle(BaseThrottle):
     """Requests per client IP, at settings.API_ANON_RATE ("120/minute"; empty or "off" switches it off).
 
-    The rate is read per request rather than once at import (DRF's default), so deployments and tests can change it.
-    Behind a reverse proxy set DJANGO_NUM_PROXIES, or every client shares the proxy's address.
+    Counted atomically in a fixed window (comparator.security.window_hit: the cache's add and incr, Redis INCR in
+    production), so N concurrent requests count N; DRF's own throttle reads a history, then writes it back, and lets
+    concurrent requests through on the same reading. The client is comparator.security.client_ip: REMOTE_ADDR unless
+    DJANGO_NUM_PROXIES says how many proxies to look through. The rate is read per request, so deployments and tests
+    can change it.
     """
 
-    def get_rate(self):
-        rate = getattr(settings, "API_ANON_RATE", None)
-        return None if not rate or str(rate).lower() == "off" else rate
+    setting = "API_ANON_RATE"
+    scope = "api"
+    _wait: float | None = None
+
+    def allow_request(self, request, view):
+        rate = getattr(settings, self.setting, None)
+        if not rate or str(rate).lower() == "off":
+            return True
+        number, seconds = SimpleRateThrottle.parse_rate(None, rate)
+        hits, remaining = window_hit(f"throttle:{self.scope}:{client_ip(request)}", seconds)
+        if hits <= number:
+            return True
+        self._wait = max(1.0, remaining)
+        return False
+
+    def wait(self):
+        return self._wait
+
+
+class AdviseRateThrottle(AnonymousRateThrottle):
+    """POST /api/v1/advise/ per client IP, at settings.API_ADVISE_RATE ("20/minute"): each request ranks every offer."""
+
+    setting = "API_ADVISE_RATE"
+    scope = "advise"
+
+
+class ExportsBusy(APIException):
+    status_code = 503
+    default_detail = ("Too many whole-table CSV exports are running; retry in a minute, or ask for pages "
+                      "(page, page_size) which are not limited this way.")
+    default_code = "exports_busy"
+
+    def __init__(self):
+        super().__init__()
+        self.wait = 60
 
 
 class StrictContentNegotiation(DefaultContentNegotiation):
@@ -73,17 +111,30 @@ class StrictContentNegotiation(DefaultContentNegotiation):
 
     def select_renderer(self, request, renderers, format_suffix=None):
         requested = format_suffix or request.query_params.get(self.settings.URL_FORMAT_OVERRIDE)
-        if requested and requested not in {renderer.format for renderer in renderers}:
+        # An empty `?format=` is refused too: the schema's enum does not include it.
+        if requested is not None and requested not in {renderer.format for renderer in renderers}:
             known = ", ".join(renderer.format for renderer in renderers)
             raise ValidationError({"format": [f"Unknown format {requested!r}; use one of: {known}."]})
         return super().select_renderer(request, renderers, format_suffix)
 
 
+def _ascii_digits(raw: str) -> bool:
+    """Only 0-9: Python's int() also reads "١" (Arabic-Indic one), "²"-like digits, "1_000" and " 7 ", none of which is
+    a number the schema promises to accept."""
+    return raw.isascii() and raw.isdigit()
+
+
+def _slug_shaped(value: str) -> bool:
+    """Whether `value` could be a slug of ours (ASCII letters, digits, `-`, `_`, `.`, at most 100 characters): anything
+    else is no object, answered without asking the database."""
+    return bool(SLUG_SHAPE.fullmatch(value))
+
+
+SLUG_SHAPE = re.compile(r"[A-Za-z0-9._-]{1,100}")
+
+
 def _positive_int(name: str, raw: str, maximum: int | None = None) -> int:
-    try:
-        number = int(raw)
-    except ValueError:
-        number = 0
+    number = int(raw) if _ascii_digits(raw) and len(raw) < 19 else 0
     if number < 1 or (maximum is not None and number > maximum):
         limit = f"from 1 to {maximum}" if maximum else "of 1 or more"
         raise ValidationError({name: [f"Use a whole number {limit}; got {raw!r}."]})
@@ -100,7 +151,8 @@ class ApiPagination(PageNumberPagination):
 
     def get_page_size(self, request):
         raw = request.query_params.get(self.page_size_query_param)
-        return self.page_size if raw in (None, "") else _positive_int("page_size", raw, self.max_page_size)
+        # Given but empty is an error like any other non-number: the schema says integer.
+        return self.page_size if raw is None else _positive_int("page_size", raw, self.max_page_size)
 
     def paginate_queryset(self, queryset, request, view=None, count: int | None = None, fetch=None):
         """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached);
@@ -108,16 +160,15 @@ class ApiPagination(PageNumberPagination):
         self.request = request
         page_size = self.get_page_size(request)
         raw = request.query_params.get(self.page_query_param)
-        number = 1 if raw in (None, "") else _positive_int("page", raw)
+        number = 1 if raw is None else _positive_int("page", raw, MAX_PAGE)
         paginator = DjangoPaginator(queryset, page_size)
         if count is not None:
             paginator.count = count  # a cached_property: setting it skips Django's own COUNT
         try:
             self.page = paginator.page(number)
         except EmptyPage:
-            raise ValidationError(
-                {"page": [f"Page {number} is past the last page ({paginator.num_pages})."]}
-            ) from None
+            # A page past the end is a missing object (404), not a malformed request: the schema allows any page >= 1.
+            raise NotFound(f"Page {number} is past the last page ({paginator.num_pages}).") from None
         if count is not None:
             # Django cuts the last page at `count`; a given count may be a cached one (selectors.offer_count), and the
             # rows are read live whatever it says.
@@ -128,8 +179,9 @@ class ApiPagination(PageNumberPagination):
 
     def get_schema_operation_parameters(self, view):
         return [
-            {"name": "page", "in": "query", "required": False, "description": "Page number, from 1.",
-             "schema": {"type": "integer", "minimum": 1}},
+            {"name": "page", "in": "query", "required": False,
+             "description": "Page number, from 1; past the last page answers 404.",
+             "schema": {"type": "integer", "minimum": 1, "maximum": MAX_PAGE}},
             {"name": "page_size", "in": "query", "required": False,
              "description": f"Rows per page, 1 to {self.max_page_size} (default {self.page_size}).",
              "schema": {"type": "integer", "minimum": 1, "maximum": self.max_page_size}},
@@ -143,6 +195,7 @@ ERROR_400 = OpenApiResponse(
 )
 DETAIL_ERROR = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
 ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object.")
+ERROR_404_PAGE = OpenApiResponse(response=DETAIL_ERROR, description="The page asked for is past the last page.")
 ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
                            "the Retry-After header says how many seconds to wait.")
 CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same rows as CSV: one column per field, "
@@ -152,7 +205,8 @@ CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same ro
 def list_responses(serializer_class) -> dict:
     """Errors are always JSON (ReadOnlyApi.finalize_response), so only 200 has a CSV body."""
     return {(200, "application/json"): serializer_class(many=True), (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (429, "application/json"): ERROR_429}
+            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404_PAGE,
+            (429, "application/json"): ERROR_429}
 
 
 def detail_responses(serializer_class) -> dict:
@@ -202,9 +256,15 @@ class ReadOnlyApi(GenericAPIView):
         return isinstance(request.accepted_renderer, CSVRenderer) and not (PAGE_PARAMETERS & set(request.query_params))
 
     def csv_response(self, objects, serializer, filename: str) -> StreamingHttpResponse:
+        """The whole result as streamed CSV, holding one of the site's export slots (settings.API_CSV_EXPORTS_MAX)
+        until the last row is sent or the client goes away; when none is free, 503 with Retry-After, and paged CSV
+        still works."""
+        slot = export_slot()
+        if slot is None:
+            raise ExportsBusy()
         rows = (serializer.to_representation(obj) for obj in objects)
-        response = StreamingHttpResponse(csv_stream(csv_columns(serializer), rows), content_type="text/csv; "
-                                                                                                  "charset=utf-8")
+        response = StreamingHttpResponse(ReleasingStream(csv_stream(csv_columns(serializer), rows), slot),
+                                         content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
         return response
 
@@ -222,6 +282,37 @@ SLUG_LISTS = {
     "gpu_family": ("GPU families from /api/v1/gpus/ (`family`)", "H100"),
     "provider": ("Provider slugs from /api/v1/providers/", "lambda"),
 }
+
+
+# Page numbers the API reads; past the last page is a 404, past this a 400 (as the schema says).
+MAX_PAGE = 10**9
+
+
+def schema_catalog_enums(result, generator, request, public):
+    """drf-spectacular postprocessing hook: the slug parameters (`gpu`, `gpu_family`, `provider` on offers, and
+    compare's `providers`) take only what the catalog holds, so the schema served at /api/schema/ lists the slugs
+    of this database as their enum (read when the schema is generated); a slug outside it is a 400, as documented.
+    An empty catalog leaves them plain strings (an OpenAPI enum cannot be empty)."""
+    from .filters import gpu_choices, gpu_family_choices, provider_choices
+
+    choices = {"gpu": gpu_choices, "gpu_family": gpu_family_choices, "provider": provider_choices,
+               "providers": provider_choices}
+    values = {}
+    for path, operations in result.get("paths", {}).items():
+        if not path.startswith("/api/v1/"):
+            continue
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                name, schema = parameter.get("name"), parameter.get("schema", {})
+                if parameter.get("in") != "query" or name not in choices or schema.get("type") != "array":
+                    continue
+                if name not in values:
+                    values[name] = [value for value, _ in choices[name]()]
+                if values[name]:
+                    schema["items"] = {"type": "string", "enum": values[name]}
+                if name == "providers":
+                    schema["minItems"], schema["maxItems"] = 1, MAX_COMPARED_PROVIDERS
+    return result
 
 
 def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
@@ -258,7 +349,7 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
                 schema["maximum"] = field.extra["max_value"]
             parameters.append(OpenApiParameter(name, schema, description=description))
         elif isinstance(field, CountryFilter):
-            parameters.append(OpenApiParameter(name, str, pattern=r"^[A-Za-z]{2}(,[A-Za-z]{2})*$",
+            parameters.append(OpenApiParameter(name, str, pattern=r"^([A-Za-z]{2}(,[A-Za-z]{2})*)?$",
                                                description=description))
         else:
             parameters.append(OpenApiParameter(name, str, description=description))
@@ -303,7 +394,7 @@ class OfferListApi(ReadOnlyApi):
 
 
 def _offer_or_404(offer_id: str):
-    offer = selectors.offer_get(offer_id=int(offer_id)) if offer_id.isdigit() and len(offer_id) < 19 else None
+    offer = selectors.offer_get(offer_id=int(offer_id)) if _ascii_digits(offer_id) and len(offer_id) < 19 else None
     if offer is None:
         raise NotFound(f"No offer with id {offer_id!r}.")
     return offer
@@ -375,7 +466,7 @@ class ProviderDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
                    responses=detail_responses(ProviderDetailSerializer))
     def get(self, request, slug: str):
-        provider = selectors.provider_get(slug=slug)
+        provider = selectors.provider_get(slug=slug) if _slug_shaped(slug) else None
         if provider is None:
             raise NotFound(f"No provider {slug!r}; see /api/v1/providers/.")
         return Response(ProviderDetailSerializer(provider, context={"request": request}).data)
@@ -406,7 +497,7 @@ class GpuDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
                    responses=detail_responses(GpuSerializer))
     def get(self, request, slug: str):
-        gpu = selectors.gpu_model_get(slug=slug)
+        gpu = selectors.gpu_model_get(slug=slug) if _slug_shaped(slug) else None
         if gpu is None:
             raise NotFound(f"No GPU model {slug!r}; see /api/v1/gpus/.")
         return Response(GpuSerializer(gpu, context={"request": request}).data)
@@ -426,7 +517,7 @@ class SourceListApi(ReadOnlyApi):
                    "and age", parameters=[FORMAT_PARAMETER],
                    responses=list_responses(SourceStatusSerializer))
     def get(self, request):
-        rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list()]
+        rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list(with_dates=False)]
         return self.paginated(rows, SourceStatusSerializer, {"request": request})
 
 
@@ -452,15 +543,16 @@ class CompareApi(ReadOnlyApi):
                    (429, "application/json"): ERROR_429},
     )
     def get(self, request):
-        slugs = list(dict.fromkeys(
-            part.strip() for raw in request.query_params.getlist("providers") for part in raw.split(",")
-            if part.strip()))
+        named = [part.strip() for raw in request.query_params.getlist("providers") for part in raw.split(",")
+                 if part.strip()]
+        slugs = list(dict.fromkeys(named))
         if not slugs:
             raise ValidationError({"providers": ["Name at least one provider slug, e.g. ?providers=aws,gcp."]})
-        if len(slugs) > MAX_COMPARED_PROVIDERS:
+        if len(named) > MAX_COMPARED_PROVIDERS:  # counted as given, repeats included (the schema's maxItems)
             raise ValidationError({"providers": [f"Compare at most {MAX_COMPARED_PROVIDERS} providers; "
-                                                 f"got {len(slugs)}."]})
-        providers = selectors.providers_by_slugs(slugs=slugs)
+                                                 f"got {len(named)}."]})
+        # Only slug-shaped names reach the database (PostgreSQL refuses a NUL in a string with an error).
+        providers = selectors.providers_by_slugs(slugs=[slug for slug in slugs if _slug_shaped(slug)])
         unknown = [slug for slug in slugs if slug not in {provider.slug for provider in providers}]
         if unknown:
             raise ValidationError({"providers": [f"Unknown provider slug(s): {', '.join(unknown)}; "

@@ -10,21 +10,22 @@ prose: `mig=yes` keeps offers of providers whose `mig` cell is "yes"; `mig=unkno
 With `documented_only=true` only answers documented by the provider or a third party count (not inferred ones).
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
-rather than silently "no filter". Numbers are bounded and limited to the precision the column stores, so a value
-like `1e-400` or `1e400` is refused here instead of overflowing the database's numeric type.
+rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's
+numeric type) and rounded to the precision the column stores (`1e-400` is 0).
 """
 
 from __future__ import annotations
 
 import copy
 from datetime import timedelta
-from decimal import Decimal
+from decimal import Decimal, InvalidOperation
 
 import django_filters as filters
 from django import forms
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_filters.fields import BaseCSVField
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, RDMA_FABRICS, UNKNOWN
 from .models import Availability, Capability, Confidence, GpuModel, GpuVendor, Offer, Provider, ProviderKind
@@ -171,8 +172,23 @@ MAX_GPUS = 10_000
 MAX_GPU_MEMORY_GB = 100_000
 
 
+class RoundedDecimalField(forms.DecimalField):
+    """A number rounded to the places the column stores instead of refused for its extra digits: 2.123456789 is a
+    fine price limit (the schema promises any number), compared as 2.12346. A value too large to round is left
+    for the max_value check to refuse; 1e-400 rounds to 0."""
+
+    def to_python(self, value):
+        number = super().to_python(value)
+        if number is None or not number.is_finite() or self.decimal_places is None:
+            return number
+        try:
+            return number.quantize(Decimal(1).scaleb(-self.decimal_places))
+        except InvalidOperation:
+            return number
+
+
 class NumberFilter(CopiedCheaply, filters.NumberFilter):
-    pass
+    field_class = RoundedDecimalField
 
 
 class CharFilter(CopiedCheaply, filters.CharFilter):
@@ -232,8 +248,21 @@ def provider_choices():
                        lambda: list(Provider.objects.order_by("name").values_list("slug", "name")))
 
 
+class NoEmptyItemsCSVField(BaseCSVField):
+    """A comma-separated list in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not a sort key."""
+
+    def clean(self, value):
+        cleaned = super().clean(value)
+        if cleaned and any(item in ("", None) for item in cleaned):
+            raise forms.ValidationError(_("Empty item in the comma-separated list; remove the extra comma."),
+                                        code="empty_item")
+        return cleaned
+
+
 class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     """Orders with unknown values (no price, no memory) last either way, and ties broken by id so pages are stable."""
+
+    base_field_class = NoEmptyItemsCSVField
 
     def get_ordering_value(self, param):
         descending = param.startswith("-")
@@ -260,14 +289,19 @@ class OfferFilterSet(filters.FilterSet):
                                     decimal_places=5, label=_("Maximum USD per GPU-hour"))
     price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
                             label=_("Maximum USD per instance-hour"))
+    form_factor = MultipleChoice(field_name="form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"), ("nvl", "NVL")],
+                                 label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
+    in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
+                             label=_("In stock in at least N percent of checks in the last 7 days"))
     provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
     country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
-    region = CharFilter(field_name="region", lookup_expr="iexact", label=_("Region id"))
+    # At most the column's length: a longer value matches nothing, and SQLite refuses a LIKE pattern over 50,000 bytes.
+    region = CharFilter(field_name="region", lookup_expr="iexact", max_length=120, label=_("Region id"))
     offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
                               label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
@@ -381,8 +415,18 @@ class OfferFilterSet(filters.FilterSet):
         available = Q(availability__in=[Availability.AVAILABLE, Availability.LIMITED])
         return queryset.filter(available) if value else queryset.exclude(available)
 
+    def filter_in_stock_7d(self, queryset, name, value):
+        """Offers whose share of stock checks in the last 7 days that found them in stock is at least `value` percent
+        (the share services.availability_apply keeps on the offer); never checked means no match."""
+        return queryset.filter(in_stock_share_7d__gte=Decimal(str(value)) / 100)
+
     def filter_seen_within(self, queryset, name, value):
-        return queryset.filter(last_seen__gte=timezone.now() - timedelta(hours=float(value)))
+        """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
+        none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
+        source's last_success_at), so the bundled snapshot matches only by the dates its files state."""
+        cutoff = timezone.now() - timedelta(hours=float(value))
+        live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff)
+        return queryset.filter(Q(price_as_of__gte=cutoff) | live)
 
     def _capability_cells(self):
         cells = Capability.objects.all()

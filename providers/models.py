@@ -193,6 +193,8 @@ class ScrapeRun(models.Model):
     unchanged = models.PositiveIntegerField(default=0)
     deactivated = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0, help_text="Rows refused as invalid")
+    corrected = models.PositiveIntegerField(
+        default=0, help_text="Rows stored with a value corrected at ingest (the reason is in rejections)")
     unknown_gpus = models.JSONField(default=dict, blank=True, help_text="Unmapped GPU name -> row count")
     capabilities_changed = models.PositiveIntegerField(
         default=0, help_text="Capabilities whose value, label or amount the provider API changed"
@@ -302,6 +304,34 @@ class Offer(models.Model):
     spot_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     availability = models.CharField(max_length=12, choices=Availability.choices, default=Availability.UNKNOWN)
     available_count = models.PositiveIntegerField(null=True, blank=True)
+    # Written by services.availability_apply only (never by a price run's row comparison): when the state was last
+    # checked, since when it has been what it is (the latest AvailabilityChange), whether that check was a replay of
+    # a recording, and the share of checks in stock over the last 7 and 30 days (0..1, from AvailabilityDay, summed
+    # in the database at each check). All null while nothing ever stated the offer's stock. None is indexed, so the
+    # per-poll update stays a HOT update like last_seen's.
+    availability_checked_at = models.DateTimeField(null=True, blank=True)
+    availability_since = models.DateTimeField(null=True, blank=True)
+    # Null (not False) by default: COPY writes no Django default, and SQLite adds a nullable column without a table
+    # rebuild (a rebuild would recreate the PostgreSQL-only memory index of migration 0004).
+    availability_recorded = models.BooleanField(null=True, blank=True)
+    in_stock_share_7d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    in_stock_share_30d = models.DecimalField(max_digits=5, decimal_places=4, null=True, blank=True)
+    # The data's own date, apart from when we last read it (last_seen): the date a file states, its commit's date,
+    # or the fetch time of a live run. Null when a replayed recording states none. `seen_within_hours` filters on it.
+    price_as_of = models.DateTimeField(null=True, blank=True, help_text="When the source's data says the price held")
+    price_source_url = models.URLField(max_length=500, blank=True,
+                                       help_text="The file this row's price came from, where a source reads several")
+    gpu_fraction = models.DecimalField(
+        max_digits=6, decimal_places=4, null=True, blank=True,
+        help_text="Share of one GPU when the instance has less than one (gpu_count holds the same share)")
+    form_factor = models.CharField(max_length=8, blank=True, help_text="sxm, pcie or nvl when stated")
+    efa_interfaces = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                      help_text="AWS EFA interfaces (RDMA), when stated")
+    spot_savings_pct = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="AWS Spot Advisor: savings versus on-demand, percent (not a spot price)")
+    spot_interruption = models.CharField(max_length=12, blank=True,
+                                         help_text="AWS Spot Advisor interruption-frequency bucket, e.g. <5%")
+    spot_as_of = models.DateField(null=True, blank=True, help_text="Date of the spot savings/interruption data")
     first_seen = models.DateTimeField()
     # Advanced by every successful run that lists the offer. Keep it out of indexes: the per-run update of every
     # active offer relies on being a HOT update on PostgreSQL (migration 0003).
@@ -330,7 +360,7 @@ class Offer(models.Model):
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
-            # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0007).
+            # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0009).
             models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
                          condition=models.Q(is_active=True), name="offer_active_provider_hour"),
             models.Index(models.F("gpu_memory_gb").desc(nulls_last=True), models.F("id"), include=["gpu_count"],
@@ -379,9 +409,77 @@ class ExchangeRate(models.Model):
         return f"{self.date} 1 EUR = {self.per_eur} {self.currency}"
 
 
+class AvailabilityChange(models.Model):
+    """A change of one offer's stock state, from `changed_at` on: available, limited (with the count the source
+    gave) or unavailable (sold out). Appended only when the state or the count changed, never per check, so the
+    history stays a few rows per offer and month (bench/availability.py reports rows per offer-day). The first
+    known state of an offer is a change too (from nothing); "unknown" is never stored: a source that says nothing
+    leaves the last known state in place.
+    """
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="availability_changes")
+    changed_at = models.DateTimeField()
+    availability = models.CharField(max_length=12, choices=Availability.choices)
+    available_count = models.PositiveIntegerField(null=True, blank=True)
+    # True when the check was a replay of a recorded payload (the bundled snapshot): `changed_at` is then the
+    # recording's date, not a live observation.
+    recorded = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["offer", "changed_at"]
+        indexes = [models.Index(fields=["offer", "changed_at"]), models.Index(fields=["changed_at"])]
+
+    def __str__(self) -> str:
+        return f"offer {self.offer_id} {self.availability} from {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class AvailabilityDay(models.Model):
+    """How many checks of one offer's stock there were on one UTC day, and how many found it in stock (available or
+    limited). Each check adds one to `checks` with a single upsert per poll for all offers it covered, so the
+    share of checks in stock over any run of days is a SUM in the database (services.availability_apply keeps the
+    7- and 30-day shares on the offer; selectors aggregate them per provider x GPU)."""
+
+    offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="availability_days")
+    day = models.DateField()
+    checks = models.PositiveIntegerField(default=0)
+    in_stock = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["offer", "day"], name="availability_day_unique")]
+        indexes = [models.Index(fields=["day"])]
+
+    def __str__(self) -> str:
+        return f"offer {self.offer_id} {self.day}: {self.in_stock}/{self.checks} in stock"
+
+
+class AvailabilityPoll(models.Model):
+    """One availability poll of one source (its own beat entry, cheaper and more frequent than a price run).
+
+    A failed poll is recorded here with its reason and changes nothing else: every offer keeps its last known state
+    and the time it was last checked, so pages show the state with its age instead of flipping it to sold out.
+    """
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="availability_polls")
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField(null=True, blank=True)
+    status = models.CharField(max_length=20, choices=RunStatus.choices, default=RunStatus.RUNNING)
+    offline = models.BooleanField(default=False)
+    checked = models.PositiveIntegerField(default=0, help_text="Offers whose state the poll stated")
+    changed = models.PositiveIntegerField(default=0, help_text="Offers whose state changed")
+    unmatched = models.PositiveIntegerField(default=0, help_text="Stated states of offers we do not store")
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-started_at"]
+        indexes = [models.Index(fields=["source", "-started_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} availability {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
 # Tables whose writes can change which offers a filter matches or how it is resolved (slugs, capability answers,
 # the exchange rate of a fee): database triggers bump DataVersion after every statement that writes one of them
-# (migration 0006), whoever writes it (a scrape run, the admin, a curated sync, raw SQL).
+# (migration 0008), whoever writes it (a scrape run, the admin, a curated sync, raw SQL).
 DATA_VERSION_TABLES = ("providers_offer", "providers_capability", "providers_provider", "providers_gpumodel",
                        "providers_exchangerate")
 

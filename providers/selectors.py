@@ -88,12 +88,15 @@ def provider_list() -> QuerySet[Provider]:
     )
 
 
-def source_status_list(*, now: datetime | None = None) -> list[tuple[DataSource, ScrapeRun | None]]:
+def source_status_list(*, now: datetime | None = None,
+                       with_dates: bool = True) -> list[tuple[DataSource, ScrapeRun | None]]:
     """Every source with its latest run, in two queries whatever the number of sources and runs.
 
     Runs are created in time order, so the highest id of a source is its latest run. Each source also carries
     `last_success_at` (start of its latest successful run, None if never), `is_stale` (as in offer_list) and `age`
-    (a timedelta since `last_success_at`, None if never), for the status page.
+    (a timedelta since `last_success_at`, None if never), for the status page; with `with_dates` (one more query)
+    also `data_oldest` / `data_newest` (the dates its active offers' data states), `active_offers` and
+    `undated_offers`.
     """
     now = now or timezone.now()
     sources = list(
@@ -103,9 +106,35 @@ def source_status_list(*, now: datetime | None = None) -> list[tuple[DataSource,
     )
     latest_ids = ScrapeRun.objects.values("source_id").annotate(last=Max("id")).values("last")
     latest = {run.source_id: run for run in ScrapeRun.objects.filter(id__in=latest_ids)}
+    # The dates the active offers' data states (price_as_of), oldest and newest per source: "data of <dates>".
+    dates = {
+        row["source_id"]: row for row in Offer.objects.filter(is_active=True).values("source_id").annotate(
+            oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"),
+            undated=Count("id", filter=Q(price_as_of__isnull=True)))
+    } if with_dates else {}
     for source in sources:
         source.age = now - source.last_success_at if source.last_success_at else None
+        row = dates.get(source.id, {})
+        source.data_oldest, source.data_newest = row.get("oldest"), row.get("newest")
+        source.active_offers, source.undated_offers = row.get("offers", 0), row.get("undated", 0)
     return [(source, latest.get(source.id)) for source in sources]
+
+
+def availability_polls_latest() -> dict[int, object]:
+    """Source id -> its latest AvailabilityPoll (sources never polled are absent), in one query."""
+    from .models import AvailabilityPoll
+
+    latest = AvailabilityPoll.objects.values("source_id").annotate(last=Max("id")).values("last")
+    return {poll.source_id: poll for poll in AvailabilityPoll.objects.filter(id__in=latest)}
+
+
+def snapshot_dates() -> dict[str, object]:
+    """What the offers on the site are: whether any source was read live, and the oldest and newest date their data
+    states (for the home page's "bundled snapshot of <dates>" line). Two queries."""
+    row = Offer.objects.filter(is_active=True).aggregate(
+        oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"))
+    row["live"] = DataSource.objects.filter(last_success_at__isnull=False).exists()
+    return row
 
 
 def link_check_failures() -> list[tuple[LinkCheck, list[str]]]:
@@ -211,7 +240,7 @@ def cheapest_offers_by_gpu(*, provider_ids) -> dict[tuple[int, int], Offer]:
 
 def data_version() -> int | None:
     """The current DataVersion (raised by the database after every write that can change a count or a filter
-    lookup; migration 0006), or None when its row is missing (a test database flushed by TRUNCATE), in which case
+    lookup; migration 0008), or None when its row is missing (a test database flushed by TRUNCATE), in which case
     nothing is kept under it. Read once per request, so in plain SQL."""
     table = connection.ops.quote_name(DataVersion._meta.db_table)
     with connection.cursor() as cursor:
@@ -325,7 +354,7 @@ def offer_ids(*, filterset) -> QuerySet:
 
 
 def offer_page_ids(*, filterset, offset: int, limit: int) -> list[int]:
-    """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0007).
+    """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
 
     When the filters name a list of GPU models or providers (or capability answers that resolve to providers) and
     the order is one that a (gpu | provider, order columns, id) index serves, each value is read as its own index
@@ -454,8 +483,11 @@ MAX_RANGES = 40
 OFFER_ROW_FIELDS = (
     "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
     "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
-    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count", "first_seen",
-    "last_seen", "is_active",
+    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
+    "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
+    "in_stock_share_30d", "first_seen",
+    "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces",
+    "spot_savings_pct", "spot_interruption", "spot_as_of",
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
@@ -511,3 +543,88 @@ def providers_by_slugs(*, slugs: list[str]) -> list[Provider]:
 def gpu_model_get(*, slug: str) -> GpuModel | None:
     """One GPU model with the same offer figures as gpu_model_list."""
     return gpu_model_list().filter(slug=slug).first()
+
+
+# --- availability ------------------------------------------------------------------------------------------------
+
+AVAILABILITY_DAYS = (7, 30)
+
+
+def offer_availability_changes(*, offer: Offer) -> list[dict]:
+    """The offer's stock changes, oldest first: changed_at, availability, available_count, recorded."""
+    from .models import AvailabilityChange
+
+    return list(AvailabilityChange.objects.filter(offer=offer).order_by("changed_at", "id")
+                .values("changed_at", "availability", "available_count", "recorded"))
+
+
+def _stockouts(changes: QuerySet, *, start: datetime, now: datetime) -> QuerySet:
+    """The sold-out stretches among `changes` that overlap [start, now], each with its `length` clipped to it: a
+    sold-out change lasts until the offer's next change (or until now), all computed in the database."""
+    from django.db.models import DurationField, F, OuterRef, Value
+    from django.db.models.functions import Coalesce, Greatest, Least
+
+    from .models import Availability, AvailabilityChange
+
+    following = (AvailabilityChange.objects.filter(offer=OuterRef("offer"), changed_at__gt=OuterRef("changed_at"))
+                 .order_by("changed_at").values("changed_at")[:1])
+    return (changes.filter(availability=Availability.UNAVAILABLE)
+            .annotate(ends=Least(Coalesce(Subquery(following), Value(now)), Value(now)))
+            .filter(ends__gt=start)
+            .annotate(length=ExpressionWrapper(F("ends") - Greatest(F("changed_at"), Value(start)),
+                                               output_field=DurationField())))
+
+
+def offer_longest_stockout(*, offer: Offer, days: int = 30, now: datetime | None = None) -> timedelta | None:
+    """The longest sold-out stretch of one offer within the last `days` days (None when it was never sold out)."""
+    from .models import AvailabilityChange
+
+    now = now or timezone.now()
+    return _stockouts(AvailabilityChange.objects.filter(offer=offer), start=now - timedelta(days=days),
+                      now=now).aggregate(longest=Max("length"))["longest"]
+
+
+def availability_summary(*, gpu: GpuModel | None = None, provider: Provider | None = None,
+                         now: datetime | None = None) -> list[dict]:
+    """Per provider x GPU model (of one GPU's or one provider's active offers): checks and checks in stock over the
+    last 7 and 30 days, their shares, and the longest sold-out stretch of any one of its offers in the last 30 days.
+    Summed in the database from the day counters and the changes: two grouped queries, whatever the offers."""
+    from django.db.models import Sum
+
+    from .models import AvailabilityChange, AvailabilityDay
+
+    now = now or timezone.now()
+    today = now.date()
+    scope = Q(offer__is_active=True)
+    if gpu is not None:
+        scope &= Q(offer__gpu=gpu)
+    if provider is not None:
+        scope &= Q(offer__provider=provider)
+    sums = {}
+    for days in AVAILABILITY_DAYS:
+        window = Q(day__gt=today - timedelta(days=days))
+        sums[f"checks_{days}d"] = Sum("checks", filter=window)
+        sums[f"in_stock_{days}d"] = Sum("in_stock", filter=window)
+    keys = ("offer__provider__slug", "offer__provider__name", "offer__gpu__slug", "offer__gpu__name")
+    rows = list(AvailabilityDay.objects.filter(scope, day__gt=today - timedelta(days=max(AVAILABILITY_DAYS)))
+                .values(*keys).annotate(offers=Count("offer", distinct=True), **sums).order_by(*keys))
+    longest = {
+        tuple(row[key] for key in keys): row["longest"]
+        for row in _stockouts(AvailabilityChange.objects.filter(scope), start=now - timedelta(days=30), now=now)
+        .values(*keys).annotate(longest=Max("length")).order_by()
+    }
+    for row in rows:
+        for days in AVAILABILITY_DAYS:
+            checks = row[f"checks_{days}d"] or 0
+            row[f"share_{days}d"] = (row[f"in_stock_{days}d"] or 0) / checks if checks else None
+        row["longest_stockout"] = longest.get(tuple(row[key] for key in keys))
+    return rows
+
+
+def offer_availability_days(*, offer: Offer, days: int = 30, now: datetime | None = None) -> list[dict]:
+    """The offer's day counters of the last `days` days: day, checks, in_stock."""
+    from .models import AvailabilityDay
+
+    today = (now or timezone.now()).date()
+    return list(AvailabilityDay.objects.filter(offer=offer, day__gt=today - timedelta(days=days)).order_by("day")
+                .values("day", "checks", "in_stock"))

@@ -88,6 +88,9 @@ class OfferSerializer(OutputSerializer):
     is_stale = serializers.SerializerMethodField(
         help_text="True when the offer's source has not succeeded within STALE_AFTER_HOURS: its price may be old")
     url = serializers.SerializerMethodField()
+    availability_recorded = serializers.SerializerMethodField(
+        help_text="True when the last stock check was a replay of a recorded answer (the bundled snapshot): "
+                  "availability_checked_at is then the recording's date")
 
     class Meta:
         model = Offer
@@ -95,8 +98,23 @@ class OfferSerializer(OutputSerializer):
             "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
             "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
-            "availability", "available_count", "first_seen", "last_seen", "is_active", "is_stale", "source",
+            "availability", "available_count", "availability_checked_at", "availability_since",
+            "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
+            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
+            "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
+            "spot_interruption", "spot_as_of", "source",
         ]
+        extra_kwargs = {
+            "availability_checked_at": {"help_text": "When the stock was last checked (null: never stated); a failed "
+                                                     "check leaves the state and this time as they were"},
+            "availability_since": {"help_text": "Since when the offer has been in this state (its latest change)"},
+            "in_stock_share_7d": {"help_text": "Share (0..1) of stock checks in the last 7 days that found it in "
+                                               "stock (available or limited); null when never checked"},
+            "in_stock_share_30d": {"help_text": "The same over the last 30 days"},
+        }
+
+    def get_availability_recorded(self, offer: Offer) -> bool:
+        return bool(offer.availability_recorded)
 
     def get_is_stale(self, offer: Offer) -> bool:
         annotated = getattr(offer, "is_stale", None)
@@ -176,10 +194,23 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
             "spot_price_per_gpu_hour_usd": _number(row["spot_price_per_gpu_hour_usd"]),
             "availability": row["availability"],
             "available_count": None if row["available_count"] is None else int(row["available_count"]),
+            "availability_checked_at": moment(row["availability_checked_at"]),
+            "availability_since": moment(row["availability_since"]),
+            "availability_recorded": bool(row["availability_recorded"]),
+            "in_stock_share_7d": _number(row["in_stock_share_7d"]),
+            "in_stock_share_30d": _number(row["in_stock_share_30d"]),
             "first_seen": moment(row["first_seen"]),
             "last_seen": moment(row["last_seen"]),
             "is_active": row["is_active"],
             "is_stale": row["is_stale"],
+            "price_as_of": moment(row["price_as_of"]),
+            "price_source_url": row["price_source_url"],
+            "gpu_fraction": _number(row["gpu_fraction"]),
+            "form_factor": row["form_factor"],
+            "efa_interfaces": row["efa_interfaces"],
+            "spot_savings_pct": row["spot_savings_pct"],
+            "spot_interruption": row["spot_interruption"],
+            "spot_as_of": None if row["spot_as_of"] is None else _DATE.to_representation(row["spot_as_of"]),
             "source": {
                 "slug": row["source__slug"], "name": row["source__name"],
                 "kind": row["source__kind"], "url": row["source__url"],

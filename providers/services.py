@@ -2,27 +2,34 @@
 
 `source_scrape` is the one ingestion path: the Celery task, `manage.py scrape` and the bundled snapshot all call it,
 and it hands whatever the client returned to `offers_sync` (idempotent upsert on the natural key, history only on
-change, never deletes, refuses a response that would deactivate more than half of a source's offers).
+change, never deletes, refuses a partial response: see MAX_DEACTIVATED_SHARE). Every run of a source, whichever path
+starts it, holds that source's lock (`source_lock`) for its whole length.
 """
 
 from __future__ import annotations
 
+import fcntl
 import itertools
 import json
 import logging
 import re
+import tempfile
 from collections import Counter
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from scrapers import registry
+from scrapers.availability import IN_STOCK, STATES, ScrapedAvailability
 from scrapers.base import (
     NotConfiguredError,
     ScrapedCapability,
@@ -36,10 +43,12 @@ from scrapers.links import links_probe
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
+    form_factor_in,
     gpu_catalog,
     per_gpu,
     quantize_money,
     region_geography,
+    sku_facts,
     to_usd,
 )
 
@@ -47,6 +56,9 @@ from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers
 from .models import (
     Availability,
+    AvailabilityChange,
+    AvailabilityDay,
+    AvailabilityPoll,
     Capability,
     CapabilityChange,
     CapabilityOrigin,
@@ -65,14 +77,19 @@ from .selectors import exchange_rates_latest
 
 logger = logging.getLogger(__name__)
 
-# A successful response that would deactivate more than this share of a source's active offers is refused:
-# providers' APIs fail by returning empty or partial lists far more often than half a catalog disappears.
-MAX_DEACTIVATED_SHARE = Decimal("0.5")
+# The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and
+# more than one offer) is refused as partial, per kind of source: a catalog is a whole file regenerated from the
+# provider's API, in which a tenth of the configurations vanishing at once is a broken copy far more often than news;
+# a provider API's list follows what is on sale now, which moves more, but a quarter gone at once is a partial page
+# far more often than a sale ending; a curated table is our own file. A real shrink past the guard is accepted by an
+# operator with `manage.py scrape <source> --allow-shrink`.
+MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
 
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
-    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_source_url",
+    "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
@@ -204,8 +221,10 @@ OFFER_LIMITS = {
     "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
 }
 AVAILABILITIES = {choice.value for choice in Availability}
+FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
+_AVAILABILITY = OFFER_FIELDS.index("availability")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
 
 
@@ -216,6 +235,7 @@ class SyncCounts:
     unchanged: int = 0
     deactivated: int = 0
     skipped: int = 0
+    corrected: int = 0
     unknown_gpus: Counter = field(default_factory=Counter)
     capabilities_changed: int = 0
     capabilities_rejected: int = 0
@@ -227,38 +247,105 @@ class SyncCounts:
             self.rejections.append(reason)
 
 
-def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ScrapeRun:
+class RunSkippedError(Exception):
+    """A run that did not start, and recorded nothing: another run of the source holds its lock, or a replay would
+    rewind a source that has stored a live answer. Not a ScrapeError: nothing was read, nothing failed."""
+
+
+@contextmanager
+def source_lock(slug: str) -> Iterator[bool]:
+    """Hold the lock of one source for the body, yielding whether we got it (never waits).
+
+    The one lock every run of a source takes, whichever path starts it (Celery task, `manage.py scrape`, the
+    snapshot). On PostgreSQL a session-level advisory lock: the database frees it when the holder's connection ends,
+    so a killed worker never leaves it held. On SQLite (the embedded default, one machine) an flock on a file beside
+    the database, which the kernel frees when the process dies.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [f"comparator:source:{slug}"])
+            acquired = bool(cursor.fetchone()[0])
+        try:
+            yield acquired
+        finally:
+            if acquired:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [f"comparator:source:{slug}"])
+        return
+    name = str(connection.settings_dict.get("NAME") or "")
+    folder = Path(name).parent if name and ":memory:" not in name and "mode=memory" not in name else None
+    database = Path(name).name if folder else "memory"
+    path = (folder or Path(tempfile.gettempdir())) / f".{database}.source-{slug}.lock"
+    with open(path, "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def source_scrape(*, slug: str, offline: bool = False, transport: httpx.BaseTransport | None = None,
+                  edition: str | None = None, allow_shrink: bool = False) -> ScrapeRun:
     """Fetch one source and store what it returned, recording a ScrapeRun whatever happens.
 
+    Runs under the source's lock (`source_lock`); when another run holds it, raises RunSkippedError and records
+    nothing. An `offline` replay of recorded payloads is refused the same way (RunSkippedError) for a source that
+    has stored a live answer: old recordings must never overwrite live prices or make rewound offers look fresh.
     Offers, capability facts, Kubernetes facts, the run's counts and the source's `last_success_at` are written in
-    one transaction (an `offline` replay of recorded payloads stores offers only: it is not a live answer), so a
-    run is either stored whole or not at all. A failure of any kind leaves every stored offer as it was and is
-    recorded on the run with a readable reason. Transient errors are recorded and then re-raised
-    (so the Celery task can retry with backoff); other scrape errors (bad key, broken or shrunken response) are
-    recorded and the failed run returned; an internal error or a time limit is recorded and re-raised.
+    one transaction (an offline replay stores offers only: it is not a live answer), so a run is either stored whole
+    or not at all. A failure of any kind leaves every stored offer as it was and is recorded on the run with a
+    readable reason. Transient errors are recorded and then re-raised (so the Celery task can retry with backoff);
+    other scrape errors (bad key, broken or partial response) are recorded and the failed run returned; an internal
+    error or a time limit is recorded and re-raised. `allow_shrink` lets an operator accept a response past the
+    shrink guard (MAX_DEACTIVATED_SHARE).
     """
+    with source_lock(slug) as acquired:
+        if not acquired:
+            raise RunSkippedError(f"{slug}: another run of this source is still in progress")
+        return _source_scrape_locked(slug=slug, offline=offline, transport=transport, edition=edition,
+                                     allow_shrink=allow_shrink)
+
+
+def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTransport | None, edition: str | None,
+                          allow_shrink: bool) -> ScrapeRun:
     client_class = registry.SOURCES[slug]
     source = source_register(client_class.info)
+    if offline and source.last_success_at is not None:
+        raise RunSkippedError(
+            f"{slug}: not replayed, the source stored a live answer at {source.last_success_at:%Y-%m-%d %H:%M} UTC "
+            "and a recording would rewind it"
+        )
     started = timezone.now()
-    # A run still marked running was cut off (worker killed, machine lost): the per-source lock of the Celery task
-    # means none is really running now, so say what happened to it instead of leaving it "running" forever.
+    # A run still marked running was cut off (worker killed, machine lost): we hold the source's lock, so none is
+    # really running now; say what happened to it instead of leaving it "running" forever.
     ScrapeRun.objects.filter(source=source, status=RunStatus.RUNNING).update(
         status=RunStatus.FAILED, finished_at=started,
         error="interrupted: the worker stopped before the run finished; nothing it read was stored",
     )
     run = ScrapeRun.objects.create(source=source, started_at=started, offline=offline)
     try:
-        client = registry.make_client(slug, offline=offline, transport=transport)
+        client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
         with transaction.atomic():
-            counts = offers_sync(source=source, run=run, result=result, now=run.started_at)
+            counts = offers_sync(source=source, run=run, result=result, now=run.started_at,
+                                 allow_shrink=allow_shrink)
             if not offline:
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
                 # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
                 capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
-            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "capabilities_changed",
-                         "capabilities_rejected", "facts_stored", "rejections"):
+            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
+                         "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
+            if not offline:
+                # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus).
+                stated = [ScrapedAvailability(o.instance_type, o.region, o.availability, o.available_count)
+                          for o in result.offers if o.availability in STATES]
+                if stated:
+                    availability_apply(source=source, states=stated, now=run.started_at)
             run.unknown_gpus = dict(counts.unknown_gpus)
             run.status, run.error, run.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
             run.save()
@@ -299,17 +386,20 @@ def _fail(run: ScrapeRun, status: str, error: str) -> None:
 
 
 def offers_sync(
-    *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None
+    *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None,
+    allow_shrink: bool = False,
 ) -> SyncCounts:
     """Upsert one source's offers on (source, instance_type, region) in bulk; call inside a transaction.
 
     - new offers are created, changed ones updated, history appended only when price or availability changed;
     - every offer the response lists gets last_seen = now; last_run is the run that last created or changed it;
-    - offers the response no longer lists are deactivated (never deleted), unless that would be more than half of
-      the source's active offers, which raises ShrinkRefusedError and leaves everything as it was; so does a
-      response with nothing in it at all;
+    - offers the response no longer lists are deactivated (never deleted), unless that would be more than the share
+      MAX_DEACTIVATED_SHARE allows the source's kind (and more than one offer), which raises ShrinkRefusedError and
+      leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all;
     - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
-      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason;
+      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
+      describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
+      client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
     Memory stays flat in the number of offers (bench/ingest.py: under 1 GiB at 1,000,000): the response is read as
@@ -325,48 +415,68 @@ def offers_sync(
         resolver=resolver or default_gpu_resolver(),
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
+        as_of=_default_as_of(source),
     )
-    counts = SyncCounts(skipped=len(result.rejected))
-    for reason in result.rejected:
+    counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
+    for reason in (*result.rejected, *result.corrections):
         counts.note(reason)
     offers = result.offers
 
     # Pass 1: which rows can be stored, by key (the first of repeated keys wins). Positions only: the response's own
     # strings are the keys, so this costs a dict entry per offer.
     incoming: dict[tuple[str, str], int] = {}
+    # Keys of refused rows: the source still lists these offers, we only could not read this answer for them.
+    refused: set[tuple[str, str]] = set(result.rejected_keys)
     for position, scraped in enumerate(offers):
         key = (scraped.instance_type, scraped.region)
         problem = _offer_problem(scraped) or ("repeats an earlier row's key" if key in incoming else None)
         if problem:
+            if key not in incoming:
+                refused.add(key)
             counts.skipped += 1
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
         incoming[key] = position
+    displaced = _same_sku_elsewhere(source=source, incoming=incoming, counts=counts)
     listed = len(incoming)
 
     # Pass 2: the stored offers, streamed. What is matched leaves `incoming`, so what stays there is new.
     active_before = 0
     unseen_active: list[int] = []
-    changed: list[tuple[int, int, bool]] = []  # (offer id, position in the response, price or availability changed)
+    unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
+    # (offer id, position in the response, price or availability changed, stored availability kept or None)
+    changed: list[tuple[int, int, bool, tuple | None]] = []
+    rejected_types = result.rejected_instance_types
     stored_rows = (Offer.objects.filter(source=source).order_by()
                    .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
     for pk, instance_type, region, *stored in stored_rows:
         active = stored[_ACTIVE]
         active_before += active
-        position = incoming.pop((instance_type, region), None)
+        key = (instance_type, region)
+        position = incoming.pop(key, None)
         if position is None:
-            if active:
+            if key in refused or instance_type in rejected_types:
+                unread.append(pk)
+            elif active:
                 unseen_active.append(pk)
             continue
         values = normaliser.values(offers[position], counts)
+        kept = None
+        if values[_AVAILABILITY] == Availability.UNKNOWN:
+            # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last check
+            # found: the availability poll states it, with its age, and a price run must not wipe it back to unknown.
+            kept = tuple(stored[_AVAILABILITY:_AVAILABILITY + 2])
+            values = _with_availability(values, kept)
         if tuple(stored) == values:
             counts.unchanged += 1
         else:
-            changed.append((pk, position, any(stored[index] != values[index] for index in _HISTORY)))
-    if active_before and Decimal(len(unseen_active)) > MAX_DEACTIVATED_SHARE * active_before:
+            changed.append((pk, position, any(stored[index] != values[index] for index in _HISTORY), kept))
+    share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
+    if not allow_shrink and len(unseen_active) > max(1, share * active_before):
         raise ShrinkRefusedError(
-            f"response lists {listed} offers but would deactivate "
-            f"{len(unseen_active)} of {active_before} active ones; refusing it as a broken or partial response"
+            f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
+            f"{active_before} active ones (a {source.kind} source may lose at most {share:.0%} at once); refusing "
+            "it as a broken or partial response"
         )
 
     # Pass 3: writes, in batches. Rows are normalised again here (cheaper than keeping them); `uncounted` keeps the
@@ -374,27 +484,66 @@ def offers_sync(
     uncounted = SyncCounts()
     for start in range(0, len(changed), BATCH_SIZE):
         batch = changed[start:start + BATCH_SIZE]
-        updated = [Offer(pk=pk, last_seen=now, last_run=run,
-                         **dict(zip(OFFER_FIELDS, normaliser.values(offers[position], uncounted), strict=True)))
-                   for pk, position, _ in batch]
+        updated = []
+        for pk, position, _, kept in batch:
+            values = normaliser.values(offers[position], uncounted)
+            if kept is not None:
+                values = _with_availability(values, kept)
+            updated.append(Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True))))
         _offers_update(updated)
         PriceObservation.objects.bulk_create(
-            [_observation(offer, run, now) for offer, (_, _, history) in zip(updated, batch, strict=True) if history])
+            [_observation(offer, run, now) for offer, (_, _, history, _) in zip(updated, batch, strict=True)
+             if history])
     created = len(incoming)
     if created:
         _offers_create((source.pk, key[0], key[1], *normaliser.values(offers[position], counts), now, now, run.pk)
                        for key, position in incoming.items())
     incoming.clear()
+    if displaced:
+        Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
         Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
     # index, so PostgreSQL can rewrite the rows in place (see migration 0003); last_run keeps the run that last
-    # created or changed the offer.
-    Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).update(last_seen=now)
+    # created or changed the offer. A refused row's offer keeps its old last_seen too: its stored price was not
+    # confirmed by this answer.
+    Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).exclude(id__in=unread).update(last_seen=now)
     if created:
         _history_of_created(source=source, run=run, now=now)
     counts.created, counts.updated, counts.deactivated = created, len(changed), len(unseen_active)
     return counts
+
+
+def _with_availability(values: tuple, kept: tuple) -> tuple:
+    """`values` with the stored (availability, available_count) in place of the response's."""
+    return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
+
+
+def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], object],
+                        counts: SyncCounts) -> list[int]:
+    """One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
+    SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
+    active: a provider API's row replaces a catalog's or curated table's (returned: the ids to deactivate), any
+    other row is refused and the other source's offer kept; either way the reason is kept on the run."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
+    if not incoming or not others.exists():  # most providers have one source: one cheap query
+        return []
+    displaced = []
+    for pk, instance_type, region, other_slug, other_kind in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind"):
+        key = (instance_type, region)
+        if key not in incoming:
+            continue
+        if source.kind == "api" and other_kind != "api":
+            displaced.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: replaces {other_slug}'s row for the same SKU and "
+                        f"region (the provider's API over a copy)")
+            continue
+        del incoming[key]
+        counts.skipped += 1
+        counts.note(f"offer {instance_type!r} in {region!r}: {other_slug} already lists this SKU in this region; "
+                    f"one offer per SKU and region, so this row is refused")
+    return displaced
 
 
 BATCH_SIZE = 2000
@@ -427,17 +576,19 @@ def _offers_create(rows: Iterable[tuple]) -> None:
 
 def _history_of_created(*, source: DataSource, run: ScrapeRun, now: datetime) -> None:
     """The first history row of every offer this run created, copied inside the database (portable SQL): the
-    offers were created with first_seen = now and last_run = run, which no older offer of the source has."""
+    offers were created with first_seen = now and last_run = run, which no older offer of the source has. Each row
+    is dated like _observation dates it: the data's own date when it states an earlier one, else now."""
     quote = connection.ops.quote_name
     columns = ", ".join(quote(name) for name in HISTORY_COLUMNS)
     stamp = connection.ops.adapt_datetimefield_value(now)
+    as_of = quote("price_as_of")
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {quote(PriceObservation._meta.db_table)} (offer_id, observed_at, run_id, {columns}) "
-            f"SELECT id, %s, %s, {columns} FROM {quote(Offer._meta.db_table)} "
-            f"WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
+            f"SELECT id, CASE WHEN {as_of} IS NOT NULL AND {as_of} < %s THEN {as_of} ELSE %s END, %s, {columns} "
+            f"FROM {quote(Offer._meta.db_table)} WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
             # Adapted as the ORM would (SQLite stores datetimes as text in its own format).
-            [stamp, run.pk, source.pk, stamp, run.pk],
+            [stamp, stamp, run.pk, source.pk, stamp, run.pk],
         )
 
 
@@ -469,6 +620,19 @@ def _offers_update(offers: list[Offer]) -> None:
             cursor.execute(sql, columns)
 
 
+def _default_as_of(source: DataSource) -> datetime | None:
+    """The date of rows that state none: the source's stated as-of date, else None. A live answer with no stated
+    date is as fresh as the run that read it, which `last_seen` and the source's `last_success_at` already say
+    (storing the fetch time here would rewrite every offer on every run); a replayed recording that states no date
+    has none, so "seen within the last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
+    as_of = source.as_of
+    if isinstance(as_of, str):  # as source_register set it, before a reload
+        as_of = date.fromisoformat(as_of) if as_of else None
+    if as_of:
+        return datetime.combine(as_of, time.min, tzinfo=UTC)
+    return None
+
+
 def _offer_problem(scraped: ScrapedOffer) -> str | None:
     """Why a row cannot be stored as it is, or None. Checked before anything is written."""
     # A blank region is allowed: it means the source ties the price to no region (RunPod prices are the same
@@ -489,6 +653,16 @@ def _offer_problem(scraped: ScrapedOffer) -> str | None:
         value = getattr(scraped, name)
         if value is not None and not (value.is_finite() and -limit < value < limit):
             return f"{name} {value} is out of range"
+    if scraped.gpu_fraction is not None and not (0 < scraped.gpu_fraction < 1):
+        return f"gpu_fraction {scraped.gpu_fraction} must be a share of one GPU, between 0 and 1"
+    if scraped.form_factor not in FORM_FACTORS:
+        return f"form_factor {scraped.form_factor!r} must be one of {sorted(FORM_FACTORS)}"
+    if scraped.efa_interfaces is not None and not 0 <= scraped.efa_interfaces < 2**15:
+        return f"efa_interfaces {scraped.efa_interfaces!r} is out of range"
+    if scraped.spot_savings_pct is not None and not 0 <= scraped.spot_savings_pct <= 100:
+        return f"spot_savings_pct {scraped.spot_savings_pct!r} is not a percentage"
+    if len(scraped.spot_interruption) > 12 or len(scraped.price_source_url) > 500:
+        return "spot_interruption or price_source_url too long"
     return None
 
 
@@ -499,21 +673,36 @@ class OfferNormaliser:
     """
 
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
-                 rates: dict[str, Decimal]):
+                 rates: dict[str, Decimal], as_of: datetime | None = None):
         self.source = source
+        # The data's date for rows that state none (see offers_sync).
+        self.as_of = as_of
+        self.sku = sku_facts(source.provider.slug)
         self.resolver = resolver
         self.gpu_ids = gpu_ids
         self.rates = rates
-        self._gpus: dict[tuple[str, Decimal | None], str | None] = {}
+        self._gpus: dict[tuple[str, Decimal | None, str], str | None] = {}
         self._places: dict[str, tuple[str, str]] = {}
 
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
-        gpu_key = (scraped.gpu_name, scraped.gpu_memory_gb)
+        scraped = self.checked(scraped, counts)
+        # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
+        form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
+        # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
+        memory_of_one = scraped.gpu_memory_gb
+        if memory_of_one is not None and scraped.gpu_fraction:
+            memory_of_one = memory_of_one / scraped.gpu_fraction
+        gpu_key = (scraped.gpu_name, memory_of_one, form)
         if gpu_key not in self._gpus:
-            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, scraped.gpu_memory_gb)
+            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, memory_of_one, form)
         slug = self._gpus[gpu_key]
         if slug is None:
-            counts.unknown_gpus[scraped.gpu_name] += 1
+            known_name = memory_of_one is not None and self.resolver.resolve(scraped.gpu_name) is not None
+            # "RTX4090" is known, an RTX 4090 with 48 GB is not: say which memory made it unknown.
+            counts.unknown_gpus[f"{scraped.gpu_name} ({memory_of_one:g} GB)" if known_name
+                                else scraped.gpu_name] += 1
+        elif not form and self.resolver.specs[slug].form_factor.lower() in FORM_FACTORS:
+            form = self.resolver.specs[slug].form_factor.lower()  # the catalog entry is one form factor
         place = self._places.get(scraped.region)
         if place is None:
             geography = region_geography(self.source.provider.slug, scraped.region)
@@ -549,7 +738,35 @@ class OfferNormaliser:
             scraped.availability,
             scraped.available_count,
             True,
+            scraped.price_as_of or self.as_of,
+            scraped.price_source_url[:500],
+            _q(scraped.gpu_fraction, "0.0001"),
+            form,
+            scraped.efa_interfaces,
+            scraped.spot_savings_pct,
+            scraped.spot_interruption,
+            scraped.spot_as_of,
         )
+
+
+    def checked(self, scraped: ScrapedOffer, counts: SyncCounts) -> ScrapedOffer:
+        """The sanity rules every row passes, each correction counted and its reason kept on the run:
+        - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
+          (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
+        - a spot price equal to the on-demand price is not a spot price (the source filled the column)."""
+        where = f"offer {scraped.instance_type!r} in {scraped.region!r}"
+        facts = self.sku.get(scraped.instance_type)
+        if facts is not None and (scraped.gpu_count, scraped.gpu_fraction) != (facts.gpu_count, facts.gpu_fraction):
+            counts.corrected += 1
+            counts.note(f"{where}: GPU count {scraped.gpu_count:g} corrected to {facts.gpu_count:g}, as the size's "
+                        f"own page states ({facts.source_url})")
+            scraped = replace(scraped, gpu_count=facts.gpu_count, gpu_fraction=facts.gpu_fraction)
+        if scraped.spot_price_hour is not None and scraped.spot_price_hour == scraped.price_hour:
+            counts.corrected += 1
+            counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
+                        f"left out")
+            scraped = replace(scraped, spot_price_hour=None)
+        return scraped
 
 
 def _q(value: Decimal | None, places: str) -> Decimal | None:
@@ -557,9 +774,11 @@ def _q(value: Decimal | None, places: str) -> Decimal | None:
 
 
 def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservation:
+    """The history row of a changed offer, dated by the data's own date when it states one before `now` (a dated
+    file's price held from then: CoreWeave's daily scrapes replayed in order make a real history), else `now`."""
     return PriceObservation(
         offer_id=offer.pk,
-        observed_at=now,
+        observed_at=offer.price_as_of if offer.price_as_of and offer.price_as_of < now else now,
         price_hour=offer.price_hour,
         spot_price_hour=offer.spot_price_hour,
         price_hour_usd=offer.price_hour_usd,
@@ -704,14 +923,43 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
 # --- the bundled snapshot ------------------------------------------------------------------------------------
 
 
-def snapshot_load() -> list[ScrapeRun]:
+def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
     """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
     the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
-    recorded payload of every source in `registry.snapshot_sources()` replayed offline."""
+    recorded payload of every source in `registry.snapshot_sources()` replayed offline (every recorded edition,
+    oldest first, of a source published in dated editions), then the dated stock recordings of those sources
+    (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date.
+
+    Returns the runs and the reasons of the sources not replayed. A source that has stored a live answer is never
+    replayed (source_scrape refuses it), so running this on every start of a live site changes no offer: the
+    replay only fills a database that no live run has written to (the curated files and the bundled rates are
+    upserts that change nothing the second time; the rates are dated, and the bundled day is older than live ones).
+    """
     gpu_catalog_sync()
     providers_sync()
     exchange_rates_sync(offline=True)
-    return [source_scrape(slug=slug, offline=True) for slug in registry.snapshot_sources()]
+    sources = registry.snapshot_sources()
+    runs, skipped = [], []
+    for slug in sources:
+        try:
+            editions = registry.editions(slug)
+            if not editions:
+                runs.append(source_scrape(slug=slug, offline=True))
+                continue
+            # Dated editions in order, each dated by itself, so the history is the source's own. Editions older
+            # than the newest one loaded are not replayed again (that would rewind the offers and append history).
+            loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
+            for edition in editions:
+                if loaded is None or edition >= loaded.date().isoformat():
+                    runs.append(source_scrape(slug=slug, offline=True, edition=edition))
+        except RunSkippedError as exc:
+            logger.info("snapshot: %s", exc)
+            skipped.append(str(exc))
+    replayed = {run.source.slug for run in runs}
+    for slug in registry.SNAPSHOT_AVAILABILITY:
+        if slug in replayed:
+            availability_poll(slug=slug, offline=True)
+    return runs, skipped
 
 
 # --- exchange rates ------------------------------------------------------------------------------------------
@@ -753,3 +1001,239 @@ def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport
         len(rows), ", ".join(str(day.day) for day in days), " (recorded copy)" if offline else "",
     )
     return len(rows)
+
+
+# --- availability: live stock, its changes and its in-stock share --------------------------------------------
+
+AVAILABILITY_WINDOWS = {"in_stock_share_7d": 7, "in_stock_share_30d": 30}
+
+
+@dataclass
+class AvailabilityCounts:
+    checked: int = 0
+    changed: int = 0
+    unmatched: int = 0
+
+
+def availability_poll(*, slug: str, offline: bool = False,
+                      transport: httpx.BaseTransport | None = None) -> AvailabilityPoll:
+    """Ask one source for the stock of the offers we store and record what it said, as an AvailabilityPoll.
+
+    - the client is handed the (instance_type, region) keys of the source's active offers (a source with none yet
+      fails the poll: its price run comes first) and states what its stock endpoints say (scrapers/availability.py);
+    - a successful answer goes to `availability_apply` in one transaction;
+    - any failure (timeout, 429, 5xx, refused key, a truncated, renamed or empty answer) is recorded on the poll and
+      changes nothing else: every offer keeps its last known state and the time it was checked, so pages show that
+      state with its age; transient errors are re-raised for the task to retry, an internal error too;
+    - `offline` replays the source's recorded stock answer (the bundled snapshot): its states are dated on the
+      recording's date (scrapers.registry.SNAPSHOT_AVAILABILITY) and flagged `recorded`, never as a live check;
+    - it runs under the source's lock (`source_lock`), shared with its price run, so the two never write the same
+      offers at once: when the lock is held it raises RunSkippedError and records nothing.
+    """
+    with source_lock(slug) as acquired:
+        if not acquired:
+            raise RunSkippedError(f"{slug}: a run of this source is still in progress")
+        return _availability_poll_locked(slug=slug, offline=offline, transport=transport)
+
+
+def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.BaseTransport | None) -> AvailabilityPoll:
+    source = source_register(registry.SOURCES[slug].info)
+    started = timezone.now()
+    AvailabilityPoll.objects.filter(source=source, status=RunStatus.RUNNING).update(
+        status=RunStatus.FAILED, finished_at=started,
+        error="interrupted: the worker stopped before the poll finished; nothing it read was stored",
+    )
+    poll = AvailabilityPoll.objects.create(source=source, started_at=started, offline=offline)
+    try:
+        known = set(Offer.objects.filter(source=source, is_active=True).values_list("instance_type", "region"))
+        if not known:
+            raise ScrapeError("no stored offers to check yet: the source's price run comes first")
+        client = registry.make_availability_client(slug, offline=offline, transport=transport)
+        result = client.fetch_availability(known)
+        checked_at = started
+        if offline:
+            recorded_on = registry.SNAPSHOT_AVAILABILITY.get(slug)
+            if recorded_on is None:
+                raise ScrapeError(f"{slug} has no dated availability recording to replay")
+            checked_at = datetime.fromisoformat(recorded_on).replace(tzinfo=UTC)
+        with transaction.atomic():
+            counts = availability_apply(source=source, states=result.states, now=checked_at, recorded=offline)
+            poll.checked, poll.changed, poll.unmatched = counts.checked, counts.changed, counts.unmatched
+            poll.status, poll.error, poll.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
+            poll.save()
+    except NotConfiguredError as exc:
+        _fail(poll, RunStatus.NOT_CONFIGURED, str(exc))
+        return poll
+    except ScrapeError as exc:
+        _fail(poll, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        logger.warning("availability of %s not updated, keeping the last known states: %s", slug, exc)
+        if isinstance(exc, TransientScrapeError):
+            raise
+        return poll
+    except SoftTimeLimitExceeded:
+        _fail(poll, RunStatus.FAILED, "stopped: the poll exceeded its time limit; stored states were kept")
+        raise
+    except Exception as exc:
+        _fail(poll, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    logger.info("availability of %s: %s offers checked, %s changed, %s states for offers we do not store",
+                slug, counts.checked, counts.changed, counts.unmatched)
+    return poll
+
+
+def availability_apply(*, source: DataSource, states: list[ScrapedAvailability], now: datetime,
+                       recorded: bool = False) -> AvailabilityCounts:
+    """Store one check of a source's stock; call inside a transaction. A constant number of bulk statements,
+    whatever the number of offers (bench/availability.py counts them for 10,000):
+
+    - states are matched to the source's active offers on (instance_type, region); others are counted as unmatched;
+      a state that is not available / limited / unavailable is ignored (the last known state stays);
+    - an AvailabilityChange is appended only where the state or the count differs from the offer's latest change
+      (the first known state is a change too), and the offer's `availability_since` moves to `now`;
+    - every checked offer gets its state, `availability_checked_at = now` and one more check (in stock or not) in
+      its AvailabilityDay counter for `now`'s UTC day (an upsert adding one);
+    - the checked offers' 7- and 30-day in-stock shares are then recomputed from the counters, in the database;
+    - a `recorded` replay (the snapshot) sets states and changes only: it adds no check, so replaying it twice
+      changes nothing.
+    """
+    counts = AvailabilityCounts()
+    ids = dict(((key[0], key[1]), key[2]) for key in Offer.objects.filter(source=source, is_active=True)
+               .values_list("instance_type", "region", "id"))
+    stated: dict[int, tuple[str, int | None]] = {}
+    for state in states:
+        pk = ids.get((state.instance_type, state.region))
+        if pk is None:
+            counts.unmatched += 1
+        elif state.availability in STATES:
+            # Sold out is sold out: a source's "0 left" and another's silence are the same state, not a change.
+            count = state.available_count if state.availability != Availability.UNAVAILABLE else None
+            stated[pk] = (state.availability, count)
+    if not stated:
+        return counts
+    latest = _latest_changes(source)
+    changed = [pk for pk, value in stated.items() if latest.get(pk) != value]
+    _changes_insert(changed, [stated[pk] for pk in changed], now=now, recorded=recorded)
+    checked_ids = sorted(stated)
+    _bulk_set(
+        Offer, checked_ids,
+        availability=[stated[pk][0] for pk in checked_ids],
+        available_count=[stated[pk][1] for pk in checked_ids],
+        availability_checked_at=[now] * len(checked_ids),
+        availability_recorded=[recorded] * len(checked_ids),
+    )
+    if changed:
+        _bulk_set(Offer, changed, availability_since=[now] * len(changed))
+    if not recorded:
+        # A replayed recording is not a check: replaying it again must change nothing, and it says nothing about
+        # the last 7 or 30 days.
+        _availability_days_add(checked_ids, [stated[pk][0] in IN_STOCK for pk in checked_ids], now.date())
+        _in_stock_shares_refresh(source=source, checked_at=now)
+    counts.checked, counts.changed = len(stated), len(changed)
+    return counts
+
+
+def _changes_insert(ids: list[int], states: list[tuple[str, int | None]], *, now: datetime, recorded: bool) -> None:
+    """Append one AvailabilityChange per offer: on PostgreSQL a single INSERT from arrays, elsewhere bulk_create."""
+    if not ids:
+        return
+    if connection.vendor != "postgresql":
+        AvailabilityChange.objects.bulk_create(
+            [AvailabilityChange(offer_id=pk, changed_at=now, availability=state, available_count=count,
+                                recorded=recorded) for pk, (state, count) in zip(ids, states, strict=True)],
+            batch_size=BATCH_SIZE)
+        return
+    table = connection.ops.quote_name(AvailabilityChange._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (offer_id, changed_at, availability, available_count, recorded) "
+            f"SELECT v.id, %s, v.state, v.count, %s FROM unnest(%s::bigint[], %s::varchar[], %s::integer[]) "
+            f"AS v(id, state, count)",
+            [now, recorded, ids, [state for state, _ in states], [count for _, count in states]],
+        )
+
+
+def _latest_changes(source: DataSource) -> dict[int, tuple[str, int | None]]:
+    """Offer id -> (state, count) of its latest AvailabilityChange, for the source's active offers: one query
+    (DISTINCT ON over the (offer, changed_at) index on PostgreSQL, a correlated subquery elsewhere)."""
+    from django.db.models import OuterRef, Subquery
+
+    if connection.vendor == "postgresql":
+        rows = (AvailabilityChange.objects.filter(offer__source=source, offer__is_active=True)
+                .order_by("offer_id", "-changed_at", "-id").distinct("offer_id")
+                .values_list("offer_id", "availability", "available_count"))
+        return {pk: (state, count) for pk, state, count in rows}
+    latest = AvailabilityChange.objects.filter(offer=OuterRef("pk")).order_by("-changed_at", "-id")
+    rows = (Offer.objects.filter(source=source, is_active=True)
+            .annotate(state=Subquery(latest.values("availability")[:1]),
+                      count=Subquery(latest.values("available_count")[:1]))
+            .filter(state__isnull=False).values_list("id", "state", "count"))
+    return {pk: (state, count) for pk, state, count in rows}
+
+
+def _bulk_set(model, ids: list[int], **columns: list) -> None:
+    """Set per-row values of a few columns for many rows: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (see
+    _offers_update for why not bulk_update's CASE WHEN), elsewhere bulk_update."""
+    if not ids:
+        return
+    fields = [model._meta.get_field(name) for name in columns]
+    if connection.vendor != "postgresql":
+        objects = [model(pk=pk) for pk in ids]
+        for name, values in columns.items():
+            for obj, value in zip(objects, values, strict=True):
+                setattr(obj, name, value)
+        model.objects.bulk_update(objects, list(columns), batch_size=BATCH_SIZE)
+        return
+    quote = connection.ops.quote_name
+    names = [quote(field.column) for field in fields]
+    sql = (
+        f"UPDATE {quote(model._meta.db_table)} AS o SET {', '.join(f'{name} = v.{name}' for name in names)} "
+        f"FROM unnest(%s::bigint[], {', '.join(f'%s::{field.db_type(connection)}[]' for field in fields)}) "
+        f"AS v(id, {', '.join(names)}) WHERE o.id = v.id"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, *columns.values()])
+
+
+def _availability_days_add(ids: list[int], in_stock: list[bool], day) -> None:
+    """One more check for each offer on `day` (one more in stock where it was): a single upsert that adds."""
+    table = connection.ops.quote_name(AvailabilityDay._meta.db_table)
+    conflict = (f"ON CONFLICT (offer_id, day) DO UPDATE SET checks = {table}.checks + 1, "
+                f"in_stock = {table}.in_stock + excluded.in_stock")
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(
+                f"INSERT INTO {table} (offer_id, day, checks, in_stock) "
+                f"SELECT v.id, %s::date, 1, v.in_stock FROM unnest(%s::bigint[], %s::integer[]) AS v(id, in_stock) "
+                f"{conflict}",
+                [day, ids, [int(flag) for flag in in_stock]],
+            )
+            return
+        stamp = connection.ops.adapt_datefield_value(day)
+        for start in range(0, len(ids), 300):  # SQLite's limit on variables per statement
+            batch = list(zip(ids[start:start + 300], in_stock[start:start + 300], strict=True))
+            cursor.execute(
+                f"INSERT INTO {table} (offer_id, day, checks, in_stock) VALUES "
+                f"{', '.join(['(%s, %s, 1, %s)'] * len(batch))} {conflict}",
+                [value for pk, flag in batch for value in (pk, stamp, int(flag))],
+            )
+
+
+def _in_stock_shares_refresh(*, source: DataSource, checked_at: datetime) -> None:
+    """The 7- and 30-day in-stock shares of the offers just checked, summed from their day counters in the
+    database (one UPDATE with a correlated aggregate per window)."""
+    from datetime import timedelta
+
+    from django.db.models import FloatField, OuterRef, Subquery, Sum
+    from django.db.models.functions import Cast
+
+    # The windows end today, not on the check's date: a replayed recording (dated years back) falls outside them.
+    today = timezone.now().date()
+    shares = {}
+    for name, days in AVAILABILITY_WINDOWS.items():
+        window = (AvailabilityDay.objects.filter(offer=OuterRef("pk"), day__gt=today - timedelta(days=days),
+                                                 day__lte=today)
+                  .values("offer")
+                  .annotate(share=Cast(Sum("in_stock"), FloatField()) / Cast(Sum("checks"), FloatField()))
+                  .values("share"))
+        shares[name] = Subquery(window)
+    Offer.objects.filter(source=source, availability_checked_at=checked_at).update(**shares)

@@ -5,9 +5,11 @@
 - Only transient errors (timeouts, connection errors, 429, 5xx) are retried, a bounded number of times, after the
   delay the provider asked for (Retry-After) or an exponential backoff; a bad key or a broken response is recorded
   on the ScrapeRun and not retried, and a programming error is never retried.
-- A per-source Redis lock keeps two runs of the same source from overlapping: the second one skips, logs why and
-  says so in its result. A task redelivered after its worker died (acks_late + reject_on_worker_lost, or the broker's
-  visibility timeout) carries the same task id and takes its own lock over instead of waiting for it to expire.
+- Two runs of the same source never overlap: the run itself holds the source's lock (services.source_lock, a
+  PostgreSQL advisory lock, the same one `manage.py scrape` and the snapshot take); the second one skips, logs why
+  and says so in its result. The database frees the lock of a worker that died with its connection, so a task
+  redelivered after its worker died (acks_late + reject_on_worker_lost) goes ahead. The daily and weekly chores
+  keep a Redis lock (`task_lock`), which a redelivery of the same task id takes over.
 - Running any task twice is safe: ingestion is idempotent, so acks_late can redeliver freely.
 """
 
@@ -83,22 +85,22 @@ def retry_delay(exc: TransientScrapeError, retries: int) -> float | None:
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def provider_scrape(self, slug: str, offline: bool = False) -> dict:
-    """Scrape one source (services.source_scrape) under its lock; returns what happened, for the result backend."""
-    from providers.services import source_scrape
+    """Scrape one source (services.source_scrape, which takes the source's lock); returns what happened, for the
+    result backend."""
+    from providers.services import RunSkippedError, source_scrape
 
-    with task_lock(f"source:{slug}", token=self.request.id) as acquired:
-        if not acquired:
-            logger.warning("source %s: skipped, another run of this source is still in progress", slug)
-            return {"source": slug, "skipped": "another run of this source is still in progress"}
-        try:
-            run = source_scrape(slug=slug, offline=offline)
-        except TransientScrapeError as exc:
-            delay = retry_delay(exc, self.request.retries)
-            if delay is None:
-                logger.warning("source %s: the provider asked us to wait %.0f s; leaving it to the next scheduled "
-                               "run", slug, exc.retry_after)
-                raise
-            raise self.retry(exc=exc, countdown=delay) from exc
+    try:
+        run = source_scrape(slug=slug, offline=offline)
+    except RunSkippedError as exc:
+        logger.warning("source %s: skipped: %s", slug, exc)
+        return {"source": slug, "skipped": str(exc)}
+    except TransientScrapeError as exc:
+        delay = retry_delay(exc, self.request.retries)
+        if delay is None:
+            logger.warning("source %s: the provider asked us to wait %.0f s; leaving it to the next scheduled "
+                           "run", slug, exc.retry_after)
+            raise
+        raise self.retry(exc=exc, countdown=delay) from exc
     return {"source": slug, "run": run.id, "status": run.status, "created": run.created, "updated": run.updated,
             "deactivated": run.deactivated}
 
@@ -121,6 +123,38 @@ def sources_scrape(kind: str, expires: float | None = None) -> list[str]:
     provider_scrape_enqueue(slugs=slugs, expires=expires)
     logger.info("queued %s %s source(s): %s", len(slugs), kind, ", ".join(slugs) or "none")
     return slugs
+
+
+# An availability poll runs every 15 minutes: a retry later than this is left to the next scheduled poll.
+AVAILABILITY_MAX_RETRY_DELAY_SECONDS = 10 * 60
+
+
+@shared_task(bind=True, max_retries=2, acks_late=True, reject_on_worker_lost=True)
+def availability_poll(self, slug: str) -> dict:
+    """Poll one source's stock (services.availability_poll) under the source's own lock, shared with its price run,
+    so the two never write the same offers at once (the later one skips). Transient failures are retried at most
+    twice and only within the polling period; a failed poll has changed nothing."""
+    from providers.services import RunSkippedError
+    from providers.services import availability_poll as poll_service
+    from scrapers import registry
+
+    if slug not in registry.availability_sources():
+        # A keyed source without its key: said once per poll in the log, not stored every 15 minutes.
+        logger.info("availability of %s: skipped, its API key is not set", slug)
+        return {"source": slug, "skipped": "not configured"}
+    try:
+        poll = poll_service(slug=slug)
+    except RunSkippedError as exc:
+        logger.warning("availability of %s: skipped: %s", slug, exc)
+        return {"source": slug, "skipped": str(exc)}
+    except TransientScrapeError as exc:
+        delay = retry_delay(exc, self.request.retries)
+        if delay is None or delay > AVAILABILITY_MAX_RETRY_DELAY_SECONDS:
+            logger.warning("availability of %s: leaving the retry to the next scheduled poll", slug)
+            raise
+        raise self.retry(exc=exc, countdown=delay) from exc
+    return {"source": slug, "poll": poll.id, "status": poll.status, "checked": poll.checked,
+            "changed": poll.changed}
 
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)

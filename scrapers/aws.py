@@ -88,6 +88,9 @@ FAMILIES: dict[str, Family] = {
 
 class AwsEc2PriceListClient:
     info = SourceInfo(slug="aws", provider="aws", name="AWS Price List (bulk, EC2)", kind="api", url=DOCS_URL)
+    # Registered for live runs; its recording is a real but partial sample (the header and two non-GPU rows,
+    # recorded/aws/README.md), so replaying it yields no offer and the bundled snapshot uses aws-catalog.
+    recording_has_no_offers = True
 
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
@@ -99,7 +102,10 @@ class AwsEc2PriceListClient:
     def fetch(self) -> ScrapeResult:
         result = ScrapeResult(offers=[])
         with stream_lines(self.http, EC2_CSV_URL) as lines:
-            result.offers = parse_ec2_csv(lines, result)
+            try:
+                result.offers = parse_ec2_csv(lines, result)
+            except csv.Error as exc:
+                raise SchemaScrapeError(f"EC2 price list is not CSV ({exc})") from exc
         if not result.offers:
             logger.warning("aws: the EC2 price list has no on-demand Linux row for a GPU family")
         return result

@@ -69,11 +69,12 @@ AKS_URL = _url(AKS_FILTER)
 @dataclass(frozen=True, slots=True)
 class Size:
     gpu_name: str  # a spelling scrapers/data/gpus.toml resolves (the GPU Microsoft's page names)
-    gpu_count: int
-    gpu_memory_gb: int  # per GPU, as the size page states
+    gpu_count: int | Decimal  # a share of one GPU for the fractional sizes (NVv4)
+    gpu_memory_gb: int  # per GPU (of the slice, for a fractional size), as the size page states
     vcpus: int
     ram_gb: int | None  # None where Microsoft's pages disagree
     source_url: str
+    gpu_fraction: Decimal | None = None  # share of one GPU when the size has less than one
 
 
 _NCA100 = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/nca100v4-series"
@@ -83,6 +84,7 @@ _NDH100 = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-ac
 _NDA100 = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ndasra100v4-series"
 _NDMA100 = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ndma100v4-series"
 _NDMI300X = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/ndmi300xv5-series"
+_NVV4 = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/nvv4-series"
 
 # armSkuName -> what the size is. Only sizes whose GPU model, count and memory the cited Microsoft page states
 # (checked 2026-11-29 against the MicrosoftDocs/azure-docs sources of these pages). The GPU spelling is the
@@ -111,6 +113,12 @@ SIZES: dict[str, Size] = {
     "Standard_ND96amsr_A100_v4": Size("A100-80GB", 8, 80, 96, None, _NDMA100),
     # ND MI300X v5: 8x AMD Instinct MI300X 192 GB.
     "Standard_ND96isr_MI300X_v5": Size("MI300X", 8, 192, 96, 1850, _NDMI300X),
+    # NVv4: partitions of an AMD Radeon Instinct MI25; the Accelerators tab gives 1/8, 1/4, 1/2 and 1 GPU with 2, 4,
+    # 8 and 16 GB (read 2026-12-01 in MicrosoftDocs/azure-docs, the nvv4-series page's sizes include).
+    "Standard_NV4as_v4": Size("Radeon MI25", Decimal("0.125"), 2, 4, 14, _NVV4, Decimal("0.125")),
+    "Standard_NV8as_v4": Size("Radeon MI25", Decimal("0.25"), 4, 8, 28, _NVV4, Decimal("0.25")),
+    "Standard_NV16as_v4": Size("Radeon MI25", Decimal("0.5"), 8, 16, 56, _NVV4, Decimal("0.5")),
+    "Standard_NV32as_v4": Size("Radeon MI25", 1, 16, 32, 112, _NVV4),
 }
 
 
@@ -256,6 +264,7 @@ def parse_vm_items(items: list[dict], rejected: list[str], now: datetime | None 
                 region=region,
                 gpu_name=size.gpu_name,
                 gpu_count=Decimal(size.gpu_count),
+                gpu_fraction=size.gpu_fraction,
                 gpu_memory_gb=Decimal(size.gpu_memory_gb),
                 vcpus=Decimal(size.vcpus),
                 ram_gb=Decimal(size.ram_gb) if size.ram_gb is not None else None,

@@ -8,6 +8,7 @@ A client is a class with a `slug`, built around an injected `httpx.Client`, whos
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -58,6 +59,21 @@ class ScrapedOffer:
     ram_gb: Decimal | None = None
     availability: str = "unknown"  # available | limited | unavailable | unknown
     available_count: int | None = None
+    # When the data itself says the price held: the date stated in the file, or its commit's date. None lets the
+    # ingestion service decide: the fetch time of a live run, or the source's stated as-of date for a replay.
+    price_as_of: datetime | None = None
+    # The file (repository, path, commit) this row's price came from, where a source reads several.
+    price_source_url: str = ""
+    # Share of one GPU when the instance has less than a whole one (AWS g6f, Azure NVv4); gpu_count then holds the
+    # same share, so the per-GPU price is per whole-GPU equivalent.
+    gpu_fraction: Decimal | None = None
+    form_factor: str = ""  # sxm | pcie | nvl when the instance name or the source states it
+    efa_interfaces: int | None = None  # AWS Elastic Fabric Adapter interfaces (the RDMA fabric), when stated
+    # AWS Spot Instance Advisor: savings versus on-demand (percent) and the interruption-frequency bucket label,
+    # with the feed's own date. Not a spot price.
+    spot_savings_pct: int | None = None
+    spot_interruption: str = ""
+    spot_as_of: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,6 +97,13 @@ class ScrapeResult:
     offers: list[ScrapedOffer]
     # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
     rejected: list[str] = field(default_factory=list)
+    # Rows kept with a value the client corrected from the row's own facts, with the reason (counted on the run).
+    corrections: list[str] = field(default_factory=list)
+    # (instance_type, region) of the refused rows the client could still name: the source lists them, so the offers
+    # stored for them are left as they are instead of being deactivated as gone.
+    rejected_keys: set[tuple[str, str]] = field(default_factory=set)
+    # Instance types the client refused as a whole (every region of them): their stored offers are left as they are.
+    rejected_instance_types: set[str] = field(default_factory=set)
     capabilities: list[ScrapedCapability] = field(default_factory=list)
     # Facts shown beside the capabilities but not one of the questions (Kubernetes versions, regions with
     # managed Kubernetes): free-form name -> JSON-able value.
@@ -116,3 +139,12 @@ class ProviderClient(Protocol):
         ...
 
     def fetch(self) -> ScrapeResult: ...
+
+
+class EditionedClient(ProviderClient, Protocol):
+    """A source published in dated editions (CoreWeave's daily scrapes): `editions()` lists the recorded ones,
+    oldest first, and the client is built with `edition=` one of them (None: the newest). The bundled snapshot
+    replays them in order, so the price history is the source's own."""
+
+    @classmethod
+    def editions(cls) -> list[str]: ...

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import tomllib
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import ClassVar
@@ -33,11 +33,12 @@ PRICES_DIR = Path(__file__).resolve().parent / "data" / "prices"
 
 # Currencies a curated price may be written in: the ones the product shows and the ECB file converts.
 CURRENCIES = {"USD", "EUR", "CNY"}
-FILE_FIELDS = {"provider", "source_url", "verified_on", "currency", "offer"}
+FILE_FIELDS = {"provider", "source_url", "verified_on", "as_of", "currency", "offer"}
 ROW_FIELDS = {
     "instance_type", "region", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "price_hour",
-    "spot_price_hour", "currency", "source_url", "verified_on", "note",
+    "spot_price_hour", "currency", "source_url", "verified_on", "as_of", "note",
 }
+NOT_STATED = "not stated"
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
 
@@ -76,9 +77,13 @@ def parse_price_file(data: dict, origin: str, today: date | None = None) -> list
         if unknown:
             raise fail(f"{where} has unknown fields {sorted(unknown)}")
         _check_provenance(row, data, where, today, fail)
-        for key in ("instance_type", "region", "gpu_name"):
+        for key in ("instance_type", "gpu_name"):
             if not isinstance(row.get(key), str) or not row[key].strip():
                 raise fail(f"{where}: '{key}' is required")
+        if not isinstance(row.get("region"), str):
+            raise fail(f"{where}: 'region' is required (\"\" when the page ties the price to no region)")
+        as_of = _as_of(row.get("as_of", data.get("as_of")), row.get("verified_on", data.get("verified_on")),
+                       where, today, fail)
         currency = row.get("currency", data.get("currency"))
         if currency not in CURRENCIES:
             raise fail(f"{where}: currency {currency!r} is not one of {sorted(CURRENCIES)}")
@@ -111,9 +116,24 @@ def parse_price_file(data: dict, origin: str, today: date | None = None) -> list
                 gpu_memory_gb=sizes["gpu_memory_gb"],
                 vcpus=sizes["vcpus"],
                 ram_gb=sizes["ram_gb"],
+                price_as_of=as_of,
             )
         )
     return offers
+
+
+def _as_of(value, verified_on: date, where: str, today: date, fail) -> datetime | None:
+    """The date the prices held: `as_of` when the table states one (a transcription of a dated file), None when
+    it is "not stated" (an undated catalog), else the day the page was read (`verified_on`)."""
+    if value == NOT_STATED:
+        return None
+    if value is None:
+        value = verified_on
+    if not isinstance(value, date) or isinstance(value, datetime):
+        raise fail(f"{where}: as_of must be a TOML date or {NOT_STATED!r}")
+    if value > today:
+        raise fail(f"{where}: as_of {value} is in the future")
+    return datetime(value.year, value.month, value.day, tzinfo=UTC)
 
 
 def _check_provenance(row: dict, data: dict, where: str, today: date, fail) -> None:
@@ -195,6 +215,32 @@ CLIENTS: dict[str, type[CuratedPriceClient]] = {
             "baidu",
             "Baidu AI Cloud BML published GPU prices (curated)",
             "https://cloud.baidu.com/doc/BML/s/0khemrtv0",
+        ),
+        # Transcriptions of other projects' tables (issue 13), each with the date its table states.
+        _client(
+            "crusoe",
+            "Crusoe per-GPU prices as gpuhunt hardcodes them (transcribed)",
+            "https://github.com/dstackai/gpuhunt/blob/35841515de3792fe6be73b0422ac8901b6b929c8/src/gpuhunt/providers/crusoe.py",
+        ),
+        _client(
+            "scaleway",
+            "Scaleway GPU instances from SkyPilot's v6 catalog (transcribed, EUR)",
+            "https://github.com/skypilot-org/skypilot-catalog/blob/1fbe7331dd1f13d70ac4f249bb7ee7a659fc6b6a/catalogs/v6/scaleway/vms.csv",
+        ),
+        _client(
+            "ovhcloud",
+            "OVHcloud GPU instances from SkyPilot's v6 catalog (transcribed, EUR)",
+            "https://github.com/skypilot-org/skypilot-catalog/blob/8a258f54/catalogs/v6/ovhcloud/vms.csv",
+        ),
+        _client(
+            "genesis-cloud",
+            "Genesis Cloud per-GPU prices from cloud-gpus.com's data file (transcribed)",
+            "https://github.com/cloud-gpus/cloud-gpus.github.io/blob/61a3021dc038656be36727fa0d2f019db2c18346/cloud_gpu.json",
+        ),
+        _client(
+            "ibm",
+            "IBM Cloud gx2 V100 servers from SkyPilot's v5 catalog (transcribed)",
+            "https://github.com/skypilot-org/skypilot-catalog/blob/6cd128a5/catalogs/v5/ibm/vms.csv",
         ),
     )
 }

@@ -15,6 +15,8 @@ Every DO endpoint needs `Authorization: Bearer <DIGITALOCEAN_TOKEN>` (scopes `si
   whether new Droplets can be created with the size at all: one offer per listed region, available when
   `available` is true, unavailable otherwise; a size listing no region is kept once with region "" as unavailable
   (its price is still real).
+- Availability (`fetch_availability`, polled every 15 minutes): the same `/v2/sizes` pages and nothing else
+  (scrapers.availability.from_listing): a stored region of a size that `regions` no longer lists is sold out there.
 - Kubernetes facts: DOKS versions (`slug`, what a cluster is created with), the regions offering DOKS, and which
   node sizes DOKS accepts that are GPU sizes (joined on the slug with /v2/sizes). A token without
   `kubernetes:read` gets 401/403 there: the facts are then left unknown and the offers still count. No DO API states
@@ -29,6 +31,7 @@ from pathlib import Path
 
 import httpx
 
+from .availability import AvailabilityResult, from_listing
 from .base import AuthScrapeError, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
@@ -65,7 +68,23 @@ class DigitalOceanClient:
     def recorded(cls) -> dict[str, Path]:
         return {SIZES_URL: RECORDED / "sizes.json", OPTIONS_URL: RECORDED / "kubernetes-options.json"}
 
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return {SIZES_URL: RECORDED / "sizes.json"}
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        result, _ = self.gpu_sizes()
+        states = from_listing(result.offers, known)
+        states.rejected = result.rejected
+        return states
+
     def fetch(self) -> ScrapeResult:
+        result, sizes = self.gpu_sizes()
+        gpu_slugs = {size["slug"] for size in sizes if size.get("gpu_info")}
+        result.kubernetes_facts = self.kubernetes_facts(gpu_slugs)
+        return result
+
+    def gpu_sizes(self) -> tuple[ScrapeResult, list[dict]]:
         sizes = self.paginate(SIZES_URL, "sizes")
         result = ScrapeResult(offers=[])
         for size in sizes:
@@ -78,11 +97,10 @@ class DigitalOceanClient:
                 result.offers.extend(offers_for(size))
             except ValueError as exc:
                 result.rejected.append(f"{size['slug']}: {exc}")
+                result.rejected_instance_types.add(str(size["slug"]))
         if not result.offers:
             raise SchemaScrapeError(f"{SIZES_URL}: no GPU sizes among {len(sizes)} sizes")
-        gpu_slugs = {size["slug"] for size in sizes if size.get("gpu_info")}
-        result.kubernetes_facts = self.kubernetes_facts(gpu_slugs)
-        return result
+        return result, sizes
 
     def paginate(self, url: str, key: str) -> list[dict]:
         """Every item of a paged DO list, following `links.pages.next`; a failing page fails the whole list."""

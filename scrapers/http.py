@@ -8,6 +8,7 @@ transaction per run and never mixes pages from two attempts.
 from __future__ import annotations
 
 import email.utils
+import math
 import time
 from pathlib import Path
 
@@ -30,13 +31,19 @@ def build_client(transport: httpx.BaseTransport | None = None, **kwargs) -> http
 
 
 def _retry_after_seconds(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date, RFC 9110 10.2.3); None when it is neither,
+    so the caller falls back to its default backoff instead of failing on the provider's typo."""
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        parsed = email.utils.parsedate_to_datetime(value)
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
+    return max(0.0, seconds) if math.isfinite(seconds) else None
 
 
 def get(http: httpx.Client, url: str, **kwargs) -> httpx.Response:

@@ -10,6 +10,8 @@ Prices are integer US cents per instance-hour (converted to dollars here). A typ
 under `regions_with_capacity_available` (availability "available"); a type listed with none is sold out everywhere
 and the API does not say where it would run, so it is kept once with region "" and availability "unavailable"
 (its price is still real). GPU name: `gpu_description` with the memory it states in parentheses.
+The availability poll (`fetch_availability`, every 15 minutes) reads the same single request: a stored region of a
+type that is no longer listed under its capacity is sold out there.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from pathlib import Path
 
 import httpx
 
+from .availability import AvailabilityResult, from_listing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
@@ -50,8 +53,23 @@ class LambdaClient:
     def recorded(cls) -> dict[str, Path]:
         return {URL: RECORDED / "instance-types.json"}
 
+    @classmethod
+    def url(cls) -> str:
+        """Where the instance types are read (a test's loopback server moves it)."""
+        return URL
+
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return cls.recorded()
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        result = self.fetch()
+        states = from_listing(result.offers, known)
+        states.rejected = result.rejected
+        return states
+
     def fetch(self) -> ScrapeResult:
-        payload = get_json(self.http, URL, headers={"Authorization": f"Bearer {self.api_key}"})
+        payload = get_json(self.http, self.url(), headers={"Authorization": f"Bearer {self.api_key}"})
         data = payload.get("data") if isinstance(payload, dict) else None
         if not isinstance(data, dict) or not data:
             raise SchemaScrapeError(f"{URL}: 'data' missing, not a map, or empty")
@@ -64,6 +82,8 @@ class LambdaClient:
                 result.offers.extend(offers_for(entry))
             except ValueError as exc:
                 result.rejected.append(f"{name}: {exc}")
+                kind = entry["instance_type"]
+                result.rejected_instance_types.add(str(kind.get("name", name)) if isinstance(kind, dict) else name)
         if not result.offers:
             raise SchemaScrapeError(f"{URL}: no GPU instance types among {len(data)}")
         return result

@@ -12,7 +12,13 @@ then left unknown while the public facts are still reported.
 - The types list does not say which regions sell which GPU plan (RTX 6000 and RTX 4000 Ada plans live in different
   regions, and "GPU Linodes" in a region's `capabilities` does not say which), so each GPU plan is one offer with
   region "" (not stated) at the global price; the GPU regions are reported as a fact instead of being crossed with
-  every plan. Stock is not in these lists: availability stays unknown.
+  every plan. Stock is not in these lists: the price run leaves availability to the availability poll.
+- Availability (`fetch_availability`, polled every 15 minutes): `GET /regions/availability` (public, paged like every
+  list) answers `{region, plan, available}` rows; Linode's API reference says it "currently returns availability of
+  select premium and GPU plans for select regions" (operation `getRegionsAvailability` of Linode's OpenAPI file,
+  https://github.com/linode/linode-api-docs/pull/833/files). Our GPU offers have no region (see
+  above), so a plan is available when at least one listed region has it, unavailable when every listed row says
+  false, and not stated when the plan is not listed.
 - Kubernetes: regions with "Kubernetes" in `capabilities` run LKE. `/lke/types` prices the control plane: `lke-sa`
   (standard) and `lke-ha` (high availability, regional overrides in `region_prices`) -> `control_plane_fee`.
 """
@@ -26,6 +32,7 @@ from pathlib import Path
 
 import httpx
 
+from .availability import AvailabilityResult, ScrapedAvailability
 from .base import AuthScrapeError, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
@@ -37,6 +44,7 @@ TYPES_URL = f"{API}/linode/types"
 LKE_TYPES_URL = f"{API}/lke/types"
 LKE_VERSIONS_URL = f"{API}/lke/versions"
 REGIONS_URL = f"{API}/regions"
+AVAILABILITY_URL = f"{API}/regions/availability"
 RECORDED = Path(__file__).resolve().parent / "recorded" / "linode"
 MAX_PAGES = 50
 
@@ -71,6 +79,25 @@ class LinodeClient:
             page_url(REGIONS_URL, 1): RECORDED / "regions.json",
         }
 
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return {page_url(AVAILABILITY_URL, 1): RECORDED / "regions-availability.json"}
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        rows = paginate(self.http, AVAILABILITY_URL)
+        by_plan: dict[str, list[bool]] = {}
+        result = AvailabilityResult(states=[])
+        for row in rows:
+            if not {"region", "plan", "available"} <= row.keys():
+                raise SchemaScrapeError(f"{AVAILABILITY_URL}: a row lacks region, plan or available")
+            if not isinstance(row["available"], bool):
+                result.rejected.append(f"{row['plan']} in {row['region']}: available {row['available']!r}")
+                continue
+            by_plan.setdefault(str(row["plan"]), []).append(row["available"])
+        for plan, flags in sorted(by_plan.items()):
+            result.states.append(ScrapedAvailability(plan, "", "available" if any(flags) else "unavailable"))
+        return result
+
     def fetch(self) -> ScrapeResult:
         types = paginate(self.http, TYPES_URL)
         regions = paginate(self.http, REGIONS_URL)
@@ -87,6 +114,7 @@ class LinodeClient:
                 result.offers.append(gpu_offer(plan))
             except ValueError as exc:
                 result.rejected.append(f"{plan.get('id')}: {exc}")
+                result.rejected_instance_types.add(str(plan.get("id")))
         if not result.offers:
             raise SchemaScrapeError(f"{TYPES_URL}: no GPU plans among {len(types)} types")
         result.capabilities = [control_plane_fee(paginate(self.http, LKE_TYPES_URL))]

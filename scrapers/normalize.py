@@ -147,7 +147,24 @@ class GpuResolver:
             for alias in (spec.slug, spec.name, *spec.aliases):
                 self.by_name[name_key(alias)] = spec
 
-    def resolve(self, name: str, memory_gb: Decimal | None = None) -> str | None:
+    def resolve(self, name: str, memory_gb: Decimal | None = None, form_factor: str = "") -> str | None:
+        """The catalog slug for a spelling; `form_factor` (sxm, pcie, nvl, from the instance name or the source)
+        picks the family member of that form factor when the spelling left it unspecified ("H100" on an HGX
+        board is the H100 SXM), so a filter on the variant finds the offer."""
+        slug = self._resolve(name, memory_gb)
+        if slug is None or not form_factor:
+            return slug
+        spec = self.specs[slug]
+        if spec.form_factor != "unspecified":
+            return slug
+        wanted = memory_gb if memory_gb is not None else spec.memory_gb
+        for other in self.specs.values():
+            if other.family == spec.family and other.form_factor.lower() == form_factor \
+                    and _close(other.memory_gb, wanted):
+                return other.slug
+        return slug
+
+    def _resolve(self, name: str, memory_gb: Decimal | None = None) -> str | None:
         spec = self.by_name.get(name_key(name)) if name else None
         if spec is None:
             return None
@@ -161,11 +178,45 @@ class GpuResolver:
             siblings.sort(key=lambda other: other.form_factor != spec.form_factor)
             if siblings:
                 return siblings[0].slug
+            # No catalog entry has that memory: a variant the catalog does not know (an RTX 4090 with 48 GB is
+            # not an RTX 4090), so it stays unknown rather than posing as the base model.
+            return None
         return spec.slug
+
+
+FORM_FACTOR_RE = re.compile(r"(?<![a-z])(sxm|pcie|nvl)(?!ink)", re.IGNORECASE)
+
+
+def form_factor_in(*names: str) -> str:
+    """sxm, pcie or nvl when an instance or GPU name spells it ("gpu_8x_h100_sxm5", "H100-PCIe", "H100 NVL";
+    "NVLink" is a bridge, not the NVL form factor); "" when none does or they disagree."""
+    found = {match.lower() for name in names for match in FORM_FACTOR_RE.findall(name or "")}
+    return found.pop() if len(found) == 1 else ""
 
 
 def _close(expected: Decimal, reported: Decimal) -> bool:
     return abs(expected - reported) <= expected * Decimal("0.10")
+
+
+@dataclass(frozen=True, slots=True)
+class SkuFacts:
+    """What a provider's own size documentation says one instance type carries."""
+
+    gpu_count: Decimal
+    gpu_fraction: Decimal | None
+    source_url: str
+
+
+@cache
+def sku_facts(provider: str) -> dict[str, SkuFacts]:
+    """Instance type -> GPU facts from the provider's own size pages, for providers we keep such a table of (Azure:
+    scrapers/azure.SIZES). The ingestion service corrects any source's row that contradicts them, with the reason."""
+    if provider == "azure":
+        from .azure import SIZES  # azure imports this module
+
+        return {sku: SkuFacts(Decimal(size.gpu_count), size.gpu_fraction, size.source_url)
+                for sku, size in SIZES.items()}
+    return {}
 
 
 @cache

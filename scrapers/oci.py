@@ -25,6 +25,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+from dataclasses import replace
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -151,7 +153,20 @@ def parse_products(payload: object) -> ScrapeResult:
         logger.info("oci: the price list has no OKE enhanced-cluster part (%s); fee left unknown", OKE_PART)
     if payload.get("lastUpdated"):
         logger.info("oci: price list lastUpdated %s", payload["lastUpdated"])
+        as_of = _last_updated(payload["lastUpdated"])
+        if as_of is not None:
+            # The price list's own date: the offers' "price as of" (a replayed recording keeps its day).
+            result.offers = [replace(offer, price_as_of=as_of) for offer in result.offers]
     return result
+
+
+def _last_updated(value: object) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except ValueError:
+        logger.warning("oci: unreadable lastUpdated %r; offers stay undated", value)
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def _oke_fee(item: dict) -> ScrapedCapability:

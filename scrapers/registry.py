@@ -9,9 +9,13 @@ from pathlib import Path
 import httpx
 
 from . import (
+    aws,
+    aws_catalog,
     azure,
+    coreweave,
     curated_prices,
     digitalocean,
+    gcp_catalog,
     hyperstack,
     lambdalabs,
     linode,
@@ -30,6 +34,12 @@ SOURCES: dict[str, type[ProviderClient]] = {
     **curated_prices.CLIENTS,
     **oci.CLIENTS,
     **azure.CLIENTS,
+    **aws_catalog.CLIENTS,
+    **gcp_catalog.CLIENTS,
+    **coreweave.CLIENTS,
+    # AWS's own bulk price list, for live runs: its recording is a real but partial sample (the header, no GPU row;
+    # recorded/aws/README.md), so the bundled snapshot shows AWS from aws-catalog instead.
+    aws.AwsEc2PriceListClient.info.slug: aws.AwsEc2PriceListClient,
     # GPU and regional clouds' own APIs (issue 3).
     **{client.info.slug: client for client in (
         vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,
@@ -81,9 +91,11 @@ def recorded_routes(slug: str) -> dict[str, Path]:
     return SOURCES[slug].recorded()
 
 
-def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransport | None = None) -> ProviderClient:
+def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransport | None = None,
+                edition: str | None = None) -> ProviderClient:
     """Build a source's client. A source that needs an API key gets it from the environment variable its `info`
-    names, and raises NotConfiguredError when it is unset (offline replays need no key)."""
+    names, and raises NotConfiguredError when it is unset (offline replays need no key). `edition` picks one dated
+    edition of a source published in editions (base.EditionedClient)."""
     client = SOURCES[slug]
     api_key = None
     if client.info.api_key_env:
@@ -92,4 +104,44 @@ def make_client(slug: str, *, offline: bool = False, transport: httpx.BaseTransp
             raise NotConfiguredError(f"{client.info.api_key_env} is not set; {slug} needs an API key")
     if offline and transport is None:
         transport = RecordedTransport(recorded_routes(slug))
-    return client(build_client(transport=transport), api_key=api_key)
+    options = {"edition": edition} if edition is not None else {}
+    return client(build_client(transport=transport), api_key=api_key, **options)
+
+
+def editions(slug: str) -> list[str]:
+    """The recorded editions of a source published in dated editions, oldest first; [] for other sources."""
+    listed = getattr(SOURCES[slug], "editions", None)
+    return list(listed()) if listed else []
+
+
+# Sources whose stock is polled on its own, more often than prices (providers.tasks.availability_poll): their
+# clients have `fetch_availability(known)` and `recorded_availability()` (scrapers/availability.py says what they
+# return). Hyperstack's stock (`stock_available` in `GET /v1/core/flavors`) is not read: no real answer of that
+# endpoint has been recorded to build the client on.
+AVAILABILITY_SOURCES: tuple[str, ...] = (
+    "linode", "vultr", "verda", "lambdalabs", "runpod", "vastai", "digitalocean",
+)
+# What the bundled snapshot replays for availability, with the recording's date (shown with every state it gives):
+# only recordings whose stock rows are complete for the offers they cover (README of each recorded folder). The
+# fixtures state no capture time, so the date is the day the fixture first entered dstackai/gpuhunt's history
+# (`git log -S` on the fixture's rows): the answer is at least that old.
+SNAPSHOT_AVAILABILITY: dict[str, str] = {
+    "verda": "2023-11-16",  # 3f0c56a "Add tests for datacrunch" (the spot list, then in test_datacrunch.py)
+    "digitalocean": "2025-08-29",  # 0178e9b "Add digital ocean provider (#172)"
+}
+
+
+def availability_sources(environ=os.environ) -> list[str]:
+    """The polled sources the beat schedule runs: every one that needs no key or whose key is set."""
+    return [
+        slug for slug in AVAILABILITY_SOURCES
+        if not SOURCES[slug].info.api_key_env or environ.get(SOURCES[slug].info.api_key_env, "").strip()
+    ]
+
+
+def make_availability_client(slug: str, *, offline: bool = False,
+                             transport: httpx.BaseTransport | None = None) -> ProviderClient:
+    """The client of a polled source, replaying its recorded stock answers when offline."""
+    if offline and transport is None:
+        transport = RecordedTransport(SOURCES[slug].recorded_availability())
+    return make_client(slug, offline=offline, transport=transport)

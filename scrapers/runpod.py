@@ -12,6 +12,7 @@ The catalog query needs no key (dstackai/gpuhunt reads it anonymously). GraphQL 
 - Stock: `lowestPrice(input: {gpuCount: 1}).stockStatus` is "High" / "Medium" / "Low" or null (nothing to rent),
   mapped to available / limited / unavailable for both clouds of the type (the query asks across clouds). A
   response without the field (the recorded documentation example did not select it) leaves availability unknown.
+  The availability poll (`fetch_availability`, every 15 minutes) sends the same single query.
 - `memoryInGb` is per GPU. GPU names: RunPod's `id` ("NVIDIA A100 80GB PCIe") is passed as the name.
 """
 
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import httpx
 
+from .availability import AvailabilityResult, from_listing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import post_json
 from .normalize import to_decimal
@@ -63,6 +65,16 @@ class RunPodClient:
     @classmethod
     def recorded(cls) -> dict[str, Path]:
         return {URL: RECORDED / "graphql-gpu-types.json"}
+
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return cls.recorded()
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        result = self.fetch()
+        states = from_listing(result.offers, known)
+        states.rejected = result.rejected
+        return states
 
     def fetch(self) -> ScrapeResult:
         payload = post_json(self.http, URL, json={"query": QUERY})

@@ -15,6 +15,7 @@ import csv
 import io
 import json
 import logging
+import re
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -23,7 +24,7 @@ import httpx
 
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import mib_to_gb, to_decimal
+from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -58,34 +59,68 @@ class SkyPilotCatalogClient:
     def fetch(self) -> ScrapeResult:
         response = get(self.http, self.url())
         text = response.text
+        try:
+            return self._parse(text)
+        except csv.Error as exc:
+            raise SchemaScrapeError(f"{self.path}: not a CSV file ({exc})") from exc
+
+    def _parse(self, text: str) -> ScrapeResult:
         reader = csv.DictReader(io.StringIO(text))
         missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
         if missing:
             raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
+        # The catalog files end with a newline; a body cut short (a dropped connection, a truncated copy) ends
+        # mid-line, and its last rows must not pass for the whole catalog.
+        if text and not text.endswith("\n"):
+            raise SchemaScrapeError(f"{self.path}: the file ends mid-line ({len(text)} bytes): truncated")
         result = ScrapeResult(offers=[])
-        seen: set[tuple[str, str]] = set()
+        seen: dict[tuple[str, str], tuple[str, str]] = {}
         for line, row in enumerate(reader, start=2):
+            if None in row or None in row.values():
+                # Fewer or more fields than the header: a broken or truncated file, not one odd row.
+                raise SchemaScrapeError(f"{self.path}: line {line} has {len(row) - (None in row)} fields where the "
+                                        f"header names {len(reader.fieldnames or [])}: truncated or malformed")
             if not (row.get("AcceleratorName") or "").strip():
                 continue
             key = (row["InstanceType"], row["Region"])
             if key in seen:
-                # The same instance type listed once per availability zone (OCI): one offer per region.
+                # The same instance type listed once per availability zone (OCI): one offer per region. A second
+                # row at another price is not the same offer: it is refused with the reason, never merged silently.
+                prices = (row.get("Price") or "", row.get("SpotPrice") or "")
+                if prices != seen[key]:
+                    result.rejected.append(f"line {line} ({row['InstanceType']} in {row['Region']}): a second row "
+                                           f"for the same size and region at {prices[0] or '-'} / {prices[1] or '-'}"
+                                           f" (kept {seen[key][0] or '-'} / {seen[key][1] or '-'})")
                 continue
             try:
                 offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
+                result.rejected_keys.add(key)
                 continue
-            seen.add(key)
+            seen[key] = (row.get("Price") or "", row.get("SpotPrice") or "")
             result.offers.append(offer)
         if not result.offers:
             raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")
         return result
 
-
     def known_size(self, offer: ScrapedOffer) -> ScrapedOffer:
         """Overridden where the provider's own size table says more than the catalog row (see _azure_size)."""
         return offer
+
+
+VAST_INSTANCE_RE = re.compile(r"^\d+x-(.+?)-\d+-\d+$")
+
+
+def _vast_size(self, offer: ScrapedOffer) -> ScrapedOffer:
+    """Vast.ai's instance types spell the GPU variant ("2x-RTX_3060_Ti-32-65536") where the catalog's
+    AcceleratorName drops it ("RTX3060"): an RTX 3060 Ti is not an RTX 3060, so the instance type's spelling is
+    used when the GPU catalog knows it (form factors like A100_PCIE are read from the instance type anyway)."""
+    match = VAST_INSTANCE_RE.match(offer.instance_type)
+    if match and name_key(match.group(1)) != name_key(offer.gpu_name) \
+            and default_gpu_resolver().resolve(match.group(1)) is not None:
+        return replace(offer, gpu_name=match.group(1))
+    return offer
 
 
 def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
@@ -96,7 +131,10 @@ def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
     size = SIZES.get(offer.instance_type)
     if size is None:
         return offer
-    return replace(offer, gpu_name=size.gpu_name, gpu_memory_gb=Decimal(size.gpu_memory_gb))
+    # The count is left as the catalog wrote it: the ingestion service corrects it from the same table and says
+    # so on the run (the catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8).
+    return replace(offer, gpu_name=size.gpu_name, gpu_memory_gb=Decimal(size.gpu_memory_gb),
+                   gpu_fraction=size.gpu_fraction)
 
 
 def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
@@ -186,6 +224,8 @@ def _catalog(slug: str, provider: str, name: str, path: str, revision: str) -> t
     attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai"}
     if provider == "azure":
         attributes["known_size"] = _azure_size
+    if provider == "vastai":
+        attributes["known_size"] = _vast_size
     return type(f"SkyPilot{name.replace(' ', '').replace('.', '')}Client", (SkyPilotCatalogClient,), attributes)
 
 

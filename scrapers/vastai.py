@@ -13,7 +13,9 @@ churn the table, trip the ingestion service's shrink guard and make price histor
 ("Ontario, CA, NA", the form SkyPilot's Vast.ai catalog uses, which the normaliser reads country and continent from).
 Its price is the cheapest `dph_base` among rentable slots (what you could rent now), spot the cheapest `min_bid`,
 `available_count` the number of rentable slots and availability available / unavailable from it; when no slot is
-rentable the cheapest listed price is kept and marked unavailable. vCPUs and RAM are those of the cheapest slot.
+rentable the cheapest listed price is kept and marked unavailable. The availability poll (`fetch_availability`, every
+15 minutes) sends the same single search: a stored GPU x count group with no slot left in a region is sold out there
+(0 slots). vCPUs and RAM are those of the cheapest slot.
 We use `dph_base` rather than `dph_total` because the total adds storage priced for the disk size a query assumes.
 """
 
@@ -28,6 +30,7 @@ from urllib.parse import quote
 
 import httpx
 
+from .availability import AvailabilityResult, from_listing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import CONTINENT_OF_COUNTRY, mib_to_gb, to_decimal
@@ -62,6 +65,16 @@ class VastAiClient:
     @classmethod
     def recorded(cls) -> dict[str, Path]:
         return {URL: RECORDED / "bundles.json"}
+
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return cls.recorded()
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        result = self.fetch()
+        states = from_listing(result.offers, known)
+        states.rejected = result.rejected
+        return states
 
     def fetch(self) -> ScrapeResult:
         payload = get_json(self.http, URL)

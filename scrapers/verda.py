@@ -14,12 +14,17 @@ exchange: no token answer was ever recorded, and the recorded transport checks n
   GPU name; `gpu.number_of_gpus` is the count and `gpu_memory.size_in_gigabytes` the *total* GPU memory. Types
   with no GPU (CPU nodes) are skipped. No pagination.
 - Prices do not vary by location, and the types list does not say where a type is sold: the on-demand price is one
-  offer per type with region "" and availability unknown (Verda reports on-demand stock at
-  `/instance-availability?is_spot=false`, but no real answer of it exists to replay yet, so it is not read).
+  offer per type with region "" and availability unknown in the price run (the availability poll below reads
+  on-demand stock).
 - Spot stock: `GET /instance-availability?is_spot=true` lists per `location_code` the instance types that can be
   deployed as spot right now. Each spot-priced type gets a separate "<type> (spot)" offer (spot price only) in every
   location listing it, as available; a type listed nowhere is kept once with region "" as unavailable (its price is
   still real). `GET /locations` names the locations; a stock entry for a location it does not name is logged.
+- Availability (`fetch_availability`, polled every 15 minutes): the token exchange and the two stock lists,
+  `/instance-availability?is_spot=false` (on-demand) and `?is_spot=true` (spot), same shape, nothing else. An
+  on-demand offer (region "") is available when any location lists its type, unavailable when none does; a spot
+  offer "<type> (spot)" in a location is available when that location lists the type, unavailable otherwise, and
+  its region-less "sold out" row is available when any location lists it. Both lists empty is refused.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from pathlib import Path
 
 import httpx
 
+from .availability import AvailabilityResult, ScrapedAvailability
 from .base import NotConfiguredError, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import OFFLINE_API_KEY, get_json, post_json
 from .normalize import to_decimal
@@ -43,6 +49,8 @@ TOKEN_URL = f"{API}/oauth2/token"
 TYPES_URL = f"{API}/instance-types?currency=usd"
 LOCATIONS_URL = f"{API}/locations"
 SPOT_AVAILABILITY_URL = f"{API}/instance-availability?is_spot=true"
+ON_DEMAND_AVAILABILITY_URL = f"{API}/instance-availability?is_spot=false"
+SPOT_SUFFIX = " (spot)"
 RECORDED = Path(__file__).resolve().parent / "recorded" / "verda"
 CLIENT_ID_ENV = "VERDA_CLIENT_ID"
 
@@ -72,6 +80,45 @@ class VerdaClient:
             LOCATIONS_URL: RECORDED / "locations.json",
             SPOT_AVAILABILITY_URL: RECORDED / "instance-availability-spot.json",
         }
+
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        # Only the spot list was ever recorded; the on-demand one has the same documented shape (provider-apis.md):
+        # tests build it from the recorded spot answer, and the snapshot replays the spot half alone.
+        return {SPOT_AVAILABILITY_URL: RECORDED / "instance-availability-spot.json"}
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        headers = {"Authorization": f"Bearer {self.access_token()}"}
+        spot = self.stock(SPOT_AVAILABILITY_URL, headers)
+        # An offline replay has only the recorded spot list: on-demand offers are then not stated (left as they are).
+        offline = self.client_secret == OFFLINE_API_KEY
+        on_demand = None if offline else self.stock(ON_DEMAND_AVAILABILITY_URL, headers)
+        if not spot and not on_demand:
+            raise SchemaScrapeError("both Verda stock lists are empty; refusing the answer")
+        result = AvailabilityResult(states=[])
+        for instance_type, region in sorted(known):
+            is_spot = instance_type.endswith(SPOT_SUFFIX)
+            stock = spot if is_spot else on_demand
+            if stock is None:
+                continue
+            where = stock.get(instance_type.removesuffix(SPOT_SUFFIX), set())
+            listed = region in where if region else bool(where)
+            result.states.append(ScrapedAvailability(instance_type, region, "available" if listed else "unavailable"))
+        return result
+
+    def stock(self, url: str, headers: dict) -> dict[str, set[str]]:
+        """Instance type -> locations where it can be deployed now, from one /instance-availability list."""
+        entries = get_json(self.http, url, headers=headers)
+        if not isinstance(entries, list):
+            raise SchemaScrapeError(f"{url}: not a list")
+        stock: dict[str, set[str]] = {}
+        for entry in entries:
+            if not isinstance(entry, dict) or "location_code" not in entry or \
+                    not isinstance(entry.get("availabilities"), list):
+                raise SchemaScrapeError(f"{url}: an entry lacks location_code or availabilities")
+            for instance_type in entry["availabilities"]:
+                stock.setdefault(str(instance_type), set()).add(str(entry["location_code"]))
+        return stock
 
     def fetch(self) -> ScrapeResult:
         headers = {"Authorization": f"Bearer {self.access_token()}"}

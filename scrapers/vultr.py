@@ -10,8 +10,14 @@ cursor in `meta.links.next` ("" on the last page). Units: `ram` in MB, prices in
   otherwise from the GPU catalog when the name is unambiguous; a card we cannot size is rejected, not guessed.
 - Bare-metal plans state the GPUs only in the plan id (`vbm-112c-2048gb-8-h100-gpu` = 8x H100); their
   `hourly_cost_preemptible` is the spot price. Plans without a `-gpu` suffix are CPU machines and are skipped.
-- `locations` lists where a plan can be deployed; the plan listing does not report stock, so availability stays
-  unknown (per-region stock needs one `/regions/{id}/availability` call per region: not done here).
+- `locations` lists where a plan can be deployed; the plan listing does not report stock, so the price run leaves
+  availability to the availability poll.
+- Availability (`fetch_availability`, polled every 15 minutes): `GET /regions/{id}/availability?type=vcg` (Cloud
+  GPU) and `?type=vbm` (bare metal; the CLI documents `vc2, vdc, vhf, vbm`,
+  https://docs.vultr.com/reference/vultr-cli/regions/availability) answer `{"available_plans": [plan id, ...]}`, the
+  plans that can be deployed in that region now (no key: `security: []` in Vultr's OpenAPI spec). Only the regions
+  and plan types of offers we store are asked, one request each; a stored plan missing from its region's list is
+  sold out there. One region's empty list is a real answer (everything taken); all of them empty is refused.
 - Kubernetes facts: VKE versions from `/kubernetes/versions`; regions offering VKE are those whose `options`
   include "kubernetes" (`/regions`). The API states no control-plane price.
 """
@@ -26,6 +32,7 @@ from urllib.parse import quote
 
 import httpx
 
+from .availability import AvailabilityResult, ScrapedAvailability
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import default_gpu_resolver, gpu_catalog, to_decimal
@@ -37,6 +44,11 @@ PLANS_URL = f"{API}/plans?type=all&per_page=500"
 METAL_URL = f"{API}/plans-metal?per_page=500"
 REGIONS_URL = f"{API}/regions?per_page=500"
 VERSIONS_URL = f"{API}/kubernetes/versions"
+PLAN_TYPES = {"vcg-": "vcg", "vbm-": "vbm"}  # plan id prefix -> the availability endpoint's `type`
+
+
+def availability_url(region: str, plan_type: str) -> str:
+    return f"{API}/regions/{quote(region, safe='')}/availability?type={plan_type}"
 RECORDED = Path(__file__).resolve().parent / "recorded" / "vultr"
 
 # Memory of one whole card behind a Cloud GPU `gpu_type`, where the catalog name alone is ambiguous.
@@ -70,6 +82,36 @@ class VultrClient:
             REGIONS_URL: RECORDED / "regions.json",
             VERSIONS_URL: RECORDED / "kubernetes-versions.json",
         }
+
+    @classmethod
+    def recorded_availability(cls) -> dict[str, Path]:
+        return {availability_url("ams", "vcg"): RECORDED / "regions-ams-availability.json"}
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        wanted: dict[tuple[str, str], list[str]] = {}
+        for plan, region in sorted(known):
+            plan_type = next((kind for prefix, kind in PLAN_TYPES.items() if plan.startswith(prefix)), None)
+            if plan_type and region:
+                wanted.setdefault((region, plan_type), []).append(plan)
+        if not wanted:
+            raise SchemaScrapeError("no stored Vultr GPU offer has a region to ask about")
+        result = AvailabilityResult(states=[])
+        answered = 0
+        for (region, plan_type), plans in wanted.items():
+            url = availability_url(region, plan_type)
+            payload = get_json(self.http, url)
+            available = payload.get("available_plans") if isinstance(payload, dict) else None
+            if not isinstance(available, list):
+                raise SchemaScrapeError(f"{url}: 'available_plans' missing or not a list")
+            answered += bool(available)
+            deployable = {str(plan) for plan in available}
+            result.states.extend(
+                ScrapedAvailability(plan, region, "available" if plan in deployable else "unavailable")
+                for plan in plans
+            )
+        if not answered:
+            raise SchemaScrapeError(f"every one of {len(wanted)} availability lists is empty; refusing the answer")
+        return result
 
     def fetch(self) -> ScrapeResult:
         plans = paginate(self.http, PLANS_URL, "plans")

@@ -123,6 +123,25 @@ def offer_history(observations: Sequence[dict], *, gpu_count: Decimal, until: da
     return figure
 
 
+def offer_stock(changes: Sequence[dict], *, until: datetime, names: dict[str, str], title: str = "") -> go.Figure:
+    """A step line of one offer's stock over time from its changes (each state holds until the next change, the
+    last one until `until`): 1 in stock (available or limited), 0 sold out; the hover names the state and the count
+    where the source gave one. `names` labels the trace and the two levels ("in_stock", "sold_out", "trace")."""
+    xs = [row["changed_at"] for row in changes]
+    ys = [0 if row["availability"] == "unavailable" else 1 for row in changes]
+    hover = [names.get(row["availability"], row["availability"])
+             + (f" ({row['available_count']})" if row["available_count"] is not None else "") for row in changes]
+    if xs and until > xs[-1]:
+        xs, ys, hover = [*xs, until], [*ys, ys[-1]], [*hover, hover[-1]]
+    figure = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"shape": "hv"}, name=names["trace"],
+                                  customdata=hover, hovertemplate="%{x|%Y-%m-%d %H:%M}<br>%{customdata}"))
+    figure.update_layout(**_LAYOUT, height=220, title={"text": title, "x": 0}, showlegend=False,
+                         xaxis={"tickformat": "%Y-%m-%d"},
+                         yaxis={"tickvals": [0, 1], "ticktext": [names["sold_out"], names["in_stock"]],
+                                "range": [-0.2, 1.2]})
+    return figure
+
+
 def daily_series(rows: Sequence[dict], *, today: datetime, conversion: Conversion) -> pd.DataFrame:
     """From every observation of every offer of a GPU model, the cheapest and median on-demand and the cheapest
     spot price per GPU-hour of each day.

@@ -31,7 +31,7 @@ FILTER_GROUPS = (
                        "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage",
                        "gang_scheduling", "documented_only"), True),
     (_("Provider and location"), ("provider", "provider_kind", "country", "continent", "region"), False),
-    (_("Availability and freshness"), ("available", "seen_within_hours", "include_inactive"), False),
+    (_("Availability and freshness"), ("available", "in_stock_7d_min", "seen_within_hours", "include_inactive"), False),
 )
 # Multiple-choice filters with few choices are shown as a row of checkboxes instead of a list box.
 INLINE_CHOICES = 6

@@ -26,6 +26,7 @@ from providers import selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 
+from .availability import share_text, when_text
 from .badges import badge_answers, row_badges_html
 from .currency import Conversion
 from .querystrings import with_params
@@ -76,6 +77,15 @@ class RowFormat:
         self.per_gpu = unit == "gpu"
         self.words = {word: escape(gettext(word)) for word in (
             "unknown", "not stated", "stale", "GPU name not in our catalog")}
+        # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
+        self.words.update({
+            "price as of": escape(gettext("price as of")),
+            "price date not stated": escape(gettext("price date not stated")),
+            "read live": escape(gettext("read live")),
+            "share of one GPU; the per-GPU price is per whole GPU": escape(
+                gettext("share of one GPU; the per-GPU price is per whole GPU")),
+        })
+        self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
         self.badges_html = lru_cache(maxsize=None)(
@@ -84,6 +94,15 @@ class RowFormat:
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
+
+    def spot_advice(self, row: dict) -> str:
+        """No spot price but AWS's Spot Advisor share and interruption bucket: shown as what they are."""
+        if row["spot_savings_pct"] is None:
+            return NO_SPOT
+        text = escape(gettext("−%(pct)s%% spot, interruptions %(bucket)s") % {
+            "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
+        title = escape(gettext("AWS Spot Advisor savings share, not a price"))
+        return f'<small title="{title}">{text}</small>'
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
@@ -111,8 +130,26 @@ class RowFormat:
             if row["available_count"] is not None:
                 text = f"{text} ({intcomma(row['available_count'])})"
             availability = f'<span class="av av-{escape(row["availability"])}">{escape(text)}</span>'
+            # When and how often: the last check's age (or the recording's date) and the 7-day in-stock share.
+            when = when_text(availability=row["availability"], checked_at=row.get("availability_checked_at"),
+                             since=row.get("availability_since"), recorded=row.get("availability_recorded"))
+            share = share_text(row.get("in_stock_share_7d"))
+            if share:
+                when = f"{when} · " + gettext("%(share)s in stock over 7 days") % {"share": share}
+            if row.get("availability_checked_at") is not None:
+                availability = f'{availability} <small class="av-when">{escape(when)}</small>'
         seen_at, seen = self.seen(row["last_seen"])
         stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
+        # The data's own date, apart from when we last read it (issue 13).
+        if row["price_as_of"]:
+            dated = f'{words["price as of"]} {self.day(row["price_as_of"])}'
+        elif row["source__last_success_at"]:  # a live answer that states no date: as fresh as the run that read it
+            dated = f'{words["price as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
+        else:
+            dated = words["price date not stated"]
+        count = escape(self.number(row["gpu_count"], "-3"))
+        if row["gpu_fraction"] is not None:
+            count = f'<abbr title="{words["share of one GPU; the per-GPU price is per whole GPU"]}">{count}</abbr>'
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
@@ -122,12 +159,13 @@ class RowFormat:
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
-            f'<td class="num">{spot or NO_SPOT}</td>\n'
+            f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.badges_html(row["provider_id"])}</td>\n'
-            f'<td class="num">{escape(self.number(row["gpu_count"], "-3"))}</td>\n'
+            f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
-            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span></td>\n'
+            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
+            f'<br><small class="as-of">{dated}</small></td>\n'
             f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
             f"<td>{region}</td>\n"
             "</tr>\n"

@@ -27,6 +27,7 @@ from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
 from providers.filters import offer_filterset
 from providers.models import Capability, Provider
 
+from .availability import duration_text, share_text, stock_text
 from .badges import label_cells, provider_badges_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
@@ -90,6 +91,7 @@ def offers(request: HttpRequest) -> HttpResponse:
         response = render(request, "offers/_results.html", context, status=status)
         response["HX-Push-Url"] = f"{request.path}{with_params(params)}" if params else request.path
         return response
+    context["data"] = selectors.snapshot_dates()  # "bundled snapshot of <dates>" or live (issue 13)
     return render(request, "offers/index.html", context, status=status)
 
 
@@ -139,9 +141,21 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         obs.display_price = conversion.convert(obs.price_hour_usd / count if obs.price_hour_usd is not None else None)
         obs.display_spot = conversion.convert(
             obs.spot_price_hour_usd / count if obs.spot_price_hour_usd is not None else None)
+    changes = selectors.offer_availability_changes(offer=offer)
+    stock_figure = figures.offer_stock(
+        changes, until=timezone.now(),
+        names={"trace": gettext("Stock"), "in_stock": gettext("in stock"), "sold_out": gettext("sold out"),
+               "available": gettext("available"), "limited": gettext("limited"), "unavailable": gettext("sold out")})
     return render(request, "offers/detail.html", {
         "offer": offer, "history": history, "figure": figures.figure_json(figure) if history else "",
         "conversion": conversion, "display": display,
+        "stock": stock_text(availability=offer.availability, available_count=offer.available_count,
+                            checked_at=offer.availability_checked_at, since=offer.availability_since,
+                            recorded=offer.availability_recorded),
+        "share_7d": share_text(offer.in_stock_share_7d), "share_30d": share_text(offer.in_stock_share_30d),
+        "longest_stockout": duration_text(selectors.offer_longest_stockout(offer=offer)),
+        "changes": changes[::-1][:50],
+        "stock_figure": figures.figure_json(stock_figure) if changes else "",
     })
 
 
@@ -183,6 +197,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "spread_figure": figures.figure_json(spread_figure) if points else "",
         "history_figure": figures.figure_json(history_figure) if not daily.empty else "",
         "params": params, "offers_url": f"{reverse('home')}?{urlencode({'gpu': gpu.slug})}", "columns": plain_columns(),
+        "stock_rows": _stock_rows(selectors.availability_summary(gpu=gpu)),
     })
 
 
@@ -229,7 +244,16 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "checked_links": len(links), "stale_cutoff": stale_cutoff(timezone.now()),
         "guide_managed": guide_url("kubernetes-support", "managed-vs-byo"),
         "columns": plain_columns(), "params": canonical_query(request.GET),
+        "stock_rows": _stock_rows(selectors.availability_summary(provider=provider)),
     })
+
+
+def _stock_rows(rows: list[dict]) -> list[dict]:
+    """selectors.availability_summary's rows with their shares and longest stock-out as page text."""
+    for row in rows:
+        row["share_7d_text"], row["share_30d_text"] = share_text(row["share_7d"]), share_text(row["share_30d"])
+        row["longest_text"] = duration_text(row["longest_stockout"])
+    return rows
 
 
 class CompareForm(forms.Form):
@@ -294,7 +318,11 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def source_status(request: HttpRequest) -> HttpResponse:
-    return render(request, "sources.html", {"sources": selectors.source_status_list()})
+    sources = selectors.source_status_list()
+    polls = selectors.availability_polls_latest()
+    for source, _run in sources:
+        source.latest_poll = polls.get(source.id)
+    return render(request, "sources.html", {"sources": sources})
 
 
 def guide_index(request: HttpRequest) -> HttpResponse:

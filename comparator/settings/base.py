@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy and Permissions-Policy (SECURITY_HEADERS below; on in production).
+    "comparator.security.SecurityHeadersMiddleware",
     "corsheaders.middleware.CorsMiddleware",  # before CommonMiddleware, so its redirects carry CORS headers too
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -107,16 +109,39 @@ STORAGES = {
 
 REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    # The one request body the API reads (advise) is JSON; form encodings cannot say null, so they are not offered.
+    # JSON nested thousands deep is a 400, not a RecursionError (comparator.security).
+    "DEFAULT_PARSER_CLASSES": ["comparator.security.DepthLimitedJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # Reverse proxies in front of the app: the client IP for the API's rate limit is read from X-Forwarded-For.
-    "NUM_PROXIES": int(os.environ["DJANGO_NUM_PROXIES"]) if os.environ.get("DJANGO_NUM_PROXIES") else None,
+    # The same proxy count as comparator.security.client_ip (0: REMOTE_ADDR, never a client-sent X-Forwarded-For).
+    "NUM_PROXIES": None,  # set below from NUM_PROXIES
 }
+
+# Reverse proxies in front of the app (ingress, load balancer): with n > 0, rate limits read the client address the
+# outermost proxy saw from X-Forwarded-For; with 0 (the default) they read REMOTE_ADDR and ignore the header, which
+# any client can write. Behind a proxy, leaving it at 0 counts the whole site as one client.
+NUM_PROXIES = int(os.environ.get("DJANGO_NUM_PROXIES") or 0)
+if NUM_PROXIES < 0:
+    raise ValueError(f"DJANGO_NUM_PROXIES must be 0 or more, got {NUM_PROXIES}")
+REST_FRAMEWORK["NUM_PROXIES"] = NUM_PROXIES
 
 # The REST API (providers.api). Anonymous requests per client IP, counted in the default cache (CACHES below: Redis
 # when CACHE_URL is set, so every worker shares one count); "off" disables.
 API_ANON_RATE = os.environ.get("API_ANON_RATE", "120/minute")
+# POST /api/v1/advise/ ranks every offer per request: its own, lower limit per client IP.
+API_ADVISE_RATE = os.environ.get("API_ADVISE_RATE", "20/minute")
+# Unpaged CSV exports stream whole tables (55 MB at 100,000 offers): at most this many at once across the site
+# (counted in the cache), so they cannot hold every web thread; a slot left by a dead process frees itself after
+# API_CSV_EXPORT_SECONDS. Paged CSV (page/page_size) is not bounded this way.
+API_CSV_EXPORTS_MAX = int(os.environ.get("API_CSV_EXPORTS_MAX", "2"))
+API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
+# /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
+HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)
+METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
+# Content-Security-Policy and Permissions-Policy on every response (comparator.security); production turns it on.
+SECURITY_HEADERS = env_bool("DJANGO_SECURITY_HEADERS", False)
 # Browsers on other sites may read the API (GET only); nothing else is shared cross-origin.
 CORS_URLS_REGEX = r"^/api/.*$"
 CORS_ALLOW_ALL_ORIGINS = True
@@ -136,6 +161,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The catalog's slugs as the enum of the slug parameters (read when the schema is generated).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api.schema_catalog_enums"],
     "ENUM_NAME_OVERRIDES": {
         "ProviderKindEnum": "providers.models.ProviderKind",
         "SourceKindEnum": "providers.models.SourceKind",

@@ -8,3 +8,5 @@ from .base import env_bool
 DEBUG = env_bool("DJANGO_DEBUG", True)
 # Emails (digest confirmations) are printed to the console unless an SMTP server is configured.
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+# The embedded default runs without Redis: /healthz checks the database only.
+HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", False)

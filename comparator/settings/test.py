@@ -24,3 +24,5 @@ STORAGES = {
 OFFER_COUNT_CACHE_SECONDS = 0
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+# Many advise requests per minute across the suite: the throttle tests switch the limit on where they test it.
+API_ADVISE_RATE = os.environ.get("API_ADVISE_RATE", "off")

@@ -17,9 +17,12 @@ from tests.factories import DataSourceFactory, ProviderFactory
 
 
 @pytest.fixture(autouse=True)
-def _no_rate_limit(settings):
+def _no_rate_limit(settings, monkeypatch):
     settings.API_ANON_RATE = None
     cache.clear()
+    # Rate windows are fixed (comparator.security.window_hit): hold their clock 30 s into a minute (and an hour), so
+    # a test's requests never straddle the end of a window and count twice the limit.
+    monkeypatch.setattr("comparator.security._now", lambda: 1_800_000_030.0)
 
 
 @pytest.fixture
@@ -47,7 +50,7 @@ def capabilities(provider, **answers):
 
 
 def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=None, spot=None, availability="unknown",
-          country="", continent="", region="r1", seen_hours_ago=0, active=True):
+          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None, form_factor=""):
     now = timezone.now()
     count = Decimal(count)
     price_usd = Decimal(price) if price is not None else None
@@ -61,7 +64,9 @@ def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=No
         price_per_gpu_hour_usd=price_usd / count if price_usd is not None else None,
         spot_price_per_gpu_hour_usd=spot_usd / count if spot_usd is not None else None,
         availability=availability, first_seen=now - timedelta(days=10),
-        last_seen=now - timedelta(hours=seen_hours_ago), is_active=active,
+        last_seen=now - timedelta(hours=seen_hours_ago), is_active=active, form_factor=form_factor,
+        in_stock_share_7d=Decimal(share_7d) if share_7d is not None else None,
+        availability_checked_at=now - timedelta(minutes=12) if share_7d is not None else None,
     )
 
 
@@ -109,11 +114,12 @@ def world(db) -> World:
         succeeded(source)
     offers = {
         "alpha-h100x8": offer("alpha-h100x8", alpha, sources["alpha"], h100, count="8", price="80", spot="30",
-                              availability="available", country="US", continent="NA", region="us-east-1"),
+                              availability="available", country="US", continent="NA", region="us-east-1",
+                              share_7d="0.95", form_factor="sxm"),
         "alpha-l4": offer("alpha-l4", alpha, sources["alpha"], l4, price="0.8", availability="unavailable",
-                          country="DE", continent="EU", region="eu-central-1"),
+                          country="DE", continent="EU", region="eu-central-1", share_7d="0.1"),
         "beta-h100": offer("beta-h100", beta, sources["beta"], h100, price="2.5", availability="limited",
-                           country="JP", continent="AS", region="tokyo", seen_hours_ago=2),
+                           country="JP", continent="AS", region="tokyo", seen_hours_ago=2, share_7d="0.5"),
         "beta-mi300x8": offer("beta-mi300x8", beta, sources["beta"], mi300x, count="8", price="24",
                               country="US", continent="NA", region="us-west", seen_hours_ago=100),
         "gamma-unknown-gpu": offer("gamma-unknown-gpu", gamma, sources["gamma"], None, count="2",

@@ -33,7 +33,11 @@ def varied(world):
     source.save(update_fields=["as_of", "last_success_at", "license"])
     rich = offer("beta-rich", provider, source, beta.gpu, count="4", price="9.99999", spot="1.23457")
     Offer.objects.filter(pk=rich.pk).update(vcpus="96.50", ram_gb="1024.25", available_count=7,
-                                            last_seen=timezone.now() - timedelta(microseconds=1))
+                                            last_seen=timezone.now() - timedelta(microseconds=1),
+                                            availability="limited", availability_checked_at=timezone.now(),
+                                            availability_since=timezone.now() - timedelta(days=2),
+                                            availability_recorded=True, in_stock_share_7d="0.8333",
+                                            in_stock_share_30d="0.0417")
     return world
 
 

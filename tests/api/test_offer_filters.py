@@ -29,10 +29,15 @@ CASES = [
     ("gpu_memory_min", "gpu_memory_min=80", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
     ("price_per_gpu_hour_max", "price_per_gpu_hour_max=3", {"alpha-l4", "beta-h100", "beta-mi300x8"}),
     ("price_hour_max", "price_hour_max=1", {"alpha-l4"}),
+    ("form_factor", "form_factor=sxm", {"alpha-h100x8"}),
+    ("form_factor", "form_factor=pcie,nvl", set()),
     ("spot", "spot=true", {"alpha-h100x8"}),
     ("spot", "spot=false", ACTIVE - {"alpha-h100x8"}),
     ("available", "available=true", {"alpha-h100x8", "beta-h100", "gamma-unknown-gpu"}),
     ("available", "available=false", {"alpha-l4", "beta-mi300x8"}),
+    ("in_stock_7d_min", "in_stock_7d_min=50", {"alpha-h100x8", "beta-h100"}),
+    ("in_stock_7d_min", "in_stock_7d_min=95.5", set()),
+    ("in_stock_7d_min", "in_stock_7d_min=0", {"alpha-h100x8", "alpha-l4", "beta-h100"}),  # never checked: no match
     ("provider", "provider=alpha,gamma", ALPHA | GAMMA),
     ("provider_kind", "provider_kind=gpu_cloud", BETA),
     ("provider_kind", "provider_kind=hyperscaler,marketplace", ALPHA | GAMMA),
@@ -74,9 +79,11 @@ CASES = [
 
 # (filter, bad value) -> the 400 must name the filter.
 BAD = [
+    ("form_factor", "oam"),
     ("gpu", "h100"), ("gpu_family", "H999"), ("vendor", "ibm"), ("gpu_count_min", "-1"), ("gpu_count_max", "eight"),
-    ("gpu_memory_min", "1e-9"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
-    ("available", "2"), ("provider", "alpha,nope"), ("provider_kind", "cloud"), ("country", "USA"),
+    ("gpu_memory_min", "-1"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
+    ("available", "2"), ("in_stock_7d_min", "101"), ("provider", "alpha,nope"), ("provider_kind", "cloud"),
+    ("country", "USA"),
     ("continent", "XX"), ("region", "us\x00east"), ("offering", "serverless"), ("gpu_operator", "n/a"),
     ("rdma", "nvlink"), ("control_plane_fee_max", "-0.1"), ("documented_only", "perhaps"),
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
@@ -165,3 +172,31 @@ def test_each_form_gets_its_own_fields_and_widgets():
     assert list(second.fields["vendor"].widget.choices) == list(base["vendor"].widget.choices)
     assert "data-x" not in second.fields["gpu_count_min"].widget.attrs
     assert "data-x" not in base["gpu_count_min"].widget.attrs
+
+
+def test_seen_within_filters_on_the_datas_own_date_not_on_when_we_read_it(api, world):
+    """A replayed recording is read now but dated by its file: 'seen within 24 hours' must not match it, while an
+    offer a live run listed (no stated date, its source's last live success recent) still matches."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from providers.models import DataSource, Offer
+
+    old = world.offers["gamma-unknown-gpu"]
+    Offer.objects.filter(pk=old.pk).update(price_as_of=timezone.now() - timedelta(days=30))
+    ids = set(result_ids(api.get("/api/v1/offers/?seen_within_hours=24")))
+    assert old.pk not in ids and world.offers["alpha-h100x8"].pk in ids
+    # A source never confirmed live (the bundled snapshot) matches only by its files' stated dates.
+    DataSource.objects.filter(pk=world.sources["alpha"].pk).update(last_success_at=None)
+    ids = set(result_ids(api.get("/api/v1/offers/?seen_within_hours=24")))
+    assert world.offers["alpha-h100x8"].pk not in ids
+    Offer.objects.filter(pk=world.offers["alpha-l4"].pk).update(price_as_of=timezone.now() - timedelta(hours=3))
+    assert world.offers["alpha-l4"].pk in set(result_ids(api.get("/api/v1/offers/?seen_within_hours=24")))
+
+
+def test_a_number_with_more_places_than_the_column_is_rounded_not_refused(api, world):
+    """The schema promises any number: 2.500000001 is compared as the column stores prices (5 places)."""
+    response = api.get("/api/v1/offers/?price_per_gpu_hour_max=2.500000001&gpu_memory_min=1e-400")
+    assert response.status_code == 200
+    assert response.json()["count"] == api.get("/api/v1/offers/?price_per_gpu_hour_max=2.5").json()["count"]

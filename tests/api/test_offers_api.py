@@ -67,13 +67,18 @@ def test_every_endpoint_refuses_parameters_it_does_not_read(api, world, path):
 
 
 @pytest.mark.parametrize(("query", "name"), [
-    ("page=0", "page"), ("page=two", "page"), ("page=4&page_size=2", "page"), ("page_size=0", "page_size"),
+    ("page=0", "page"), ("page=two", "page"), ("page_size=0", "page_size"),
     ("page_size=501", "page_size"), ("page_size=ten", "page_size"), ("format=xml", "format"),
 ])
 def test_bad_paging_or_format_is_a_400_naming_it(api, world, query, name):
     response = api.get(f"/api/v1/offers/?{query}")
     assert response.status_code == 400 and list(response.json()) == [name]
     assert response["Content-Type"] == "application/json"
+
+
+def test_a_page_past_the_end_is_a_json_404(api, world):
+    response = api.get("/api/v1/offers/?page=4&page_size=2")
+    assert response.status_code == 404 and "past the last page" in response.json()["detail"]
 
 
 def test_pages_are_stable_and_cover_every_offer_once(api, world):

@@ -131,3 +131,36 @@ def test_query_counts_do_not_grow_with_offers_or_changes(world):
         world.change(world.offer(f"many-{index}", price="2.00"), at=MID, price="1.00", availability="limited")
         world.offer(f"fresh-{index}", at=MID)
     assert _queries(build) == few
+
+
+def test_back_in_stock_and_sold_out_come_from_the_stock_checks_net_over_the_week(world):
+    from digest.emails import digest_render
+    from providers.models import AvailabilityChange
+
+    def states(offer, *moments):
+        for at, state in moments:
+            AvailabilityChange.objects.create(offer=offer, changed_at=at, availability=state)
+        return offer
+
+    before = START - timedelta(days=2)
+    back = states(world.offer("back-in"), (before, "unavailable"), (MID, "limited"))
+    sold = states(world.offer("sold-out"), (before, "available"), (MID, "unavailable"))
+    states(world.offer("first-known"), (MID, "unavailable"))  # no state at the start: not news
+    states(world.offer("flicker"), (before, "unavailable"), (MID, "available"), (MID + timedelta(hours=1),
+                                                                               "unavailable"))
+    recorded = world.offer("recorded")
+    states(recorded, (before, "available"))
+    AvailabilityChange.objects.create(offer=recorded, changed_at=MID, availability="unavailable", recorded=True)
+    states(world.offer("later"), (before, "available"), (END, "unavailable"))  # the next week's news
+
+    changes = week_changes(week=WEEK)
+    assert changes.back_in_stock == {back.id: MID} and changes.sold_out == {sold.id: MID}
+    digest = digest_build(query="gpu=h100", changes=changes)
+    assert [row.offer.id for row in digest.back_in_stock.rows] == [back.id]
+    assert [row.offer.id for row in digest.sold_out.rows] == [sold.id] and digest.has_changes
+    assert not digest_build(query="gpu=b200", changes=changes).back_in_stock.total
+    for language, words in (("en", ("BACK IN STOCK (1)", "SOLD OUT (1)", "Back in stock (1)")),
+                            ("zh-hans", ("【重新有货】（1）", "【已售罄】（1）", "重新有货（1）"))):
+        rendered = digest_render(digest, language=language)
+        assert words[0] in rendered.text and words[1] in rendered.text and words[2] in rendered.html
+        assert f"{MID:%Y-%m-%d %H:%M} UTC" in rendered.text

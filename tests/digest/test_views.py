@@ -184,3 +184,35 @@ def test_the_preview_is_for_staff_only(world, client, admin_client):
     assert client.get("/digest/preview/?gpu=h100").status_code == 302
     response = admin_client.get("/digest/preview/?gpu=h100&language=zh-hans")
     assert response.status_code == 200 and "GPU 周报" in response.content.decode()
+
+
+def _subscribe_from(client, email, forwarded_for) -> int:
+    return client.post(SUBSCRIBE, {"email": email, "language": "en"}, HTTP_X_FORWARDED_FOR=forwarded_for).status_code
+
+
+def test_behind_a_configured_proxy_the_per_ip_limit_counts_each_client_not_the_site(world, settings):
+    settings.DIGEST_SUBSCRIBE_RATE_PER_IP, settings.NUM_PROXIES = 2, 1
+    proxy = Client(REMOTE_ADDR="10.0.0.9")  # every request arrives from the ingress
+    first = [_subscribe_from(proxy, f"a{n}@example.org", "198.51.100.1") for n in range(3)]
+    other = _subscribe_from(proxy, "b@example.org", "198.51.100.2")
+    assert first == [200, 200, 429] and other == 200
+
+
+def test_without_a_proxy_count_an_invented_x_forwarded_for_is_ignored(world, settings):
+    settings.DIGEST_SUBSCRIBE_RATE_PER_IP = 2
+    client = Client(REMOTE_ADDR="10.0.0.9")
+    codes = [_subscribe_from(client, f"c{n}@example.org", f"203.0.113.{n}") for n in range(3)]
+    assert codes == [200, 200, 429]
+
+
+def test_an_old_confirmation_link_does_not_resume_a_paused_subscription(world, client):
+    token = _token(issued_at=time.time() - 60, filter_query="gpu=a100-80gb")
+    subscription = subscriber("ann@example.org", query="gpu=h100")
+    client.post(f"/digest/manage/{manage_token_make(subscription.key)}/", {"action": "pause"})
+    assert client.post(f"/digest/confirm/{token}/").status_code < 500
+    subscription.refresh_from_db()
+    assert subscription.status == "paused" and subscription.filter_query == "gpu=h100"
+    # A link asked for after the pause is a new opt-in, and resumes it.
+    client.post(f"/digest/confirm/{_token(issued_at=time.time() + 1)}/")
+    subscription.refresh_from_db()
+    assert subscription.status == "active"

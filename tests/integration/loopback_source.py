@@ -7,7 +7,7 @@ loopback server, which replays the recorded Lambda catalog. Production never imp
 
 import os
 
-from scrapers import registry, skypilot
+from scrapers import lambdalabs, registry, skypilot
 from scrapers.base import SourceInfo
 
 SLUG = "loopback-lambda"
@@ -27,3 +27,22 @@ class LoopbackLambdaClient(skypilot.SkyPilotCatalogClient):
 
 if os.environ.get("LOOPBACK_BASE_URL"):
     registry.SOURCES[SLUG] = LoopbackLambdaClient
+
+
+# The availability schedule's source: the real Lambda API client (prices and capacity in one answer) with its URL
+# moved to the loopback server, which serves the recorded answer's shape with the stock the test sets between polls.
+STOCK_SLUG = "loopback-lambda-api"
+
+
+class LoopbackLambdaApiClient(lambdalabs.LambdaClient):
+    info = SourceInfo(slug=STOCK_SLUG, provider="lambda", name="Loopback Lambda API (instance types and capacity)",
+                      kind="api", url="https://docs.lambda.ai/api/cloud#listInstanceTypes")
+
+    @classmethod
+    def url(cls) -> str:
+        return f"{os.environ['LOOPBACK_BASE_URL']}/api/v1/instance-types"
+
+
+if os.environ.get("LOOPBACK_BASE_URL"):
+    registry.SOURCES[STOCK_SLUG] = LoopbackLambdaApiClient
+    registry.AVAILABILITY_SOURCES = (*registry.AVAILABILITY_SOURCES, STOCK_SLUG)

@@ -33,24 +33,24 @@ def stored() -> list[tuple]:
 
 
 def test_offline_sync_stores_the_bundled_ecb_day():
-    assert services.exchange_rates_sync(offline=True) == 30
-    assert ExchangeRate.objects.count() == 30
+    assert services.exchange_rates_sync(offline=True) == 29
+    assert ExchangeRate.objects.count() == 29
     usd = ExchangeRate.objects.get(currency="USD")
-    assert (usd.date, usd.per_eur, usd.source_url) == (date(2025, 5, 9), Decimal("1.1252"), ecb.DAILY_URL)
-    assert selectors.exchange_rates_latest()["CNY"] == Decimal("8.1470")
+    assert (usd.date, usd.per_eur, usd.source_url) == (date(2026, 7, 6), Decimal("1.1415"), ecb.DAILY_URL)
+    assert selectors.exchange_rates_latest()["CNY"] == Decimal("7.7573")
 
 
 def test_running_twice_changes_nothing():
     services.exchange_rates_sync(offline=True)
     before = stored()
-    assert services.exchange_rates_sync(offline=True) == 30
+    assert services.exchange_rates_sync(offline=True) == 29
     assert stored() == before
 
 
 def test_new_day_is_added_and_becomes_the_latest():
     services.exchange_rates_sync(offline=True)
     services.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.16"), ("CNY", "8.2"))))))
-    assert ExchangeRate.objects.count() == 32
+    assert ExchangeRate.objects.count() == 31  # the bundled 29 and the new day's 2
     assert selectors.exchange_rate_date() == date(2026, 11, 27)
     assert selectors.exchange_rates_latest() == {"USD": Decimal("1.16"), "CNY": Decimal("8.2")}
 
@@ -88,9 +88,9 @@ def test_curated_cny_offer_gets_usd_price_once_rates_are_loaded():
     services.exchange_rates_sync(offline=True)
     services.source_scrape(slug="curated-baidu", offline=True)
     offer.refresh_from_db()
-    # 11.10 CNY / 8.1470 CNY per EUR * 1.1252 USD per EUR (ECB, 2025-05-09)
-    assert offer.price_hour_usd == Decimal("1.53305")
-    assert offer.price_per_gpu_hour_usd == Decimal("1.53305")
+    # 11.10 CNY / 7.7573 CNY per EUR * 1.1415 USD per EUR (ECB, 2026-07-06)
+    assert offer.price_hour_usd == Decimal("1.63338")
+    assert offer.price_per_gpu_hour_usd == Decimal("1.63338")
     assert offer.price_hour == Decimal("11.10") and offer.currency == "CNY"
 
 
@@ -102,5 +102,5 @@ def test_eur_offer_gets_usd_price_after_sync():
     run = ScrapeRun.objects.create(source=source, started_at=now)
     with transaction.atomic():
         services.offers_sync(source=source, run=run, result=result(scraped(currency="EUR", price="10")), now=now)
-    # 10 EUR * 1.1252 USD per EUR (ECB, 2025-05-09)
-    assert Offer.objects.get(source=source).price_hour_usd == Decimal("11.25200")
+    # 10 EUR * 1.1415 USD per EUR (ECB, 2026-07-06)
+    assert Offer.objects.get(source=source).price_hour_usd == Decimal("11.41500")

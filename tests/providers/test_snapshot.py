@@ -4,9 +4,12 @@ import os
 import sqlite3
 import subprocess
 import sys
+from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 
 from providers import services
 from providers.models import Capability, CapabilityChange, DataSource, GpuModel, Offer, PriceObservation, Provider
@@ -26,7 +29,7 @@ def offer_state():
 
 @pytest.mark.django_db
 def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_nothing():
-    runs = services.snapshot_load()
+    runs, _ = services.snapshot_load()
     assert all(run.status == "succeeded" for run in runs), [(r.source.slug, r.error) for r in runs]
     providers_with_offers = Provider.objects.filter(offers__is_active=True).distinct().count()
     assert providers_with_offers >= 12
@@ -39,14 +42,23 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     assert not DataSource.objects.filter(last_success_at__isnull=False).exists()
     # Catalog-derived offers say where they come from and as of which commit.
     for source in DataSource.objects.filter(kind="catalog"):
-        assert len(source.revision) == 40 and source.url.startswith("https://github.com/skypilot-org/")
+        assert len(source.revision) == 40 and source.url.startswith("https://github.com/")
+
+    # Recorded stock is shown as recorded, on its recording's date, and is not a check.
+    from providers.models import AvailabilityChange, AvailabilityDay, Offer
+
+    recorded = Offer.objects.filter(availability_recorded=True)
+    assert recorded.exists() and set(recorded.values_list("source__slug", flat=True)) == {"digitalocean"}
+    assert not AvailabilityDay.objects.exists()
 
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
-              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
-    second = services.snapshot_load()
+              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
+              AvailabilityChange.objects.count())
+    second, _ = services.snapshot_load()
     assert all(run.created == run.updated == run.deactivated == 0 for run in second)
     after = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
-             sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")))
+             sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
+             AvailabilityChange.objects.count())
     assert before == after
 
 
@@ -72,15 +84,55 @@ def test_make_run_path_loads_the_snapshot_into_sqlite(tmp_path):
     database = tmp_path / "embedded.sqlite3"
     env = {**os.environ, "DATABASE_URL": f"sqlite:///{database}", "DJANGO_SETTINGS_MODULE": "comparator.settings.local",
            "CELERY_BROKER_URL": "redis://127.0.0.1:1/0"}  # a broker that does not exist: nothing may need it
+    history = []
     for command in (["migrate", "--noinput"], ["load_snapshot"], ["load_snapshot"]):
         completed = subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True,
                                    text=True, timeout=300)
         assert completed.returncode == 0, completed.stderr[-2000:]
+        if command == ["load_snapshot"]:
+            with sqlite3.connect(database) as db:
+                history.append(db.execute("select count(*) from providers_priceobservation").fetchone()[0])
     with sqlite3.connect(database) as db:
         (providers_with_offers,) = db.execute(
             "select count(distinct provider_id) from providers_offer where is_active").fetchone()
         (providers_with_caps,) = db.execute("select count(distinct provider_id) from providers_capability").fetchone()
-        (history,) = db.execute("select count(*) from providers_priceobservation").fetchone()
         (offers,) = db.execute("select count(*) from providers_offer").fetchone()
     assert providers_with_offers >= 12 and providers_with_caps >= 30
-    assert history == offers  # the second load appended no history: nothing changed
+    # Every offer has its first observation; CoreWeave's dated editions add the days its prices changed on.
+    assert history[0] > offers
+    assert history[1] == history[0]  # the second load appended no history: nothing changed
+
+
+@pytest.mark.django_db
+def test_the_snapshot_prices_26_providers_and_no_gpu_count_contradicts_its_skus_facts():
+    from scrapers import aws_catalog, azure, gcp_catalog
+    from scrapers.upstream import RECORDED
+
+    services.snapshot_load()
+    priced = Provider.objects.filter(offers__is_active=True, offers__price_hour_usd__isnull=False).distinct()
+    assert priced.count() >= 26, sorted(priced.values_list("slug", flat=True))
+    active = Offer.objects.filter(is_active=True)
+    for instance_type, count, fraction in active.filter(provider__slug="azure").values_list(
+            "instance_type", "gpu_count", "gpu_fraction"):
+        size = azure.SIZES.get(instance_type)
+        if size is not None:
+            assert (count, fraction) == (Decimal(size.gpu_count), size.gpu_fraction), instance_type
+    assert active.get(instance_type="Standard_ND96isr_H100_v5", region="eastus").gpu_count == 8
+    facts = aws_catalog.parse_instance_types((RECORDED / "aws-catalog" / "instance-types.md").read_text())
+    for instance_type, count, fraction in active.filter(provider__slug="aws").values_list(
+            "instance_type", "gpu_count", "gpu_fraction"):
+        assert count == (facts[instance_type].gpu_count or fraction), instance_type
+    for instance_type, count in active.filter(provider__slug="gcp").values_list("instance_type", "gpu_count"):
+        gpus = gcp_catalog.machine_gpus(instance_type)
+        assert gpus is None or count == gpus[2], instance_type
+    # CoreWeave's 34 daily editions make a real history: dated by the scrapes, starting with the first one.
+    from scrapers import coreweave
+
+    history = PriceObservation.objects.filter(offer__source__slug="coreweave-tracker")
+    days = {moment.date().isoformat() for moment in history.values_list("observed_at", flat=True)}
+    assert "2026-03-13" in days and days <= set(coreweave.EDITIONS) and len(days) > 1
+    # Every offer of the upstream files carries its data's own date, never the load time.
+    loaded = timezone.now() - timedelta(hours=1)
+    for slug in ("aws-catalog", "gcp-catalog", "coreweave-tracker", "curated-crusoe"):
+        dates = active.filter(source__slug=slug).values_list("price_as_of", flat=True)
+        assert dates and all(day is not None and day < loaded for day in dates), slug

@@ -50,10 +50,26 @@ def retries(monkeypatch):
     return calls
 
 
+@pytest.mark.django_db(transaction=True)
 def test_second_run_of_the_same_source_skips_while_the_first_holds_the_lock(lambda_provider):
-    with tasks.task_lock(f"source:{SLUG}", token="first-run") as held:
-        assert held
+    from django.db import connection
+
+    held, release = threading.Event(), threading.Event()
+
+    def first_run():  # the lock every path takes, held from another connection as another run would
+        with services.source_lock(SLUG):
+            held.set()
+            release.wait(30)
+        connection.close()
+
+    thread = threading.Thread(target=first_run)
+    thread.start()
+    try:
+        assert held.wait(30)
         result = tasks.provider_scrape(SLUG, offline=True)
+    finally:
+        release.set()
+        thread.join(30)
     assert "another run" in result["skipped"]
     assert not ScrapeRun.objects.exists()
     # Released afterwards: the next run goes ahead.

@@ -92,8 +92,11 @@ def test_every_curated_size_resolves_to_a_catalog_gpu_with_its_memory():
     from scrapers.normalize import default_gpu_resolver
 
     for sku, size in azure.SIZES.items():
-        slug = default_gpu_resolver().resolve(size.gpu_name, Decimal(size.gpu_memory_gb))
+        # A fractional size (NVv4) states its slice's memory; the GPU is named by a whole one's.
+        memory = Decimal(size.gpu_memory_gb) / (size.gpu_fraction or 1)
+        slug = default_gpu_resolver().resolve(size.gpu_name, memory)
         assert slug is not None, sku
+        assert (size.gpu_fraction is None) == (size.gpu_count >= 1), sku
 
 
 def test_unknown_gpu_size_is_reported_not_guessed_and_cpu_sizes_are_silent():

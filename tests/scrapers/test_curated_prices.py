@@ -147,3 +147,21 @@ def test_missing_file_fails_the_fetch(tmp_path, monkeypatch):
     monkeypatch.setattr(curated_prices, "PRICES_DIR", tmp_path)
     with pytest.raises(SchemaScrapeError, match="baidu.toml: file missing"):
         curated_prices.CLIENTS["curated-baidu"]().fetch()
+
+
+def test_a_transcribed_table_carries_the_date_it_states_or_none():
+    crusoe = curated_prices.load_price_file(curated_prices.PRICES_DIR / "crusoe.toml")
+    assert {offer.price_as_of.date().isoformat() for offer in crusoe} == {"2026-02-26"}
+    assert not any("B200" in offer.instance_type for offer in crusoe)  # gpuhunt's own estimate, left out
+    undated = curated_prices.load_price_file(curated_prices.PRICES_DIR / "ibm.toml")
+    assert undated and all(offer.price_as_of is None for offer in undated)
+    baidu = curated_prices.load_price_file(curated_prices.PRICES_DIR / "baidu.toml")
+    assert all(offer.price_as_of.date() == date(2026, 11, 29) for offer in baidu)  # the day the page was read
+
+
+def test_an_as_of_that_is_neither_a_date_nor_not_stated_is_refused():
+    data = {"provider": "baidu", "source_url": "https://example.org/p", "verified_on": date(2026, 11, 1),
+            "as_of": "2026", "currency": "USD", "offer": [{
+                "instance_type": "x", "region": "", "gpu_name": "L4", "gpu_count": 1, "price_hour": "1"}]}
+    with pytest.raises(curated_prices.CuratedPriceError, match="as_of must be"):
+        curated_prices.parse_price_file(data, origin="baidu.toml", today=date(2026, 12, 1))

@@ -43,16 +43,16 @@ def serve(body, status=200, headers=None):
 
 def test_bundled_real_ecb_file_parses_with_its_date_usd_and_cny():
     (day,) = ecb.parse_reference_rates(ecb.RECORDED.read_bytes())
-    assert day.day == date(2025, 5, 9)
-    assert len(day.per_eur) == 30
-    assert day.per_eur["USD"] == Decimal("1.1252")
-    assert day.per_eur["CNY"] == Decimal("8.1470")
+    assert day.day == date(2026, 7, 6)
+    assert len(day.per_eur) == 29
+    assert day.per_eur["USD"] == Decimal("1.1415")
+    assert day.per_eur["CNY"] == Decimal("7.7573")
     assert day.source_url == ecb.DAILY_URL
 
 
 def test_offline_client_replays_the_bundled_file_without_network():
     (day,) = ecb.make_client(offline=True).fetch()
-    assert day.day == date(2025, 5, 9) and day.per_eur["JPY"] == Decimal("163.36")
+    assert day.day == date(2026, 7, 6) and day.per_eur["JPY"] == Decimal("185.31")
 
 
 def test_live_client_reads_the_daily_url():

@@ -17,11 +17,11 @@ def verda_client_id(monkeypatch):
 
 
 # Every client that speaks HTTP: the registered sources, and those run outside the registry (the ECB's exchange
-# rates; AWS's price lists, written but not registered yet).
+# rates; AWS's EKS price list, written but not registered yet).
 CLIENTS = {
     **{slug: functools.partial(client, api_key="test-key") for slug, client in registry.SOURCES.items()
        if client.info.kind != "curated"},
-    "ecb": ecb.EcbClient, "aws-ec2": aws.AwsEc2PriceListClient, "aws-eks": aws.AwsEksPriceListClient,
+    "ecb": ecb.EcbClient, "aws-eks": aws.AwsEksPriceListClient,
 }
 HTTP_SOURCES = sorted(CLIENTS)
 

@@ -72,6 +72,7 @@ def test_absurd_rows_are_rejected():
     result = client(serve(answer(entry(), entry("free", cents=0), entry("cpu", gpus=0),
                                  entry("nan", cents="n/a")))).fetch()
     assert sorted(r.split(":")[0] for r in result.rejected) == ["cpu", "free", "nan"]
+    assert result.rejected_instance_types == {"cpu", "free", "nan"}
 
 
 @pytest.mark.parametrize("payload, match", [

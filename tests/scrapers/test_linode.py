@@ -105,6 +105,7 @@ def test_absurd_rows_are_rejected_with_reasons():
     result = client({TYPES: page(rows)}).fetch()
     assert [o.instance_type for o in result.offers] == ["g1-gpu-rtx6000-1"]
     assert sorted(r.split(":")[0] for r in result.rejected) == ["free", "neg", "odd"]
+    assert result.rejected_instance_types == {"free", "neg", "odd"}
 
 
 @pytest.mark.parametrize("url, payload, match", [

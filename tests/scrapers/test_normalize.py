@@ -40,8 +40,9 @@ RESOLVER = GpuResolver([
     ("a100 80gb sxm", Decimal("80"), "a100-80gb-sxm"),
     ("H100", Decimal("80"), "h100"),
     ("H100", Decimal("93.9"), "h100-nvl"),
-    # A memory no sibling has keeps what the spelling said rather than guessing.
-    ("H100", Decimal("200"), "h100"),
+    # A memory no family member has is a variant the catalog does not know (an RTX 4090 with 48 GB is not an
+    # RTX 4090): unknown, not the base model.
+    ("H100", Decimal("200"), None),
     ("Z9000", None, None),
     ("", None, None),
 ])
@@ -115,3 +116,26 @@ def test_to_usd_crosses_through_eur():
 def test_per_gpu_divides_by_count_and_refuses_zero():
     assert per_gpu(Decimal("32"), Decimal("8")) == Decimal("4.00000")
     assert per_gpu(Decimal("1"), Decimal("0")) is None
+
+
+@pytest.mark.parametrize("name, memory, form, expected", [
+    ("H100", Decimal("80"), "sxm", None),  # no H100 SXM in this small catalog: stays the unspecified entry below
+    ("A100", Decimal("80"), "sxm", "a100-80gb-sxm"),  # the form factor picks the variant
+    ("A100-80GB-SXM", Decimal("80"), "pcie", "a100-80gb-sxm"),  # a spelling that states its own wins
+])
+def test_a_stated_form_factor_picks_the_family_member_of_that_form_factor(name, memory, form, expected):
+    assert RESOLVER.resolve(name, memory, form) == (expected or RESOLVER.resolve(name, memory))
+
+
+@pytest.mark.parametrize("names, expected", [
+    (("gpu_8x_h100_sxm5", "H100"), "sxm"),
+    (("1x-A100_PCIE-32-65536", "A100"), "pcie"),
+    (("gpu_1x_h100_nvl", ""), "nvl"),
+    (("H100-NVLINK",), ""),  # an NVLink bridge, not the NVL form factor
+    (("a3-highgpu-8g", "H100"), ""),
+    (("x_sxm", "PCIe"), ""),  # names that disagree say nothing
+])
+def test_form_factor_is_read_from_names_only_when_they_spell_it(names, expected):
+    from scrapers.normalize import form_factor_in
+
+    assert form_factor_in(*names) == expected

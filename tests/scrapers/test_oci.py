@@ -100,3 +100,13 @@ def test_empty_renamed_gpu_less_or_paged_answer_raises(payload):
 def test_truncated_or_non_json_body_raises(content):
     with pytest.raises(SchemaScrapeError):
         client_for(lambda request: httpx.Response(200, content=content)).fetch()
+
+
+def test_offers_carry_the_price_lists_own_date():
+    from datetime import UTC, datetime
+
+    from scrapers import registry
+
+    offers = registry.make_client("oci", offline=True).fetch().offers
+    assert offers and {offer.price_as_of for offer in offers} == {
+        datetime(2026, 8, 14, 9, 9, 55, 872000, tzinfo=UTC)}

@@ -16,6 +16,10 @@ def test_every_source_has_recorded_payloads_that_replay(slug):
     for url, path in routes.items():
         assert path.is_file(), f"{slug}: recorded payload for {url} missing at {path}"
     result = registry.make_client(slug, offline=True).fetch()
+    if getattr(registry.SOURCES[slug], "recording_has_no_offers", False):
+        # A partial real sample (AWS's multi-GB price list): the replay must still parse, and is not in the snapshot.
+        assert slug not in registry.snapshot_sources()
+        return
     assert result.offers or result.capabilities or result.kubernetes_facts, f"{slug}: the recording yields nothing"
 
 

@@ -106,3 +106,10 @@ def test_azure_catalog_rows_take_gpu_and_memory_from_microsofts_size_table():
     assert (nc_h100.gpu_name, nc_h100.gpu_memory_gb) == ("H100-NVL", Decimal("94"))
     unlisted = next(o for o in offers if o.instance_type.startswith("Standard_NV") and "A10" not in o.instance_type)
     assert unlisted.gpu_memory_gb is None  # not in the table: the row stays as the catalog wrote it
+
+
+def test_a_second_row_of_one_size_and_region_at_another_price_is_refused_with_the_reason():
+    body = HEADER + csv_row() + csv_row() + csv_row(price="2.10")
+    result = client_for(serve(body)).fetch()
+    assert [o.price_hour for o in result.offers] == [Decimal("1.29")]
+    assert len(result.rejected) == 1 and "a second row for the same size and region at 2.10" in result.rejected[0]

@@ -68,3 +68,18 @@ def test_figure_json_is_safe_inside_a_script_tag():
     text = charts.figure_json(figure)
     assert "<" not in text and ">" not in text and "&" not in text
     assert json.loads(text)["data"][0]["name"] == "</script><b>"
+
+
+def test_offer_stock_steps_between_in_stock_and_sold_out_until_now():
+    offer_stock = charts.offer_stock
+    t = [datetime(2026, 11, day, tzinfo=UTC) for day in (1, 3, 5)]
+    changes = [{"changed_at": t[0], "availability": "available", "available_count": None},
+               {"changed_at": t[1], "availability": "unavailable", "available_count": None},
+               {"changed_at": t[2], "availability": "limited", "available_count": 2}]
+    names = {"trace": "Stock", "in_stock": "in stock", "sold_out": "sold out", "available": "available",
+             "limited": "limited", "unavailable": "sold out"}
+    until = datetime(2026, 11, 7, tzinfo=UTC)
+    trace = offer_stock(changes, until=until, names=names).data[0]
+    assert list(trace.y) == [1, 0, 1, 1] and list(trace.x)[-1] == until
+    assert list(trace.customdata) == ["available", "sold out", "limited (2)", "limited (2)"]
+    assert trace.line.shape == "hv"

@@ -232,3 +232,40 @@ def test_offer_rows_escape_what_providers_send(client):
     assert "us&quot;&amp;&lt;east&gt; <small>US</small>" in html
     assert 'title="GPU name not in our catalog">Mystery GPU ?</span>' in html
     assert '<span class="av av-available">Available (3)</span>' in html
+
+
+def test_rows_show_the_price_date_apart_from_when_we_read_it_and_the_home_page_says_what_the_data_is(client, data):
+    from datetime import UTC, datetime
+
+    from providers.models import DataSource, Offer
+
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=datetime(2026, 7, 20, tzinfo=UTC))
+    DataSource.objects.update(last_success_at=None)  # a replay: no live run confirms the undated rows
+    html = client.get("/?provider=acme").content.decode()
+    assert "price as of July 20, 2026" in html and "price date not stated" in html
+    assert 'href="/sources/"' in html
+
+
+def test_a_fractional_offer_says_it_is_a_share_and_spot_advice_is_not_a_price(client, data):
+    from decimal import Decimal
+
+    from providers.models import Offer
+
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(
+        gpu_fraction=Decimal("0.125"), gpu_count=Decimal("0.125"), spot_price_hour_usd=None,
+        spot_price_per_gpu_hour_usd=None, spot_savings_pct=52, spot_interruption=">20%")
+    html = client.get("/?provider=acme").content.decode()
+    assert 'title="share of one GPU; the per-GPU price is per whole GPU">0.125</abbr>' in html
+    assert "−52% spot, interruptions &gt;20%" in html
+
+
+def test_an_undated_offer_of_a_live_source_is_as_fresh_as_the_run_that_read_it(client, data):
+    from django.utils import timezone
+
+    from providers.models import DataSource, Offer
+
+    offer = data["acme_h100"]
+    Offer.objects.filter(pk=offer.pk).update(price_as_of=None)
+    DataSource.objects.filter(pk=offer.source_id).update(last_success_at=timezone.now())
+    html = client.get("/?provider=acme").content.decode()
+    assert "(read live)" in html

@@ -217,3 +217,70 @@ def test_chinese_pages_show_our_chinese_label_and_detail_and_english_pages_the_e
     assert "Acme runs the control plane." in chinese  # no translation stored: the English, not nothing
     offers = client.get("/").content.decode()
     assert "(动态 MIG)" in offers  # the MIG badge's tooltip on the offer rows
+
+
+def _checked(data, states, *, minutes_ago):
+    """Record one stock check of the acme source `minutes_ago` minutes ago: instance type -> (state, count)."""
+    from datetime import timedelta
+
+    from django.db import transaction
+    from django.utils import timezone
+
+    from providers import services
+    from scrapers.availability import ScrapedAvailability
+
+    with transaction.atomic():
+        services.availability_apply(
+            source=data["acme_h100"].source, now=timezone.now() - timedelta(minutes=minutes_ago),
+            states=[ScrapedAvailability(key, "us-east-1", *value) for key, value in states.items()])
+
+
+def test_offer_page_says_available_now_with_the_check_age_and_draws_stock_over_time(client, data):
+    _checked(data, {"acme.h100x8": ("unavailable", None)}, minutes_ago=60)
+    _checked(data, {"acme.h100x8": ("available", 3)}, minutes_ago=12)
+    html = client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
+    assert "available now (3) (checked 12\xa0minutes ago)" in html
+    assert 'data-figure="fig-offer-stock"' in html and "Stock over time" in html
+    assert "50% of checks over 7 days, 50% over 30 days" in html
+    assert "longest stock-out in 30 days: 48 min" in html
+
+
+def test_offer_page_says_sold_out_since_and_unknown_stays_unknown(client, data):
+    _checked(data, {"acme.l4": ("unavailable", None)}, minutes_ago=30)
+    html = client.get(f"/offers/{data['acme_l4'].pk}/").content.decode()
+    assert "sold out since" in html and "(checked 30\xa0minutes ago)" in html
+    never = client.get(f"/offers/{data['dear_h100'].pk}/").content.decode()
+    assert "Unknown" in never and "not checked in the last 30 days" in never and "fig-offer-stock" not in never
+
+
+def test_gpu_and_provider_pages_show_in_stock_shares_per_provider_and_gpu(client, data):
+    _checked(data, {"acme.h100x8": ("available", 3)}, minutes_ago=40)
+    _checked(data, {"acme.h100x8": ("unavailable", None)}, minutes_ago=20)
+    for url in ("/gpus/h100-sxm/", "/providers/acme/"):
+        html = client.get(url).content.decode()
+        table = html.split('id="stock-title"')[1].split("</table>")[0]
+        assert "Acme Cloud" in table and "50%" in table and "20 min" in table, url
+
+
+def test_offers_table_cell_gives_the_check_age_and_7_day_share(client, data):
+    _checked(data, {"acme.h100x8": ("available", 3)}, minutes_ago=12)
+    html = client.get("/").content.decode()
+    assert '<span class="av av-available">Available (3)</span> <small class="av-when">' in html
+    assert "checked 12\xa0minutes ago · 100% in stock over 7 days</small>" in html
+
+
+def test_sources_page_shows_data_dates_refused_rows_corrections_and_unknown_gpu_names(client, data):
+    from datetime import UTC, datetime
+
+    from django.utils import timezone
+
+    from providers.models import Offer, ScrapeRun
+
+    source = data["acme_h100"].source
+    Offer.objects.filter(source=source).update(price_as_of=datetime(2026, 8, 3, tzinfo=UTC))
+    ScrapeRun.objects.create(source=source, started_at=timezone.now(), status="succeeded", skipped=2, corrected=1,
+                             unknown_gpus={"Z9": 4}, rejections=["row 7: GPU count '0'", "x: spot equals on-demand"])
+    html = client.get("/sources/").content.decode()
+    assert "2026-08-03" in html
+    assert "2 rows refused, 1 corrected, 1 unknown GPU name" in html
+    assert "<code>Z9</code> (4)" in html and "row 7: GPU count &#x27;0&#x27;" in html

@@ -1,5 +1,6 @@
 """`manage.py load_snapshot`: the bundled real data (GPU catalog, curated providers, recorded catalog payloads),
-loaded through the same services a live scrape uses. Safe to run again: it changes nothing the second time."""
+loaded through the same services a live scrape uses. Safe to run again, and on every start of a live site: it changes
+nothing the second time, and never replays a source that has stored a live answer."""
 
 from django.core.management.base import BaseCommand
 
@@ -10,11 +11,14 @@ class Command(BaseCommand):
     help = "Load the bundled snapshot: GPU catalog, curated Kubernetes capabilities and recorded catalog offers."
 
     def handle(self, *args, **options):
-        runs = services.snapshot_load()
+        runs, skipped = services.snapshot_load()
+        for reason in skipped:
+            self.stdout.write(f"skipped {reason}")
         for run in runs:
             self.stdout.write(
                 f"{run.source.slug:24} {run.status:10} created {run.created:5} updated {run.updated:5} "
-                f"unchanged {run.unchanged:5} rejected {run.skipped:3} unknown GPUs {sum(run.unknown_gpus.values())}"
+                f"unchanged {run.unchanged:5} rejected {run.skipped:3} corrected {run.corrected:3} "
+                f"unknown GPUs {sum(run.unknown_gpus.values())}"
                 + (f"  {run.error}" if run.error else "")
             )
         failed = [run for run in runs if run.status != "succeeded"]

@@ -13,6 +13,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("sources", nargs="*", help=f"source slugs; known: {', '.join(registry.SOURCES)}")
         parser.add_argument("--offline", action="store_true", help="replay recorded payloads, no network")
+        parser.add_argument("--allow-shrink", action="store_true",
+                            help="accept an answer that deactivates more offers than the shrink guard allows "
+                                 "(after checking that the provider really stopped selling them)")
 
     def handle(self, *args, **options):
         unknown = [slug for slug in options["sources"] if slug not in registry.SOURCES]
@@ -21,7 +24,12 @@ class Command(BaseCommand):
         failed = 0
         for slug in options["sources"] or list(registry.SOURCES):
             try:
-                run = services.source_scrape(slug=slug, offline=options["offline"])
+                run = services.source_scrape(slug=slug, offline=options["offline"],
+                                             allow_shrink=options["allow_shrink"])
+            except services.RunSkippedError as exc:
+                self.stderr.write(f"skipped: {exc}")
+                failed += 1
+                continue
             except TransientScrapeError as exc:
                 self.stderr.write(f"{slug}: failed (transient, retry later): {exc}")
                 failed += 1

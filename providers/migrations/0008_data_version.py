@@ -43,7 +43,7 @@ def drop_triggers(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("providers", "0005_capability_translations")]
+    dependencies = [("providers", "0007_offer_sku_facts")]
 
     operations = [
         migrations.CreateModel(

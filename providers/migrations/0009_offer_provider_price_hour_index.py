@@ -9,7 +9,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('providers', '0006_data_version'),
+        ('providers', '0008_data_version'),
     ]
 
     operations = [

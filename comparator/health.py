@@ -1,0 +1,156 @@
+"""Operator endpoints (plumbing): `/healthz` for the orchestrator's probes and `/metrics` for Prometheus.
+
+- `GET /healthz` checks what a web process needs to serve: the database answers a query and Redis (the broker, and the
+  shared cache when CACHE_URL is set) answers PING, each within a short timeout. 200 `{"status": "ok", ...}` or 503
+  naming what failed, so a readiness probe takes the pod out of the Service while either is down.
+  `GET /healthz?probe=live` checks only that the process answers: a liveness probe must not restart every pod because
+  the database is down (restarts would not bring it back).
+- `GET /metrics` is the Prometheus text format (version 0.0.4), written here rather than with prometheus_client: the
+  numbers are read from the database per scrape (every web process answers the same), so there is no in-process
+  registry to keep. Per source: last success (timestamp and age) and runs by outcome; active offers by provider;
+  digest deliveries by outcome. With settings.METRICS_TOKEN set, a `Authorization: Bearer <token>` header is required.
+
+Both are exempt from the HTTPS redirect (production settings), since kubelet and Prometheus call the pod directly.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import time
+
+import redis
+from django.conf import settings
+from django.db import connection
+from django.db.models import Count, OuterRef, Subquery
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+logger = logging.getLogger(__name__)
+
+CHECK_TIMEOUT_SECONDS = 2.0
+
+
+def _database() -> str | None:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except Exception as exc:  # any failure means "not ready"; the reason goes to the log, not to the client
+        logger.warning("healthz: database check failed: %s", exc)
+        return "unreachable"
+    return None
+
+
+def _redis_urls() -> list[str]:
+    urls = [settings.CELERY_BROKER_URL]
+    location = settings.CACHES["default"].get("LOCATION")
+    if "redis" in settings.CACHES["default"]["BACKEND"].lower() and location and location not in urls:
+        urls.append(location)
+    return urls
+
+
+def _redis() -> str | None:
+    for url in _redis_urls():
+        client = redis.Redis.from_url(url, socket_timeout=CHECK_TIMEOUT_SECONDS,
+                                      socket_connect_timeout=CHECK_TIMEOUT_SECONDS)
+        try:
+            client.ping()
+        except redis.RedisError as exc:
+            logger.warning("healthz: Redis check failed: %s", exc)
+            return "unreachable"
+        finally:
+            client.close()
+    return None
+
+
+@never_cache
+@require_GET
+def healthz(request: HttpRequest) -> JsonResponse:
+    if request.GET.get("probe") == "live":
+        return JsonResponse({"status": "ok"})
+    checks = {"database": _database()}
+    if getattr(settings, "HEALTH_CHECK_REDIS", True):
+        checks["redis"] = _redis()
+    failed = {name: problem for name, problem in checks.items() if problem}
+    body = {"status": "unavailable" if failed else "ok", **{name: problem or "ok" for name, problem in checks.items()}}
+    return JsonResponse(body, status=503 if failed else 200)
+
+
+# --- Prometheus ----------------------------------------------------------------------------------------------
+
+
+def _label(value: object) -> str:
+    return str(value).replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _labels(**labels: object) -> str:
+    return "{" + ",".join(f'{name}="{_label(value)}"' for name, value in labels.items()) + "}" if labels else ""
+
+
+class _Exposition:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def family(self, name: str, kind: str, help_text: str, samples: list[tuple[dict, float]]) -> None:
+        self.lines += [f"# HELP {name} {help_text}", f"# TYPE {name} {kind}"]
+        self.lines += [f"{name}{_labels(**labels)} {value:.17g}" for labels, value in samples]
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def metrics_text(now: float | None = None) -> str:
+    """Everything /metrics exposes, read from the database now (a few aggregate queries)."""
+    from comparator.digest.models import Delivery
+    from providers.models import DataSource, Offer, RunStatus, ScrapeRun
+
+    now = time.time() if now is None else now
+    out = _Exposition()
+    sources = list(DataSource.objects.select_related("provider").order_by("slug"))
+    last_success = [({"source": s.slug, "kind": s.kind, "provider": s.provider.slug}, s.last_success_at.timestamp())
+                    for s in sources if s.last_success_at]
+    out.family("comparator_source_last_success_timestamp_seconds", "gauge",
+               "Unix time of the source's last successful live run (sources that never succeeded are absent).",
+               last_success)
+    out.family("comparator_source_last_success_age_seconds", "gauge",
+               "Seconds since the source's last successful live run.",
+               [(labels, max(0.0, now - stamp)) for labels, stamp in last_success])
+    out.family("comparator_source_never_succeeded", "gauge",
+               "1 for a source that has never had a successful live run.",
+               [({"source": s.slug, "kind": s.kind, "provider": s.provider.slug}, 1) for s in sources
+                if not s.last_success_at])
+    runs = ScrapeRun.objects.filter(offline=False).values_list("source__slug", "status").annotate(n=Count("id"))
+    out.family("comparator_source_runs_total", "counter", "Live runs of each source by outcome.",
+               [({"source": slug, "status": status}, n) for slug, status, n in sorted(runs)])
+    latest_status = (ScrapeRun.objects.filter(source=OuterRef("pk"), offline=False)
+                     .exclude(status=RunStatus.RUNNING).order_by("-started_at").values("status")[:1])
+    latest = dict(DataSource.objects.annotate(status=Subquery(latest_status)).filter(status__isnull=False)
+                  .values_list("slug", "status"))
+    out.family("comparator_source_last_run_succeeded", "gauge",
+               "1 if the source's latest finished live run succeeded, else 0.",
+               [({"source": slug}, 1 if status == RunStatus.SUCCEEDED else 0)
+                for slug, status in sorted(latest.items())])
+    offers = Offer.objects.filter(is_active=True).values_list("provider__slug").annotate(n=Count("id"))
+    out.family("comparator_offers_active", "gauge", "Active offers by provider.",
+               [({"provider": slug}, n) for slug, n in sorted(offers)])
+    deliveries = Delivery.objects.values_list("status").annotate(n=Count("id"))
+    out.family("comparator_digest_deliveries_total", "counter",
+               "Weekly digest deliveries by outcome (sent, skipped: no change, failed).",
+               [({"status": status}, n) for status, n in sorted(deliveries)])
+    out.family("comparator_metrics_generated_timestamp_seconds", "gauge", "When this exposition was read.",
+               [({}, timezone.now().timestamp())])
+    return out.text()
+
+
+@never_cache
+@require_GET
+def metrics(request: HttpRequest) -> HttpResponse:
+    token = getattr(settings, "METRICS_TOKEN", "")
+    if token:
+        given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return HttpResponse("unauthorised\n", status=401, content_type="text/plain; charset=utf-8")
+    return HttpResponse(metrics_text(), content_type="text/plain; version=0.0.4; charset=utf-8")

@@ -1,0 +1,83 @@
+"""The Google Cloud catalog source: accelerator-optimised machine types from Karpenter-for-GCP's price table with
+their GPUs from Google's machine-type page, and TPU chips from gpuhunt's table; broken copies are refused."""
+
+from datetime import UTC, datetime
+from decimal import Decimal
+
+import httpx
+import pytest
+
+from scrapers import gcp_catalog, registry
+from scrapers.base import SchemaScrapeError
+from scrapers.http import build_client
+from tests.scrapers.replay import answer
+
+ROUTES = gcp_catalog.GcpCatalogClient.recorded()
+
+
+def client(overrides=None) -> gcp_catalog.GcpCatalogClient:
+    transport = httpx.MockTransport(lambda request: answer(ROUTES, overrides or {}, str(request.url)))
+    return gcp_catalog.GcpCatalogClient(build_client(transport=transport))
+
+
+@pytest.fixture(scope="module")
+def result():
+    return registry.make_client("gcp-catalog", offline=True).fetch()
+
+
+def offer(result, instance_type, region):
+    return next(o for o in result.offers if (o.instance_type, o.region) == (instance_type, region))
+
+
+def test_a3_high_in_us_central1_has_its_gpus_from_the_machine_type_and_both_prices(result):
+    a3 = offer(result, "a3-highgpu-8g", "us-central1")
+    assert (a3.gpu_name, a3.gpu_count, a3.gpu_memory_gb) == ("H100", 8, 80)
+    assert a3.price_hour == Decimal("88.49000") and a3.spot_price_hour == Decimal("50.60954")
+    assert a3.price_as_of == datetime(2026, 8, 3, tzinfo=UTC)
+    assert "karpenter-provider-gcp/blob/417f047b" in a3.price_source_url
+
+
+def test_gpu_counts_follow_the_machine_type(result):
+    counts = {o.instance_type: o.gpu_count for o in result.offers}
+    assert counts["a2-highgpu-4g"] == 4 and counts["a2-megagpu-16g"] == 16
+    assert counts["g2-standard-24"] == 2 and counts["g2-standard-32"] == 1 and counts["g2-standard-96"] == 8
+    assert counts["g4-standard-384"] == 8
+    assert {o.gpu_name for o in result.offers if o.instance_type.startswith("a2-ultragpu")} == {"A100-80GB"}
+
+
+def test_a_machine_type_whose_gpu_count_we_do_not_know_is_refused_with_the_reason(result):
+    assert not any(o.instance_type == "g4-standard-6" for o in result.offers)
+    assert any(reason.startswith("g4-standard-6:") for reason in result.rejected)
+    assert len(result.rejected) == len({reason.split(":")[0] for reason in result.rejected})  # one per type
+
+
+def test_cpu_machine_types_are_not_offers(result):
+    assert all(o.instance_type.startswith(("a2-", "a3-", "g2-", "g4-", "tpu-")) for o in result.offers)
+    assert len({o.region for o in result.offers if not o.instance_type.startswith("tpu")}) >= 25
+
+
+def test_tpus_are_priced_per_chip_with_their_own_date(result):
+    v6e = offer(result, "tpu-v6e (per chip)", "us-east1")
+    assert v6e.gpu_name == "tpu-v6e" and v6e.gpu_count == 1
+    assert (v6e.price_hour, v6e.spot_price_hour) == (Decimal("2.7000"), Decimal("1.8900"))
+    assert v6e.price_as_of == datetime(2024, 12, 23, tzinfo=UTC)
+    assert offer(result, "tpu-v3 device (per chip)", next(
+        o.region for o in result.offers if o.instance_type == "tpu-v3 device (per chip)")).gpu_name == "tpu-v3"
+
+
+def test_a_price_file_with_renamed_tables_is_refused():
+    with pytest.raises(SchemaScrapeError, match="on_demand"):
+        client({gcp_catalog.PRICES.raw_url: {"prices": {"us-central1": {"onDemand": {}}}}}).fetch()
+    with pytest.raises(SchemaScrapeError, match="'prices'"):
+        client({gcp_catalog.PRICES.raw_url: {"regions": {}}}).fetch()
+
+
+def test_a_truncated_price_file_is_refused():
+    body = ROUTES[gcp_catalog.PRICES.raw_url].read_bytes()[:4000]
+    with pytest.raises(SchemaScrapeError, match="not JSON"):
+        client({gcp_catalog.PRICES.raw_url: httpx.Response(200, content=body)}).fetch()
+
+
+def test_a_tpu_table_with_renamed_fields_is_refused():
+    with pytest.raises(SchemaScrapeError, match="On Demand"):
+        client({gcp_catalog.TPUS.raw_url: {"TPU v6e": {"us-east1": {"OnDemand": 2.7}}}}).fetch()

@@ -104,7 +104,7 @@ class _Exposition:
 
 def metrics_text(now: float | None = None) -> str:
     """Everything /metrics exposes, read from the database now (a few aggregate queries)."""
-    from comparator.digest.models import Delivery
+    from digest.models import Delivery
     from providers.models import DataSource, Offer, RunStatus, ScrapeRun
 
     now = time.time() if now is None else now

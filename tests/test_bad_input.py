@@ -6,10 +6,10 @@ classes' query_parameters, the OfferFilterSet, the advisor's form), so a new par
 import json
 
 import pytest
-from comparator.advisor.forms import AdvisorForm
 from django.core.cache import cache
 from django.test import Client
 
+from advisor.forms import AdvisorForm
 from providers import api
 from providers.filters import OfferFilterSet
 from tests.api.conftest import world  # noqa: F401 - the small world of offers the pages and the API show

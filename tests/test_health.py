@@ -4,10 +4,10 @@ import re
 from datetime import timedelta
 
 import pytest
-from comparator.digest.models import Delivery, Subscription
 from django.db import OperationalError, connection
 from django.utils import timezone
 
+from digest.models import Delivery, Subscription
 from providers.models import Offer, RunStatus, ScrapeRun
 from tests.factories import DataSourceFactory
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
 import socket
 import sqlite3
 import statistics
@@ -306,7 +307,8 @@ def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[s
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "DATABASE_URL": BENCH_DATABASE_URL, "BENCH_DATABASE_URL": BENCH_DATABASE_URL,
            "API_ANON_RATE": "off", "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
-           "DJANGO_SECRET_KEY": "bench-only-" + os.urandom(16).hex(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+           "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+           "DJANGO_SSL_REDIRECT": "false",  # plain HTTP on loopback; TLS ends at the proxy in production
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING", "BENCH_SQLITE": str(sqlite_path)}
     gunicorn = [str(bin_dir / "gunicorn"), "-k", "gthread", "-w", str(workers), "--threads", str(threads),
                 "--log-level", "warning"]

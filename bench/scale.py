@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import secrets
 import statistics
 import subprocess
 import sys
@@ -86,7 +87,8 @@ def serve(database_url: str) -> tuple[str, subprocess.Popen]:
     port = api.free_port()
     env = {**os.environ, "DATABASE_URL": database_url, "API_ANON_RATE": "off",
            "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
-           "DJANGO_SECRET_KEY": "bench-only-" + os.urandom(16).hex(), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+           "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
+           "DJANGO_SSL_REDIRECT": "false",  # plain HTTP on loopback; TLS ends at the proxy in production
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
     server = subprocess.Popen(
         [str(Path(sys.executable).with_name("gunicorn")), "comparator.wsgi", "-b", f"127.0.0.1:{port}", "-k",

@@ -46,8 +46,10 @@ ORDERINGS = {  # parameter -> (column, descending)
 OFFER_COLUMNS = (
     "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
     "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
-    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count", "first_seen",
-    "last_seen", "is_active",
+    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
+    "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
+    "in_stock_share_30d", "first_seen", "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction",
+    "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
 )
 SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
@@ -175,8 +177,10 @@ def moment(value):
 def row_data(row, url_head: str, cutoff: datetime) -> dict:
     (offer_id, instance_type, region, country, continent, gpu_id, gpu_name, gpu_count, gpu_memory_gb, vcpus, ram_gb,
      currency, price_hour, spot_price_hour, price_hour_usd, spot_price_hour_usd, per_gpu, spot_per_gpu, availability,
-     available_count, first_seen, last_seen, is_active, p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor,
-     g_family, g_memory, s_slug, s_name, s_kind, s_url, s_license, s_revision, s_as_of, s_last_success) = row
+     available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
+     price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
+     p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
+     s_license, s_revision, s_as_of, s_last_success) = row
     return {
         "id": offer_id, "url": f"{url_head}{offer_id}/",
         "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
@@ -188,8 +192,14 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "spot_price_hour": number(spot_price_hour), "price_hour_usd": number(price_hour_usd),
         "spot_price_hour_usd": number(spot_price_hour_usd), "price_per_gpu_hour_usd": number(per_gpu),
         "spot_price_per_gpu_hour_usd": number(spot_per_gpu), "availability": availability,
-        "available_count": available_count, "first_seen": moment(first_seen), "last_seen": moment(last_seen),
+        "available_count": available_count, "availability_checked_at": moment(checked_at),
+        "availability_since": moment(since), "availability_recorded": bool(recorded),
+        "in_stock_share_7d": number(share_7d), "in_stock_share_30d": number(share_30d),
+        "first_seen": moment(first_seen), "last_seen": moment(last_seen),
         "is_active": is_active, "is_stale": s_last_success is None or s_last_success < cutoff,
+        "price_as_of": moment(price_as_of), "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
+        "form_factor": form_factor, "efa_interfaces": efa_interfaces, "spot_savings_pct": spot_savings_pct,
+        "spot_interruption": spot_interruption, "spot_as_of": None if spot_as_of is None else spot_as_of.isoformat(),
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
                    "last_success_at": moment(s_last_success)},

@@ -52,6 +52,16 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Each test starts with an empty default cache (in-process memory in tests): throttle counters, CSV export
+    slots held by a streamed response a test never read to the end, and cached counts must not leak between tests."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+
+
+@pytest.fixture(autouse=True)
 def _forget_remembered_lookups():
     """Lookups kept under a data version (providers.selectors.remembered) are forgotten after each test: a test's
     rolled-back transaction takes the version back with it, so the next test may reach the same number with other

@@ -9,6 +9,14 @@ client (server time only: no network, no browser), prints figures and ratios, an
 
 Targets (issue 5): HTML under 200 KB; at most 100 KB of compressed JavaScript on pages without charts; the
 filtered page within 2x of the API request for the same filters. They are reported, not asserted.
+
+With `--slow-link` it also serves the site on a loopback port as production does (collectstatic with whitenoise's
+compressed manifest storage into a scratch directory, GZip middleware for pages, DEBUG off) and loads each main page
+in Chromium (/usr/bin/chromium through Playwright, a fresh context per page, so nothing is cached) with the network
+throttled through CDP `Network.emulateNetworkConditions` to 1.6 Mbit/s both ways and 150 ms latency: per page the
+bytes on the wire (every response, headers included, as Chromium counts them), the time to DOMContentLoaded (the
+page's scripts have run: interactive), to the load event, and on chart pages to the first chart drawn (plotly is
+fetched when a chart scrolls into view). Target (issue 15): every page interactive in under 3 s on that link.
 """
 
 from __future__ import annotations
@@ -94,12 +102,14 @@ def timed(client, *requests: tuple[str, dict]) -> list[tuple[float, bytes, int]]
 
 
 def first_visit_assets(html: str) -> dict[str, tuple[int, int]]:
-    """Raw and gzip size of every script and stylesheet the page references (all served from /static/)."""
+    """Raw and gzip size of every script and stylesheet the page references (all served from /static/), plotly
+    included where charts.js is told to fetch it (`data-plotly`)."""
     from django.contrib.staticfiles import finders
 
     sizes = {}
-    for url in re.findall(r'<script[^>]+src="([^"]+)"|<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"', html):
-        url = url[0] or url[1]
+    pattern = r'<script[^>]+src="([^"]+)"|<link[^>]+rel="stylesheet"[^>]+href="([^"]+)"|data-plotly="([^"]+)"'
+    for url in re.findall(pattern, html):
+        url = url[0] or url[1] or url[2]
         path = finders.find(url.removeprefix("/static/"))
         if path is None:
             raise SystemExit(f"asset not found: {url}")
@@ -108,9 +118,87 @@ def first_visit_assets(html: str) -> dict[str, tuple[int, int]]:
     return sizes
 
 
+SLOW_LINK = {"offline": False, "latency": 150, "downloadThroughput": 1_600_000 / 8, "uploadThroughput": 1_600_000 / 8}
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+INTERACTIVE_TARGET_MS = 3000
+
+
+def serve_like_production(static_root: Path):
+    """The site's WSGI application on a loopback port in a thread, static files collected and compressed as the
+    Dockerfile does, served by whitenoise. Returns (base URL, server)."""
+    import threading
+
+    from django.conf import settings
+    from django.core.management import call_command
+    from django.core.servers.basehttp import ThreadedWSGIServer, WSGIRequestHandler
+    from django.core.wsgi import get_wsgi_application
+    from django.test.utils import override_settings
+
+    # override_settings signals the change, so the static storage and the cached `{% static %}` lookups follow.
+    override_settings(
+        DEBUG=False, ALLOWED_HOSTS=["127.0.0.1", "localhost"], STATIC_ROOT=static_root,
+        STORAGES={**settings.STORAGES,
+                  "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"}},
+    ).enable()
+    call_command("collectstatic", interactive=False, verbosity=0, clear=True)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = ThreadedWSGIServer(("127.0.0.1", 0), Quiet, allow_reuse_address=True)
+    server.set_app(get_wsgi_application())
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_address[1]}", server
+
+
+def slow_link_loads(base: str, pages: list[tuple[str, str]]) -> list[dict]:
+    """Each page in a fresh Chromium context on the throttled link: bytes on the wire and timings (see docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    results = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        for name, path in pages:
+            context = browser.new_context(viewport={"width": 1366, "height": 900})
+            page = context.new_page()
+            cdp = context.new_cdp_session(page)
+            cdp.send("Network.enable")
+            cdp.send("Network.emulateNetworkConditions", SLOW_LINK)
+            wire = []
+            cdp.on("Network.loadingFinished", lambda event, wire=wire: wire.append(event["encodedDataLength"]))
+            page.goto(base + path, wait_until="load")
+            chart_ms = None
+            if page.locator("[data-figure]").count():
+                page.wait_for_selector("[data-figure].drawn", timeout=120_000)
+                chart_ms = page.evaluate("performance.now()")
+            page.wait_for_load_state("networkidle")
+            timing = page.evaluate("""() => { const t = performance.getEntriesByType('navigation')[0];
+                return {dcl: t.domContentLoadedEventEnd, load: t.loadEventEnd, html: t.responseEnd}; }""")
+            results.append({"page": name, "path": path, "bytes": sum(wire), "requests": len(wire), **timing,
+                            "chart": chart_ms})
+            context.close()
+        browser.close()
+    return results
+
+
+def report_slow_link(results: list[dict]) -> None:
+    report("\nSlow link (Chromium, 1.6 Mbit/s, 150 ms latency, empty cache), per page:")
+    report(f"{'page':<22}{'wire KB':>9}{'requests':>9}{'HTML ms':>9}{'DCL ms':>9}{'load ms':>9}{'chart ms':>10}"
+           "  target")
+    for row in results:
+        verdict = "met" if row["dcl"] < INTERACTIVE_TARGET_MS else "MISSED"
+        chart = f"{row['chart']:>10.0f}" if row["chart"] is not None else f"{'-':>10}"
+        report(f"{row['page']:<22}{row['bytes'] / 1024:>9.1f}{row['requests']:>9}{row['html']:>9.0f}"
+               f"{row['dcl']:>9.0f}{row['load']:>9.0f}{chart}  interactive < 3 s: {verdict}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=100_000)
+    parser.add_argument("--slow-link", action="store_true", help="also load the main pages in throttled Chromium")
     args = parser.parse_args()
 
     import django
@@ -187,6 +275,28 @@ def main() -> None:
         report(f"  offers HTML                         {size:.1f} KB (target < 200 KB: {verdict})")
         report(f"  compressed JS without charts        {js_gz / 1024:.1f} KB "
               f"(target <= 100 KB: {'met' if js_gz <= 100 * 1024 else 'MISSED'})")
+        gz_default = client.get("/", HTTP_ACCEPT_ENCODING="gzip")
+        report(f"  offers HTML as served with gzip     {len(gz_default.content) / 1024:.1f} KB "
+               f"(Content-Encoding: {gz_default.get('Content-Encoding', 'none')})")
+        if args.slow_link:
+            import tempfile
+
+            from providers.models import GpuModel, Provider
+
+            gpu = GpuModel.objects.filter(offers__is_active=True).order_by("slug").first()
+            first, second = Provider.objects.filter(offers__is_active=True).distinct().order_by("slug")[:2]
+            slow_pages = [("offers", "/"), ("offers, filtered", f"/?{FILTERED}"), ("providers", "/providers/"),
+                          ("provider", f"/providers/{first.slug}/"), ("gpus", "/gpus/"),
+                          ("gpu (2 charts)", f"/gpus/{gpu.slug}/"), ("charts", f"/charts/?{FILTERED}"),
+                          ("charts, all offers", "/charts/"),
+                          ("compare", f"/compare/?provider={first.slug}&provider={second.slug}"),
+                          ("guides", "/guides/gpu-sharing/"), ("advisor", "/advisor/")]
+            with tempfile.TemporaryDirectory(prefix="bench-static-") as static_root:
+                base, server = serve_like_production(Path(static_root))
+                try:
+                    report_slow_link(slow_link_loads(base, slow_pages))
+                finally:
+                    server.shutdown()
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 

@@ -19,3 +19,5 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("metrics", health.metrics, name="metrics"),
 ]
+
+handler500 = "web.views.server_error"  # the 500 page with the navigation, rendered with the request (web)

@@ -109,8 +109,10 @@ def saved_filter_offers(query: str, *, include_inactive: bool = False) -> QueryS
 
 def saved_filter_summary(query: str) -> list[tuple[str, str]]:
     """(label, readable value) pairs of a saved filter, for pages and emails: choice slugs shown by their names."""
+    from web.filter_panel import OfferPanelFilterSet  # the page's words for raw choices ("managed control plane")
+
     data = QueryDict(query)
-    form = OfferFilterSet(data, queryset=Offer.objects.none()).form
+    form = OfferPanelFilterSet(data, queryset=Offer.objects.none()).form
     rows = []
     for name in data:
         field_ = form.fields.get(name)

@@ -234,7 +234,7 @@ class OfferStockRow:
 @dataclass(frozen=True)
 class CapabilityRow:
     change: CapabilityChange
-    question: str
+    question: str  # lazy: a digest is built once per filter and rendered in each subscriber's language
 
 
 @dataclass
@@ -304,7 +304,7 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
     if changes.capabilities:
         providers = {provider for _offer, provider, active in rows if active or include_inactive}
         capability_rows = [
-            CapabilityRow(change=change, question=str(QUESTIONS[change.key].label) if change.key in QUESTIONS
+            CapabilityRow(change=change, question=QUESTIONS[change.key].label if change.key in QUESTIONS
                           else change.key)
             for change in changes.capabilities if change.provider_id in providers
         ]

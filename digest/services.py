@@ -61,12 +61,14 @@ class FilterNoLongerValid(Exception):
 # --- subscribing -----------------------------------------------------------------------------------------------
 
 
-def subscription_request(*, email: str, filter_query: str, language: str, always_send: bool, ip: str) -> bool:
+def subscription_request(*, email: str, filter_query: str, language: str, always_send: bool, ip: str,
+                         base: str = "") -> bool:
     """Email a signed confirmation link for this address and filter; store nothing.
 
     The caller shows the same answer whether or not the address is subscribed. Raises RateLimited when the IP
     address is over its limit, ConfirmationNotSent when the SMTP server refuses. Returns False without sending when
     the address itself is over its limit (so nobody can flood a mailbox through the form), True otherwise.
+    `base` is the origin the email's links start with (emails.site_base of the request; SITE_URL when set).
     """
     window = settings.DIGEST_SUBSCRIBE_RATE_WINDOW
     if rate_limit_exceeded(scope="ip", ident=ip, limit=settings.DIGEST_SUBSCRIBE_RATE_PER_IP, window=window):
@@ -77,12 +79,12 @@ def subscription_request(*, email: str, filter_query: str, language: str, always
         return False
     request = SubscribeRequest(email=email, filter_query=filter_query, language=language, always_send=always_send,
                                issued_at=now_timestamp())
-    confirm_url = site_url(reverse("digest:confirm", args=[confirm_token_make(request)]))
+    confirm_url = site_url(reverse("digest:confirm", args=[confirm_token_make(request)]), base=base)
     already = Subscription.objects.filter(
         email__iexact=email, status__in=[SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED]
     ).exists()
     message = confirmation_message(email=email, language=language, confirm_url=confirm_url,
-                                   filter_query=filter_query, already_subscribed=already)
+                                   filter_query=filter_query, already_subscribed=already, base=base)
     try:
         message.send()
     except (smtplib.SMTPException, OSError) as exc:

@@ -5,6 +5,7 @@ from . import views
 app_name = "digest"
 
 urlpatterns = [
+    path("", views.index, name="index"),
     path("subscribe/", views.subscribe, name="subscribe"),
     path("confirm/<str:token>/", views.confirm, name="confirm"),
     path("manage/<str:token>/", views.manage, name="manage"),

@@ -12,6 +12,7 @@ from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dates import WEEKDAYS
 from django.utils.translation import gettext as _
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_http_methods
@@ -21,7 +22,7 @@ from providers.filters import OfferFilterSet
 from providers.models import Offer
 
 from . import selectors, services
-from .emails import digest_render, offers_url
+from .emails import digest_render, offers_url, site_base
 from .forms import FORM_PARAMS, ManageForm, SubscribeForm
 from .models import Language, SubscriptionStatus
 from .savedfilters import saved_filter_parse, saved_filter_summary
@@ -51,6 +52,16 @@ def _default_language(request: HttpRequest) -> str:
     return Language.CHINESE if (request.LANGUAGE_CODE or "").startswith("zh") else Language.ENGLISH
 
 
+@require_http_methods(["GET", "HEAD"])
+def index(request: HttpRequest) -> HttpResponse:
+    """/digest/: what the weekly digest sends, how to subscribe with the offers page's filters, how to leave."""
+    return render(request, "digest/index.html", {
+        "weekday": WEEKDAYS[(settings.DIGEST_SEND_WEEKDAY - 1) % 7], "hour": f"{settings.DIGEST_SEND_HOUR:02d}:00",
+        "threshold_percent": round(settings.DIGEST_PRICE_CHANGE_THRESHOLD * 100),
+        "cheapest": settings.DIGEST_CHEAPEST_COUNT,
+    })
+
+
 @require_http_methods(["GET", "POST"])
 def subscribe(request: HttpRequest) -> HttpResponse:
     """The filter is the page's query string (the offers page links here with its current filters); the form
@@ -64,7 +75,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
             try:
                 services.subscription_request(email=data["email"], filter_query=parsed.query,
                                               language=data["language"], always_send=data["always_send"],
-                                              ip=client_ip(request))
+                                              ip=client_ip(request), base=site_base(request))
             except services.RateLimited:
                 status, problem = 429, _("Too many subscription requests from your network. Please try again in "
                                          "an hour; what you typed is kept below.")
@@ -73,7 +84,8 @@ def subscribe(request: HttpRequest) -> HttpResponse:
                                          "a few minutes; what you typed is kept below.")
             else:
                 # The same page whether or not the address is already subscribed: no address enumeration.
-                context = {"limit": settings.DIGEST_SUBSCRIBE_RATE_PER_ADDRESS, "offers_url": offers_url(parsed.query)}
+                context = {"limit": settings.DIGEST_SUBSCRIBE_RATE_PER_ADDRESS,
+                           "offers_url": offers_url(parsed.query, base=site_base(request))}
                 return render(request, "digest/subscribe_sent.html", context)
         else:
             status = 400
@@ -82,7 +94,7 @@ def subscribe(request: HttpRequest) -> HttpResponse:
     return render(request, "digest/subscribe.html", {
         "form": form, "parsed": parsed, "problem": problem,
         "summary": saved_filter_summary(parsed.query) if parsed.is_valid else [],
-        "offers_url": offers_url(parsed.query) if parsed.is_valid else offers_url(""),
+        "offers_url": offers_url(parsed.query if parsed.is_valid else "", base=site_base(request)),
     }, status=status)
 
 
@@ -149,7 +161,7 @@ def manage(request: HttpRequest, token: str) -> HttpResponse:
     return render(request, "digest/manage.html", {
         "subscription": subscription, "form": form, "filter_form": _filter_form(filter_data), "parsed": parsed,
         "summary": saved_filter_summary(subscription.filter_query),
-        "offers_url": offers_url(subscription.filter_query),
+        "offers_url": offers_url(subscription.filter_query, base=site_base(request)),
         "subscribe_url": _subscribe_url(subscription.filter_query),
         "confirmed": "confirmed" in request.GET, "saved": "saved" in request.GET,
         "statuses": SubscriptionStatus,
@@ -185,7 +197,7 @@ def preview(request: HttpRequest) -> HttpResponse:
     if parsed.is_valid:
         changes = selectors.week_changes(week=trailing_week(timezone.now()))
         digest = selectors.digest_build(query=parsed.query, changes=changes)
-        rendered = digest_render(digest, language=language)
+        rendered = digest_render(digest, language=language, base=site_base(request))
         context.update({
             "digest": digest,
             "subject": rendered.subject,

@@ -34,7 +34,14 @@ from comparator.security import ReleasingStream, client_ip, export_slot, window_
 
 from . import selectors
 from .capabilities import CAPABILITIES
-from .filters import BooleanFilter, CountryFilter, MultipleChoice, NullsLastOrderingFilter, OfferFilterSet
+from .filters import (
+    BooleanFilter,
+    CountryFilter,
+    MultipleChoice,
+    NullsLastOrderingFilter,
+    OfferFilterSet,
+    unknown_parameters,
+)
 from .filters import offer_filterset as build_offer_filterset
 from .renderers import CSVRenderer, csv_columns, csv_stream
 from .serializers import (
@@ -235,7 +242,7 @@ class ReadOnlyApi(GenericAPIView):
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        unknown = sorted(set(request.query_params) - self.query_parameters - {"format"})
+        unknown = unknown_parameters(request.query_params, reads=self.query_parameters | {"format"})
         if unknown:
             known = ", ".join(sorted(self.query_parameters | {"format"}))
             raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]

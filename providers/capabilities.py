@@ -1,7 +1,7 @@
 """The Kubernetes questions we answer for every provider, their allowed answers and their grouping.
 
-One definition used by the curated-data loader (validation), the filters (what a query may ask), the API and the
-pages (labels and order). Plain Python: no database access.
+One definition used by the curated-data loader (validation), the filters (what a query may ask), the API, the
+pages and the emails (labels, the wording of answers, order). Plain Python: no database access.
 """
 
 from __future__ import annotations
@@ -69,6 +69,20 @@ GROUPS = {
 }
 
 RDMA_FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx")
+
+# The site's one wording of each answer: the long labels go into sentences, tooltips, filters and emails...
+VALUE_LABELS = {
+    "yes": _("yes"), "no": _("no"), NOT_APPLICABLE: _("not applicable"), UNKNOWN: _("unknown"),
+    "managed": _("managed control plane"), "byo": _("bring your own cluster"), "none": _("no Kubernetes"),
+    "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"), "add_on": _("add-on"),
+    "user_installs": _("you install it"),
+}
+# ... and the short answers into capability cells of tables.
+SHORT_VALUES = {
+    "yes": _("yes"), "no": _("no"), NOT_APPLICABLE: _("n/a"), "managed": _("managed"), "byo": _("BYO"),
+    "none": _("none"), "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"),
+    "add_on": _("add-on"), "user_installs": _("you install"),
+}
 
 
 def allowed_values(key: str) -> tuple[str, ...]:

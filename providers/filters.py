@@ -19,6 +19,8 @@ from __future__ import annotations
 import copy
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
+from functools import cache
+from pathlib import Path
 
 import django_filters as filters
 from django import forms
@@ -201,8 +203,19 @@ def number(**kwargs) -> filters.NumberFilter:
     return NumberFilter(**kwargs)
 
 
+ISO_3166_TABLE = Path(__file__).resolve().parent / "data" / "iso3166.tab"
+
+
+@cache
+def country_codes() -> frozenset[str]:
+    """The assigned ISO 3166-1 alpha-2 codes, from tzdata's iso3166.tab (copied into providers/data, see its README):
+    `?country=zz` names no country, so it is an error rather than a silently empty result."""
+    lines = ISO_3166_TABLE.read_text(encoding="utf-8").splitlines()
+    return frozenset(line.split("\t", 1)[0] for line in lines if line and not line.startswith("#"))
+
+
 class CountryListField(forms.CharField):
-    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`."""
+    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`; each must be an assigned code."""
 
     def clean(self, value):
         value = super().clean(value)
@@ -214,6 +227,12 @@ class CountryListField(forms.CharField):
             raise forms.ValidationError(
                 _("Use two-letter ISO country codes such as US or DE; not understood: %(codes)s"),
                 params={"codes": ", ".join(invalid)},
+            )
+        unassigned = [code for code in codes if code not in country_codes()]
+        if unassigned:
+            raise forms.ValidationError(
+                _("No country has the ISO code %(codes)s; use codes such as US or DE."),
+                params={"codes": ", ".join(unassigned)},
             )
         return codes
 
@@ -302,6 +321,8 @@ class OfferFilterSet(filters.FilterSet):
     continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
     # At most the column's length: a longer value matches nothing, and SQLite refuses a LIKE pattern over 50,000 bytes.
     region = CharFilter(field_name="region", lookup_expr="iexact", max_length=120, label=_("Region id"))
+    search = CharFilter(method="filter_search", max_length=200,
+                        label=_("Search instance type, GPU and region (words, all must match)"))
     offering = MultipleChoice(method="filter_offering", choices=[(v, v) for v in QUESTIONS["offering"].values],
                               label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
@@ -408,6 +429,15 @@ class OfferFilterSet(filters.FilterSet):
     def filter_noop(self, queryset, name, value):
         return queryset  # read in filter_queryset / _capability_cells
 
+    def filter_search(self, queryset, name, value):
+        """Each word (at most 8) must appear, case-insensitively, in the instance type, the provider's GPU name, the
+        catalog GPU's name or the region. Catalog GPUs are matched on their small table first (see RelatedChoice)."""
+        for word in value.split()[:8]:
+            gpu_ids = sorted(GpuModel.objects.filter(name__icontains=word).values_list("pk", flat=True))
+            queryset = queryset.filter(Q(instance_type__icontains=word) | Q(gpu_name__icontains=word)
+                                       | Q(region__icontains=word) | Q(gpu_id__in=gpu_ids))
+        return queryset
+
     def filter_spot(self, queryset, name, value):
         return queryset.filter(spot_price_hour__isnull=not value)
 
@@ -502,6 +532,13 @@ for _key in BOOLEAN_CAPABILITIES:
         field_name=_key, method="filter_capability", choices=YES_NO_CHOICES, label=QUESTIONS[_key].label,
         help_text=QUESTIONS[_key].help,
     )
+
+
+def unknown_parameters(params, *, reads) -> list[str]:
+    """The parameters of a request its reader does not read, sorted: the API answers them with a 400 and the pages
+    show them as errors with a 400 too, so a typo (`?gpu_modle=h100`) is never silently "no filter". A reader of
+    offers passes `OfferFilterSet.base_filters` plus its own parameters (page, format, currency)."""
+    return sorted(set(params) - set(reads))
 
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:

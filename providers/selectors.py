@@ -13,7 +13,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import BooleanField, Count, ExpressionWrapper, Max, Min, Prefetch, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
 from .models import (
@@ -628,3 +628,33 @@ def offer_availability_days(*, offer: Offer, days: int = 30, now: datetime | Non
     today = (now or timezone.now()).date()
     return list(AvailabilityDay.objects.filter(offer=offer, day__gt=today - timedelta(days=days)).order_by("day")
                 .values("day", "checks", "in_stock"))
+
+
+# Filters that ask about the provider (its Kubernetes answers, its name or kind), not about an offer.
+PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rdma", "control_plane_fee_max",
+                    "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero",
+                    "spot_nodes", "rwx_storage", "gang_scheduling")
+
+
+def providers_matching(*, filterset) -> QuerySet[Provider]:
+    """Providers whose answers meet a bound, valid OfferFilterSet's provider questions (PROVIDER_FILTERS: Kubernetes
+    capabilities, provider, kind); every provider when none of those is set. The capability matrix's query tool.
+
+    The FilterSet's own filters run on the provider table (each applies `provider_id IN (...)`, so an annotation of
+    that name lets them), so the answer cannot drift from what the offers are filtered by."""
+    data = filterset.form.cleaned_data
+    providers = Provider.objects.annotate(provider_id=F("id"))
+    for name in PROVIDER_FILTERS:
+        if data.get(name) not in (None, "", []):
+            providers = filterset.filters[name].filter(providers, data[name])
+    return providers
+
+
+def providers_without_prices(*, filterset) -> list[Provider]:
+    """Providers that meet a valid OfferFilterSet's provider questions but have no active offer at all: what an empty
+    result names ("X meets these Kubernetes requirements; we have no prices for it yet"). Only when one of those
+    filters is set; none otherwise."""
+    data = filterset.form.cleaned_data
+    if not any(data.get(name) not in (None, "", []) for name in PROVIDER_FILTERS):
+        return []
+    return list(providers_matching(filterset=filterset).exclude(offers__is_active=True).order_by("name"))

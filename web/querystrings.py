@@ -4,8 +4,11 @@ charts and digest links), and links that change one parameter."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
+from django import forms
 from django.http import QueryDict
+from django.utils.translation import gettext_lazy as _
 
 from .filter_panel import BOOLEAN_FILTERS
 
@@ -18,6 +21,8 @@ logger = logging.getLogger(__name__)
 # Query parameters that change how offers are shown, not which: kept out of API, chart and digest links.
 DISPLAY_PARAMS = ("currency", "unit", "page")
 DISPLAY_DEFAULTS = {"currency": "USD", "unit": "gpu"}
+YES_NO = {"true": _("yes"), "1": _("yes"), "yes": _("yes"), "on": _("yes"),
+          "false": _("no"), "0": _("no"), "no": _("no"), "off": _("no")}
 
 
 def canonical_query(params: QueryDict) -> QueryDict:
@@ -50,3 +55,47 @@ def with_params(params: QueryDict, **changes) -> str:
     return f"?{encoded}" if encoded else "?"
 
 
+
+
+# --- active filters as removable chips ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One active filter value: what it says ("GPU family: H100") and the link that drops it (one-click relax)."""
+
+    label: str
+    value: str
+    remove_url: str
+
+
+def active_filters(params: QueryDict, form) -> list[Chip]:
+    """Every filter value of a canonical query as a chip, in the query's order; a multi-valued filter gives one chip
+    per value (`gpu=a,b` too), each link keeping the others. Values are shown in words from the form's own choices
+    (translated: "managed control plane", not `managed`); the ordering and display options are not filters."""
+    chips = []
+    for key in params:
+        if key in DISPLAY_PARAMS or key == "ordering" or key not in form.fields:
+            continue
+        field = form.fields[key]
+        choices = {str(value): str(label) for value, label in getattr(field, "choices", ())}
+        raw = [part.strip() for value in params.getlist(key) for part in value.split(",") if part.strip()]
+        values = raw if isinstance(field, forms.MultipleChoiceField) else [", ".join(params.getlist(key))]
+        for value in values:
+            if key in BOOLEAN_FILTERS:
+                shown = str(YES_NO.get(value.strip().lower(), value))
+            else:
+                shown = choices.get(value, value)
+            rest = params.copy()
+            rest.pop("page", None)
+            if isinstance(field, forms.MultipleChoiceField):
+                kept = [v for v in raw if v != value]
+                if kept:
+                    rest.setlist(key, kept)
+                else:
+                    rest.pop(key, None)
+            else:
+                rest.pop(key, None)
+            encoded = rest.urlencode()
+            chips.append(Chip(label=str(field.label), value=shown, remove_url=f"?{encoded}" if encoded else ""))
+    return chips

@@ -23,21 +23,31 @@ from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from providers import selectors
-from providers.capabilities import CAPABILITIES, GROUPS, UNKNOWN
-from providers.filters import offer_filterset
-from providers.models import Capability, Provider
+from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
+from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
+from providers.models import Capability, Provider, in_language
 
 from .availability import duration_text, share_text, stock_text
 from .badges import label_cells, provider_badges_html
-from .display import DisplayForm, display_conversions
+from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
 from .offer_rows import decorate_offers, is_stale, offer_columns, offer_page, plain_columns, stale_cutoff
-from .querystrings import canonical_query, filter_query, with_params
+from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 
 logger = logging.getLogger(__name__)
 
 
+
+
+# What the offers and charts pages read: the shared FilterSet's parameters and the display options. Anything else is
+# refused as the API refuses it (providers.filters.unknown_parameters), so a typo never reads as "no filter".
+PAGE_PARAMETERS = frozenset(OfferFilterSet.base_filters) | frozenset(DISPLAY_PARAMS)
+
+
+def _unknown_parameter_errors(params: QueryDict) -> list[str]:
+    return [gettext("%(name)s: not a parameter of this page (a typo?); it was not used.") % {"name": name}
+            for name in unknown_parameters(params, reads=PAGE_PARAMETERS)]
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -54,11 +64,15 @@ def offers(request: HttpRequest) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit = display.conversion(), display.unit_value()
-    valid = filterset.is_valid()
+    unknown = _unknown_parameter_errors(params)
+    valid = filterset.is_valid() and not unknown
     page = None
+    unpriced = []
     if valid:
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
+        if not page.paginator.count:
+            unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filterset=filterset)]
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
@@ -72,6 +86,10 @@ def offers(request: HttpRequest) -> HttpResponse:
         "conversion": conversion,
         "unit": unit,
         "page": page,
+        "unknown_parameters": unknown,
+        "chips": active_filters(params, filterset.form),
+        "query_display": urlencode([(k, v) for k in ("currency", "unit") for v in params.getlist(k)]),
+        "unpriced": unpriced,
         "columns": offer_columns(params, unit, list(ordering or [])),
         "params": params,
         "query": params.urlencode(),
@@ -95,6 +113,12 @@ def offers(request: HttpRequest) -> HttpResponse:
     return render(request, "offers/index.html", context, status=status)
 
 
+def _named_in_language(points: list[tuple]) -> list[tuple]:
+    """Chart points with the GPU name's qualifier in the page's language, each distinct name translated once."""
+    names: dict[str, str] = {}
+    return [(names[gpu] if gpu in names else names.setdefault(gpu, gpu_name(gpu)), *rest) for gpu, *rest in points]
+
+
 def charts(request: HttpRequest) -> HttpResponse:
     """Price per GPU-hour by GPU model across providers for the offers the same filters select."""
     from . import charts as figures
@@ -103,14 +127,16 @@ def charts(request: HttpRequest) -> HttpResponse:
     filterset = offer_filterset(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion = display.conversion()
-    context = {"filterset": filterset, "display": display, "conversion": conversion,
-               "filter_query": filter_query(params), "query": params.urlencode()}
-    if not filterset.is_valid():
+    unknown = _unknown_parameter_errors(params)
+    context = {"filterset": filterset, "display": display, "conversion": conversion, "valid": False,
+               "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
+    if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
-    points = selectors.offer_price_points(offers=filterset.qs)
+    points = _named_in_language(selectors.offer_price_points(offers=filterset.qs))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
     context.update({
+        "valid": True,
         "figure": figures.figure_json(figure),
         "spread": figures.price_spread(points, conversion),
         "point_count": len(points),
@@ -201,15 +227,59 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
+# The matrix's query tool: the FilterSet's provider questions a user can ask of the matrix, and the answers' order
+# when a column sorts it (the most useful answer first, unknown last).
+MATRIX_FILTERS = ("offering", "gpu_operator", "rdma", "mig", "mps", "time_slicing", "vendor_sharing",
+                  "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling", "provider_kind")
+ANSWER_RANK = {"yes": 0, "managed": 0, "free": 0, "preinstalled": 0, "add_on": 1, "byo": 1, "paid": 1,
+               "user_installs": 2, "no": 3, "none": 3, "n/a": 4}
+MATRIX_PRESETS = (
+    (_("MIG and scale to zero"), "mig=yes&scale_to_zero=yes"),
+    (_("Managed Kubernetes with InfiniBand"), "offering=managed&rdma=infiniband"),
+    (_("Spot GPU nodes and shared (RWX) storage"), "spot_nodes=yes&rwx_storage=yes"),
+    (_("GPU Operator preinstalled"), "gpu_operator=preinstalled"),
+)
+
+
 def provider_index(request: HttpRequest) -> HttpResponse:
-    providers = list(selectors.provider_list())
+    """The capability matrix as a query tool: keep the providers whose answers meet the chosen questions (the shared
+    FilterSet's provider filters, e.g. `?mig=yes&scale_to_zero=yes`), sort by a question's answer (`?sort=mig`)."""
+    params = canonical_query(request.GET)
+    sort = params.get("sort", "")
+    filters = params.copy()
+    filters.pop("sort", None)
+    filterset = offer_filterset(filters, request=request)
+    errors = [gettext("%(name)s: not a question the matrix filters by (a typo?); it was not used.") % {"name": name}
+              for name in unknown_parameters(params, reads=set(MATRIX_FILTERS) | {"sort"})]
+    if sort and sort not in QUESTIONS:
+        errors.append(gettext("sort: no such question: %(value)s") % {"value": sort})
+    valid = filterset.is_valid() and not errors
+    every = list(selectors.provider_list())
+    providers = every
+    if valid and any(name in filters for name in MATRIX_FILTERS):
+        matching = set(selectors.providers_matching(filterset=filterset).values_list("id", flat=True))
+        providers = [provider for provider in providers if provider.id in matching]
     rows = []
     for provider in providers:
         cells = {cap.key: cap for cap in provider.capabilities.all()}
         rows.append((provider, [cells.get(question.key) for question in CAPABILITIES]))
         label_cells(cells.values())
-    questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "") for q in CAPABILITIES]
-    return render(request, "providers/index.html", {"rows": rows, "questions": questions})
+    if valid and sort:
+        column = [q.key for q in CAPABILITIES].index(sort)
+        rows.sort(key=lambda row: ANSWER_RANK.get(row[1][column].value if row[1][column] else UNKNOWN, 5))
+    questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "",
+                  with_params(params, sort=None if sort == q.key else q.key)) for q in CAPABILITIES]
+    form = filterset.form
+    selects = []
+    for name in MATRIX_FILTERS:
+        field = form.fields[name]
+        selects.append({"name": name, "label": field.label, "current": filters.get(name, ""),
+                        "choices": [(str(value), label) for value, label in field.choices]})
+    return render(request, "providers/index.html", {
+        "rows": rows, "questions": questions, "selects": selects, "sort": sort, "errors": errors,
+        "form": form if not form.is_valid() else None, "chips": active_filters(filters, form) if valid else [],
+        "presets": MATRIX_PRESETS, "total": len(every),
+    }, status=200 if valid else 400)
 
 
 def _capability_groups(cells: dict[str, Capability]):
@@ -237,7 +307,8 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])
     offering = cells.get("offering")
     return render(request, "providers/detail.html", {
-        "provider": provider, "groups": _capability_groups(cells), "page": page, "conversion": conversion,
+        "provider": provider, "provider_name": in_language(provider.name, provider.name_zh),
+        "groups": _capability_groups(cells), "page": page, "conversion": conversion,
         "display": display, "offering": offering.value if offering else UNKNOWN, "offering_cell": offering,
         "facts": list(selectors.kubernetes_fact_list(provider=provider)), "sources": sources,
         "broken_links": [check for check in links.values() if not check.ok],
@@ -260,15 +331,12 @@ class CompareForm(forms.Form):
     provider = forms.MultipleChoiceField(label=_("Providers to compare (two to four)"),
                                          widget=forms.CheckboxSelectMultiple)
 
-    def __init__(self, data, *, providers: list[Provider]):
-        super().__init__(data)
+    def __init__(self, data, *, providers: list[Provider], initial=None):
+        super().__init__(data, initial=initial)
         self.fields["provider"].choices = [(p.slug, p.name) for p in providers]
 
     def clean_provider(self):
         chosen = self.cleaned_data["provider"]
-        if len(set(chosen)) == 1:
-            # The provider page's "compare with other providers" link chooses one: ask for another, it is no error.
-            raise forms.ValidationError(_("Choose at least one more provider to compare with."), code="one_more")
         if not 2 <= len(chosen) <= 4:
             raise forms.ValidationError(_("Choose between two and four providers."))
         return chosen
@@ -282,14 +350,21 @@ def compare(request: HttpRequest) -> HttpResponse:
     # Accept `provider=a,b` as the FilterSet does, so a link from the offers page's query works here too.
     data = QueryDict(mutable=True)
     data.setlist("provider", [s for v in params.getlist("provider") for s in v.split(",") if s])
-    form = CompareForm(data if "provider" in params else None, providers=providers)
+    by_slug = {p.slug: p for p in providers}
+    asked = list(dict.fromkeys(data.getlist("provider")))
     display = DisplayForm(params, rates=display_conversions())
     conversion = display.conversion()
+    if len(asked) == 1 and asked[0] in by_slug:
+        # "Compare with other providers" on a provider page: that provider chosen, ask for one more (not an error).
+        form = CompareForm(None, providers=providers, initial={"provider": asked})
+        first = by_slug[asked[0]]
+        return render(request, "compare.html", {
+            "form": form, "display": display, "conversion": conversion,
+            "chosen_names": [in_language(first.name, first.name_zh)], "one_more": True})
+    form = CompareForm(data if "provider" in params else None, providers=providers)
     context = {"form": form, "display": display, "conversion": conversion}
     if not form.is_bound or not form.is_valid():
-        asks_one_more = form.is_bound and form.has_error("provider", code="one_more")
-        return render(request, "compare.html", context, status=400 if form.is_bound and not asks_one_more else 200)
-    by_slug = {p.slug: p for p in providers}
+        return render(request, "compare.html", context, status=400 if form.is_bound else 200)
     chosen = [by_slug[slug] for slug in dict.fromkeys(form.cleaned_data["provider"])]
     cells = {p.id: {cap.key: cap for cap in p.capabilities.all()} for p in chosen}
     for provider_cells in cells.values():
@@ -311,7 +386,8 @@ def compare(request: HttpRequest) -> HttpResponse:
                 offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
         prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
         price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
-    context.update({"providers": chosen, "rows": rows, "price_rows": price_rows})
+    context.update({"providers": chosen, "rows": rows, "price_rows": price_rows,
+                    "chosen_names": [in_language(p.name, p.name_zh) for p in chosen]})
     return render(request, "compare.html", context)
 
 
@@ -338,3 +414,13 @@ def guide_detail(request: HttpRequest, slug: str) -> HttpResponse:
         logger.error("guide %s has no template: %s", slug, error)
         raise Http404("no such guide") from error
     return render(request, template, {"guides": GUIDES, "slug": slug, "title": GUIDES[slug]})
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """The 500 page with the site's navigation in the visitor's language; Django's own handler renders it without the
+    request (no language switcher, no current page). Should that fail too, a plain text answer."""
+    try:
+        return render(request, "500.html", status=500)
+    except Exception:  # noqa: BLE001 - the error page must never raise in turn
+        logger.exception("the 500 page itself failed")
+        return HttpResponse("Server error", status=500, content_type="text/plain; charset=utf-8")

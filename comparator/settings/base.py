@@ -53,6 +53,10 @@ MIDDLEWARE = [
     "comparator.security.SecurityHeadersMiddleware",
     "corsheaders.middleware.CorsMiddleware",  # before CommonMiddleware, so its redirects carry CORS headers too
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Pages, fragments and API answers compressed (the offers page: 137 KB of HTML, ~12 KB gzip). After whitenoise,
+    # which answers static files itself with its precompressed copies; before everything that writes the body, so it
+    # compresses what they produce. Django masks the CSRF token per response, which is what BREACH needs.
+    "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -218,8 +222,11 @@ EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
 EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "30"))
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU digest <digest@localhost>")
-# Absolute links in emails (confirm, manage, unsubscribe, offers with the filter applied).
-SITE_URL = os.environ.get("SITE_URL", "http://127.0.0.1:8000")
+# Absolute links in emails (confirm, manage, unsubscribe, offers with the filter applied): the site's public address.
+# Unset, an email sent while answering a request (the confirmation) links to the address that request was served on,
+# and the weekly digest, sent outside any request, to LOCAL_SITE_URL (where `make run` serves) with a warning.
+SITE_URL = os.environ.get("SITE_URL", "")
+LOCAL_SITE_URL = "http://127.0.0.1:8000"
 
 # The weekly digest (digest). The send boundary is in UTC, ISO weekday (1 = Monday): the beat entry
 # fires then and each digest covers the 7 days before it.

@@ -1,11 +1,17 @@
-"""Formatting for digest emails and pages: money, signed percentages, safe outbound links."""
+"""Formatting for digest emails and pages: money, signed percentages, safe outbound links, and the site's own words
+for names, stock states and capability answers in the active language (the emails render under the subscriber's
+language, so one template set serves every language)."""
 
+import unicodedata
 from decimal import Decimal
 from urllib.parse import urlsplit
 
 from django import template
+from django.template.defaultfilters import floatformat
+from django.utils.translation import pgettext
 
-from providers.models import Availability
+from providers.capabilities import VALUE_LABELS
+from providers.models import Availability, in_language
 
 register = template.Library()
 
@@ -36,10 +42,54 @@ def per_gpu(price, gpu_count):
 
 @register.filter
 def availability_label(value) -> str:
+    """A stock state by the site's label of it (providers.models.Availability), in the active language."""
     try:
         return str(Availability(value).label)
     except ValueError:
         return value
+
+
+@register.filter
+def capability_value(value) -> str:
+    """A capability answer in the site's words (providers.capabilities.VALUE_LABELS); "—" for no answer (a new
+    question), the raw value for one the site has no words for."""
+    if not value:
+        return "—"
+    return str(VALUE_LABELS.get(value, value))
+
+
+@register.filter
+def provider_name(provider) -> str:
+    """The provider's name in the active language (its Chinese name on Chinese emails, when it has one)."""
+    return in_language(provider.name, provider.name_zh)
+
+
+@register.filter
+def offer_text(offer) -> str:
+    """One offer on a plain-text line: provider · GPU x count · instance type · region."""
+    gpu = offer.gpu.name if offer.gpu else offer.gpu_name
+    return (f"{provider_name(offer.provider)} · {gpu} x{floatformat(offer.gpu_count, '-3')} · "
+            f"{offer.instance_type} · {offer.region}")
+
+
+@register.filter
+def filter_summary(summary) -> str:
+    """A saved filter's (label, value) pairs on one line, "GPU model: H100; MIG: yes", or "all offers"."""
+    if not summary:
+        return pgettext("digest email: a saved filter without conditions", "all offers")
+    item = pgettext("digest email: one condition of a saved filter", "%(label)s: %(value)s")
+    separator = pgettext("digest email: between the conditions of a saved filter", "; ")
+    return separator.join(item % {"label": label, "value": value} for label, value in summary)
+
+
+@register.filter
+def plain_heading(title) -> str:
+    """A plain-text email heading in capitals, as English text emails set them ("PRICE DROPS"), except a title
+    with letters of a script without capitals (Chinese): "Kubernetes 能力变化" stays as written."""
+    title = str(title)
+    if any(unicodedata.category(char) == "Lo" for char in title):
+        return title
+    return title.upper()
 
 
 @register.filter

@@ -1,20 +1,55 @@
 // Draws every plotly figure embedded on the page as <script type="application/json" id="..."> next to a
-// <div data-figure="id">. Loaded only on pages that show charts (with the vendored plotly.js before it).
+// <div data-figure="id">. plotly.js (1.4 MB, 465 KB gzip) is fetched only when the first chart is within 300 px
+// of the viewport, so the page is usable at once on a slow link; Chinese pages load plotly's zh-CN locale after it.
 (function () {
   "use strict";
-  function draw() {
-    document.querySelectorAll("[data-figure]").forEach(function (el) {
-      var source = document.getElementById(el.dataset.figure);
-      if (!source || !window.Plotly) { return; }
-      var figure = JSON.parse(source.textContent);
-      window.Plotly.newPlot(el, figure.data, figure.layout, {
-        responsive: true, displaylogo: false
-      }).then(function () { el.classList.add("drawn"); });
+  var me = document.currentScript;
+  var loading = null;
+
+  function script(src) {
+    return new Promise(function (resolve, reject) {
+      var el = document.createElement("script");
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = function () { reject(new Error("could not load " + src)); };
+      document.head.appendChild(el);
     });
   }
+
+  function plotly() {
+    if (!loading) {
+      loading = script(me.dataset.plotly).then(function () {
+        return me.dataset.plotlyLocale ? script(me.dataset.plotlyLocale) : null;
+      });
+    }
+    return loading;
+  }
+
+  function draw(el) {
+    var source = document.getElementById(el.dataset.figure);
+    if (!source) { return; }
+    plotly().then(function () {
+      var figure = JSON.parse(source.textContent);
+      var config = {responsive: true, displaylogo: false};
+      if (me.dataset.locale) { config.locale = me.dataset.locale; }
+      return window.Plotly.newPlot(el, figure.data, figure.layout, config);
+    }).then(function () { el.classList.add("drawn"); });
+  }
+
+  function start() {
+    var charts = document.querySelectorAll("[data-figure]");
+    if (!("IntersectionObserver" in window)) { charts.forEach(draw); return; }
+    var observer = new IntersectionObserver(function (entries) {
+      entries.forEach(function (entry) {
+        if (entry.isIntersecting) { observer.unobserve(entry.target); draw(entry.target); }
+      });
+    }, {rootMargin: "300px 0px"});
+    charts.forEach(function (el) { observer.observe(el); });
+  }
+
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", draw);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    draw();
+    start();
   }
 })();

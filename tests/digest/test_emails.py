@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from digest.emails import digest_message, digest_render
+from digest.emails import confirmation_message, digest_message, digest_render
 from digest.selectors import digest_build, week_changes
 from digest.tokens import manage_token_read, unsubscribe_token_read
 from providers.models import CapabilityChange
@@ -44,6 +44,7 @@ def test_the_chinese_digest_uses_chinese_texts_and_provider_names(world):
 def test_each_message_carries_its_subscribers_own_signed_links_and_the_filter_link(world):
     world.change(world.offer("h100", price="2.00"), at=MID, price="1.00")
     rendered = digest_render(digest_build(query="gpu=h100", changes=week_changes(week=WEEK)), language="en")
+    assert rendered.subject == "GPU digest: 1 change in the week to 23 Nov 2026"
     ann, bo = subscriber("ann@example.org", query="gpu=h100"), subscriber("bo@example.org", query="gpu=h100")
     for person in (ann, bo):
         message = digest_message(rendered, subscription=person, week_key=WEEK.key)
@@ -53,3 +54,83 @@ def test_each_message_carries_its_subscribers_own_signed_links_and_the_filter_li
         manage = message.body.split("/digest/manage/")[1].split("/")[0]
         unsubscribe = message.extra_headers["List-Unsubscribe"].split("/digest/unsubscribe/")[1].split("/")[0]
         assert manage_token_read(manage) == person.key and unsubscribe_token_read(unsubscribe) == person.key
+
+
+def test_answers_stock_states_and_questions_are_in_the_sites_words_in_both_languages(world):
+    world.change(world.offer("scarce", availability="available"), at=MID, availability="unavailable")
+    CapabilityChange.objects.create(provider=world.provider, key="offering", old_value="byo", new_value="managed",
+                                    origin="curated", changed_at=MID, source_url="https://docs.example.org/k8s")
+    CapabilityChange.objects.create(provider=world.provider, key="scale_to_zero", old_value="", new_value="yes",
+                                    origin="curated", changed_at=MID, source_url="https://docs.example.org/zero")
+    digest = digest_build(query="gpu=h100", changes=week_changes(week=WEEK))
+
+    en = digest_render(digest, language="en")
+    lines = en.text.splitlines()
+    assert "- Lambda · Kubernetes offering: bring your own cluster -> managed control plane" in lines
+    assert "- Lambda · Scale to zero: — -> yes" in lines
+    scarce = "Lambda · NVIDIA H100 80GB (form factor not stated) x1 · scarce · us-east-1"
+    assert f"- {scarce}: Available -> Unavailable" in lines
+    assert "bring your own cluster → <strong>managed control plane</strong>" in en.html
+    assert "Available → <strong>Unavailable</strong>" in en.html
+    assert "byo" not in en.text + en.html and ">managed<" not in en.html
+
+    zh = digest_render(digest, language="zh-hans")
+    lines = zh.text.splitlines()
+    assert "- Lambda · Kubernetes 服务形态：自带集群 -> 托管控制平面" in lines
+    assert "- Lambda · 缩容到零：— -> 是" in lines
+    assert f"- {scarce}：可用 -> 不可用" in lines
+    assert "可用 → <strong>不可用</strong>" in zh.html and "Kubernetes 服务形态" in zh.html
+
+
+def test_the_plain_text_reads_naturally_in_each_language(world):
+    world.provider.name_zh = "拉姆达云"
+    world.provider.save()
+    world.change(world.offer("h100", price="2.00", spot="1.00"), at=MID, price="1.00", spot="0.50")
+    CapabilityChange.objects.create(provider=world.provider, key="mig", old_value="no", new_value="yes",
+                                    new_label="MIG on H100 pools", origin="curated", changed_at=MID, source_url="")
+    digest = digest_build(query="gpu=h100&spot=true", changes=week_changes(week=WEEK))
+
+    en = digest_render(digest, language="en")
+    assert en.text.splitlines()[:5] == [
+        "Your weekly GPU digest", "16 Nov 2026, 08:00 – 23 Nov 2026, 08:00 UTC", "",
+        "Your filter: GPU model: NVIDIA H100 80GB (form factor not stated); Spot price available: yes",
+        "See these offers on the site: http://127.0.0.1:8000/?gpu=h100&spot=true",
+    ]
+    assert "\n\nPRICE DROPS (2)\n- Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1: " \
+           "2.00 -> 1.00 USD / GPU-hour (-50.0%)\n- Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · " \
+           "us-east-1 (spot): 1.00 -> 0.5000 USD / GPU-hour (-50.0%)\n\n" in en.text
+    assert "\n\nKUBERNETES CAPABILITY CHANGES (1)\n- Lambda · MIG: no -> yes (MIG on H100 pools)\n" \
+           "  source: none given\n\nCHEAPEST OFFERS FOR YOUR FILTER NOW\n" in en.text
+    assert en.subject == "GPU digest: 3 changes in the week to 23 Nov 2026"
+    assert "Price drops (2)</h2>" in en.html and '<html lang="en">' in en.html
+
+    zh = digest_render(digest, language="zh-hans")
+    assert zh.text.splitlines()[:5] == [
+        "您的 GPU 每周摘要", "2026-11-16 08:00 至 2026-11-23 08:00（UTC）", "",
+        "您的筛选条件：GPU 型号：NVIDIA H100 80GB (form factor not stated)；有抢占式价格：是",
+        "在网站上查看这些报价：http://127.0.0.1:8000/?gpu=h100&spot=true",
+    ]
+    offer = "拉姆达云 · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1"
+    assert f"\n\n【降价】（2）\n- {offer}：2.00 -> 1.00 USD / GPU·小时（-50.0%）\n" \
+           f"- {offer}（竞价实例）：1.00 -> 0.5000 USD / GPU·小时（-50.0%）\n\n" in zh.text
+    # the heading keeps its own capitals: Chinese headings are not upper-cased like English ones
+    assert "\n\n【Kubernetes 能力变化】（1）\n- 拉姆达云 · MIG：否 -> 是（MIG on H100 pools）\n" \
+           "  来源：未提供\n\n【当前最便宜的报价】\n" in zh.text
+    assert zh.subject == "GPU 周报：截至 2026年11月23日 的一周有 3 项变化"
+    assert "降价（2）</h2>" in zh.html and '<html lang="zh-Hans">' in zh.html and "拉姆达云</a>" in zh.html
+
+
+def test_the_confirmation_email_in_both_languages():
+    en = confirmation_message(email="ann@example.org", language="en", confirm_url="https://example.org/c/1",
+                              filter_query="", already_subscribed=False)
+    assert en.subject == "Confirm your weekly GPU digest"
+    assert "Confirm: https://example.org/c/1\n\nSaved filter: all offers\n" in en.body
+    assert "already receives" not in en.body and "The link works for 3 days." in en.body
+    zh = confirmation_message(email="ann@example.org", language="zh-hans", confirm_url="https://example.org/c/1",
+                              filter_query="mig=yes&spot=true", already_subscribed=True)
+    assert zh.subject == "请确认订阅 GPU 每周摘要"
+    assert "确认订阅：https://example.org/c/1\n\n此地址已在接收摘要。" in zh.body
+    assert "保存的筛选条件：MIG：是；" in zh.body and "链接在 3 天内有效。" in zh.body
+    html = zh.alternatives[0][0]
+    assert '<html lang="zh-Hans">' in html and ">确认订阅</a>" in html
+    assert "<strong>保存的筛选条件：</strong>MIG：是；" in html

@@ -4,6 +4,8 @@ import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
+import pytest
+
 from web import charts
 from web.currency import conversions
 
@@ -83,3 +85,14 @@ def test_offer_stock_steps_between_in_stock_and_sold_out_until_now():
     assert list(trace.y) == [1, 0, 1, 1] and list(trace.x)[-1] == until
     assert list(trace.customdata) == ["available", "sold out", "limited (2)", "limited (2)"]
     assert trace.line.shape == "hv"
+
+
+@pytest.mark.django_db
+def test_pages_are_compressed_for_clients_that_accept_gzip(client):
+    import gzip
+
+    response = client.get("/guides/", HTTP_ACCEPT_ENCODING="gzip, br")
+    assert response["Content-Encoding"] == "gzip"
+    assert b"<!doctype html>" in gzip.decompress(response.content)
+    assert "Accept-Encoding" in response["Vary"]
+    assert "Content-Encoding" not in client.get("/guides/")  # and plain for clients that do not

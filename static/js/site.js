@@ -1,0 +1,90 @@
+// Small behaviour of every page (ours, no framework): the phone navigation's menu button, and on the offers page the
+// filters panel that phones open on demand, focus and scrolling after htmx swaps the results.
+(function () {
+  "use strict";
+  var phone = window.matchMedia("(max-width: 760px)");
+  var tableLabel = (document.currentScript && document.currentScript.dataset.tableLabel) || "table";
+
+  function navigation() {
+    var button = document.querySelector(".nav-toggle");
+    var nav = document.getElementById("site-nav");
+    if (!button || !nav) { return; }
+    button.hidden = false;
+    document.documentElement.classList.add("nav-collapsible");
+    button.addEventListener("click", function () {
+      var open = button.getAttribute("aria-expanded") !== "true";
+      button.setAttribute("aria-expanded", String(open));
+      nav.classList.toggle("open", open);
+    });
+  }
+
+  function filtersPanel() {
+    // Phones see the results first: the panel starts closed there (its summary says how many filters are set).
+    var panel = document.getElementById("filters-panel");
+    if (!panel) { return; }
+    // ... unless a filter is wrong: then it opens on the field to correct.
+    function fit() { panel.open = !phone.matches || Boolean(panel.querySelector(".invalid")); }
+    fit();
+    phone.addEventListener("change", fit);
+  }
+
+  // What the user activated before a swap of #results: a sort link (found again by its column), or another link
+  // of the results (pager, filter chip), whose place is taken by the results heading.
+  var activated = null;
+
+  function resultsSwaps() {
+    var results = document.getElementById("results");
+    if (!results) { return; }
+    document.body.addEventListener("htmx:beforeRequest", function (event) {
+      var el = event.detail.elt;
+      if (!el || !results.contains(el)) { activated = null; return; }
+      var th = el.closest("thead th");
+      activated = th ? {column: Array.prototype.indexOf.call(th.parentNode.children, th)} : {heading: true};
+    });
+    document.body.addEventListener("htmx:afterSettle", function (event) {
+      if (event.detail.target !== results || !activated) { return; }
+      var target = null;
+      if (activated.column !== undefined) {
+        var th = results.querySelectorAll("table.offers thead th")[activated.column];
+        target = th && th.querySelector("a");
+      }
+      target = target || document.getElementById("results-title");
+      activated = null;
+      var top = document.getElementById("results-title").getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight) {
+        document.getElementById("results-title").scrollIntoView({block: "start"});
+      }
+      target.focus({preventScroll: true});
+    });
+  }
+
+  // A table wider than the screen scrolls sideways inside its wrapper: make that wrapper a named, focusable region
+  // so keyboard users can scroll it too (arrow keys), as only such wrappers need a Tab stop.
+  function scrollableTables() {
+    document.querySelectorAll(".table-wrap").forEach(function (wrap) {
+      var scrolls = wrap.scrollWidth > wrap.clientWidth + 1 || wrap.scrollHeight > wrap.clientHeight + 1;
+      if (scrolls && !wrap.hasAttribute("tabindex")) {
+        var table = wrap.querySelector("table");
+        var caption = table && table.caption ? table.caption.textContent : "";
+        var heading = wrap.closest("section") ? wrap.closest("section").querySelector("h2") : null;
+        wrap.setAttribute("tabindex", "0");
+        wrap.setAttribute("role", "region");
+        var name = (caption || (heading && heading.textContent) || document.title).trim();
+        wrap.setAttribute("aria-label", name + " (" + tableLabel + ")");
+      } else if (!scrolls && wrap.getAttribute("tabindex") === "0") {
+        ["tabindex", "role", "aria-label"].forEach(function (name) { wrap.removeAttribute(name); });
+      }
+    });
+  }
+
+  function start() {
+    navigation(); filtersPanel(); resultsSwaps(); scrollableTables();
+    window.addEventListener("resize", scrollableTables);
+    document.body.addEventListener("htmx:afterSettle", scrollableTables);
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", start);
+  } else {
+    start();
+  }
+})();

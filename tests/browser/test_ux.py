@@ -1,0 +1,244 @@
+"""Issue 15 in a real browser, in English and Chinese at 1366 and 390 px: empty results that say so and offer a way
+out, errors for unknown parameters, the error pages, compare from a provider page, keyboard and screen-reader
+behaviour after htmx swaps, the phone layout, and compressed pages. Screenshots go to screenshots/ (git-ignored)."""
+
+import re
+
+import pytest
+
+from tests.browser.conftest import screenshot
+from tests.ui import builders
+
+pytest.importorskip("playwright")
+from playwright.sync_api import expect  # noqa: E402
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+VIEWS = [("en", 1366), ("en", 390), ("zh-hans", 1366), ("zh-hans", 390)]
+TEXT = {
+    "en": {"zero": "0 offers match.", "unpriced": "Amazon Web Services meets these Kubernetes requirements",
+           "unknown": "gpu_modle: not a parameter of this page", "country": "No country has the ISO code ZZ",
+           "404": "Page not found", "500": "Something went wrong", "noprices": "We have no prices for",
+           "chosen": "Chosen: Acme Cloud", "one_more": "Choose at least one more provider"},
+    "zh-hans": {"zero": "0 个报价符合条件", "unpriced": "亚马逊云科技 满足这些 Kubernetes 要求",
+                "unknown": "gpu_modle：不是本页面的参数", "country": "没有国家使用 ISO 代码 ZZ",
+                "404": "找不到页面", "500": "出错了", "noprices": "我们还没有 亚马逊云科技 的价格",
+                "chosen": "已选: 阿克米云", "one_more": "请在下方至少再选择一家厂商"},
+}
+
+
+@pytest.fixture
+def data():
+    objects = builders.catalog()
+    builders.rates()
+    objects["aws"] = builders.provider("aws", "Amazon Web Services", caps=builders.FULL, name_zh="亚马逊云科技")
+    return objects
+
+
+def rows(page):
+    return page.locator("table.offers tbody code")
+
+
+def expected_failure(site, status: str) -> None:
+    """The browser logs the status of a page we asked for on purpose (400, 404) as a console error: forget just that."""
+    site.watch.problems[:] = [p for p in site.watch.problems if status not in p]
+
+
+def name(test: str, language: str, width: int) -> str:
+    return f"{test}-{language}-{width}"
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_an_empty_result_says_zero_names_unpriced_providers_and_relaxes_in_one_click(site, data, language, width):
+    text = TEXT[language]
+    page = site(language=language, width=width)
+    page.goto(site.url + "/?provider=aws&gpu_family=H100")
+    results = page.locator("#results")
+    expect(results).to_contain_text(text["zero"])
+    expect(results).to_contain_text(text["unpriced"])
+    chips = page.locator(".chips a.chip")
+    expect(chips).to_have_count(3)  # two filters and "remove all"
+    screenshot(page, name("empty-result", language, width))
+    expect(page.locator(".chips a.chip").first).to_contain_text("Amazon Web Services")  # a name, not the slug
+    page.locator(".chips a.chip").first.click()  # drops the provider, keeps the GPU family
+    expect(page).to_have_url(re.compile(r"/\?gpu_family=H100$"))
+    expect(rows(page)).to_have_count(4)
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_unknown_and_impossible_parameters_are_errors_on_the_page(site, data, language, width):
+    text = TEXT[language]
+    page = site(language=language, width=width)
+    response = page.goto(site.url + "/?gpu_modle=h100")
+    assert response.status == 400
+    expect(page.locator(".errors")).to_contain_text(text["unknown"])
+    screenshot(page, name("unknown-parameter", language, width))
+    response = page.goto(site.url + "/?country=zz")
+    assert response.status == 400
+    expect(page.locator(".errors")).to_contain_text(text["country"])
+    expected_failure(site, "400 (Bad Request)")
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_error_pages_and_provider_pages_without_offers(site, data, language, width, settings):
+    text = TEXT[language]
+    settings.DEBUG = False
+    page = site(language=language, width=width)
+    response = page.goto(site.url + "/no-such-page/")
+    assert response.status == 404
+    expect(page.locator("h1")).to_have_text(text["404"])
+    expect(page.locator("header.site")).to_be_attached()
+    screenshot(page, name("404", language, width))
+    expected_failure(site, "404 (Not Found)")
+    page.goto(site.url + "/providers/aws/")
+    expect(page.locator("#offers-title + p.empty")).to_contain_text(text["noprices"])
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_compare_from_a_provider_page_asks_for_one_more(site, data, language, width):
+    text = TEXT[language]
+    page = site(language=language, width=width)
+    page.goto(site.url + "/providers/acme/")
+    page.locator("a[href='/compare/?provider=acme']").click()
+    expect(page.locator("#compare-chosen")).to_contain_text(text["chosen"])
+    expect(page.locator("#compare-chosen")).to_contain_text(text["one_more"])
+    expect(page.locator("input[name=provider][value=acme]")).to_be_checked()
+    page.check("input[name=provider][value=metal]")
+    page.locator("form.compare-form button[type=submit]").click()
+    expect(page.locator("#compare-capabilities")).to_be_visible()
+    screenshot(page, name("compare-from-provider", language, width))
+
+
+SKIP = {"en": "Skip to results", "zh-hans": "跳到结果"}
+MATCH = {"en": "offers match", "zh-hans": "个报价符合条件"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_skip_to_results_is_the_first_tab_stop_at_every_width(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    page.keyboard.press("Tab")
+    focused = page.locator(":focus")
+    expect(focused).to_have_text(SKIP[language])
+    box = focused.bounding_box()
+    assert box and box["x"] >= 0 and box["x"] + box["width"] <= width  # shown when focused, at every width
+    screenshot(page, name("skip-to-results", language, width))
+    page.keyboard.press("Enter")
+    expect(page.locator("#results-title")).to_be_focused()
+    page.keyboard.press("Tab")
+    page.keyboard.press("Tab")  # the first chip-free result link is a few stops away, not 225
+    assert page.evaluate("document.activeElement.closest('#results') !== null")
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_after_a_swap_focus_and_viewport_return_and_the_count_is_announced(site, data, language, width):
+    for index in range(55):  # two pages
+        builders.offer(data["acme"], data["acme_h100"].source, data["h100"], f"more-{index}", f"{3 + index}.00")
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    status = page.locator("#results-status")
+    expect(status).to_have_attribute("aria-live", "polite")
+    # Sort with the keyboard: focus comes back to the same column's (new) sort link.
+    price_link = page.locator("table.offers thead th").nth(2).locator("a")
+    price_link.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"ordering=-price_per_gpu_hour"))
+    expect(page.locator("table.offers thead th").nth(2).locator("a")).to_be_focused()
+    expect(status).to_contain_text(MATCH[language])
+    # The pager at the bottom: focus goes to the results heading, scrolled into view.
+    page.locator(".pager a[rel=next]").focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_url(re.compile(r"page=2"))
+    expect(page.locator("#results-title")).to_be_focused()
+    top = page.evaluate("document.getElementById('results-title').getBoundingClientRect().top")
+    assert -1 <= top < 1000
+    expect(status).to_contain_text("2")
+    screenshot(page, name("after-page-swap", language, width))
+    # A filter: focus stays on the checkbox the user ticked; the new count is announced.
+    if width < 700:
+        page.locator("#filters-panel > summary").click()
+    page.check("input[name=gpu_family][value=A100]")
+    expect(status).to_contain_text("1")
+    expect(page.locator("input[name=gpu_family][value=A100]")).to_be_focused()
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_phone_navigation_collapses_and_results_come_before_filters(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    nav = page.locator("#site-nav")
+    toggle = page.locator(".nav-toggle")
+    if width < 700:
+        expect(nav).to_be_hidden()
+        expect(toggle).to_be_visible()
+        toggle.click()
+        expect(nav).to_be_visible()
+        expect(toggle).to_have_attribute("aria-expanded", "true")
+        screenshot(page, name("nav-open", language, width))
+        toggle.click()
+        expect(nav).to_be_hidden()
+        # Results first: the filters panel is closed and the first offer is in the first screenful.
+        assert page.evaluate("document.getElementById('filters-panel').open") is False
+        first_row = page.locator("table.offers tbody tr").first.bounding_box()
+        assert first_row["y"] < 1000
+    else:
+        expect(nav).to_be_visible()
+        expect(toggle).to_be_hidden()
+        expect(page.locator("#filters")).to_be_visible()
+    price = page.locator("table.offers td.price").first.bounding_box()
+    assert price["x"] >= 0 and price["x"] + price["width"] <= width  # the price is on screen without scrolling
+    screenshot(page, name("offers", language, width))
+
+
+TOOLBAR = {"en": "Download plot as a PNG", "zh-hans": "下载图表为PNG格式"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_charts_load_the_partial_plotly_bundle_with_the_page_language_toolbar(site, data, language, width):
+    page = site(language=language, width=width)
+    requested = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(site.url + "/charts/")
+    chart = page.locator('[data-figure="fig-distribution"]')
+    expect(chart).to_have_class(re.compile("drawn"))
+    expect(chart.locator(f'.modebar-btn[data-title="{TOOLBAR[language]}"]')).to_have_count(1)
+    plotly = [url for url in requested if "plotly" in url]
+    assert any("plotly-cartesian-3.1.1.min.js" in url for url in plotly), plotly
+    assert any("plotly-locale-zh-cn" in url for url in plotly) == (language == "zh-hans")
+    screenshot(page, name("charts", language, width))
+    # Pages without charts never fetch plotly.
+    requested.clear()
+    page.goto(site.url + "/")
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in requested if "plotly" in url]
+
+
+DIGEST = {"en": "Weekly digest", "zh-hans": "每周摘要"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_digest_is_a_page_reached_from_the_navigation(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    if width < 700:
+        page.locator(".nav-toggle").click()
+    page.locator("#site-nav").get_by_role("link", name=DIGEST[language]).click()
+    expect(page).to_have_url(re.compile(r"/digest/$"))
+    expect(page.locator("h1")).to_have_text(DIGEST[language])
+    screenshot(page, name("digest", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_matrix_filters_in_one_click_and_keeps_its_header_and_provider_column_in_view(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/providers/")
+    page.locator(".presets a.chip").first.click()  # MIG and scale to zero
+    expect(page).to_have_url(re.compile(r"mig=yes&scale_to_zero=yes"))
+    expect(page.locator("table.matrix tbody th[scope=row]")).to_have_count(3)  # acme, dearco, aws
+    wrap = page.locator(".matrix-wrap")
+    wrap.evaluate("el => { el.scrollTop = 10000; el.scrollLeft = 10000; }")
+    header = page.locator("table.matrix thead th").first.bounding_box()
+    provider = page.locator("table.matrix tbody th[scope=row]").first.bounding_box()
+    box = wrap.bounding_box()
+    assert abs(header["y"] - box["y"]) < 2 and abs(provider["x"] - box["x"]) < 2  # sticky row and column
+    screenshot(page, name("matrix-query", language, width))

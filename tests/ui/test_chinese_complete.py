@@ -1,0 +1,87 @@
+"""Chinese completely, and no raw keys in either language: GPU qualifiers and form factors, advisor evidence, data
+source counts, error pages; provider names in the page's language instead of appended to English ones."""
+
+import json
+import re
+
+import pytest
+
+from tests.ui import builders
+
+pytestmark = pytest.mark.django_db
+
+RAW_KEY = re.compile(r"\b[a-z_]{3,}=[a-z_/]+~?")
+
+
+@pytest.fixture
+def data():
+    objects = builders.catalog()
+    objects["vague"] = builders.gpu("h100-unspecified", "NVIDIA H100 80GB (form factor not stated)", "H100", "80")
+    objects["vague"].form_factor = "unspecified"
+    objects["vague"].save()
+    builders.offer(objects["acme"], objects["acme_h100"].source, objects["vague"], "acme.vague", "2.00")
+    return objects
+
+
+def visible_text(html: str) -> str:
+    html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_no_page_shows_raw_keys(client, data, language):
+    urls = ["/", "/providers/", "/providers/acme/", "/gpus/", "/gpus/h100-sxm/", "/compare/?provider=acme,metal",
+            "/sources/", "/charts/", "/advisor/?kind=batch&gpu=h100-sxm&gpus_per_node=2&nodes=2"]
+    for url in urls:
+        response = client.get(url, HTTP_ACCEPT_LANGUAGE=language)
+        assert response.status_code == 200, url
+        found = RAW_KEY.findall(visible_text(response.content.decode()))
+        assert found == [], (url, found)
+
+
+def test_advisor_evidence_names_the_question_and_answer_in_words(client, data):
+    params = {"kind": "batch", "gpu": "h100-sxm", "gpus_per_node": "2", "nodes": "2"}
+    html = client.get("/advisor/", params).content.decode()
+    assert "offering=" not in html
+    assert "Kubernetes offering: managed control plane" in html or "Kubernetes offering: bring your own cluster" in html
+    html = client.get("/advisor/", params, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "offering=" not in html and "Acme Cloud 阿克米云" not in html
+
+
+def test_gpu_qualifiers_and_form_factors_are_translated(client, data):
+    html = client.get("/gpus/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "NVIDIA H100 80GB（未注明规格）" in html.replace(" （", "（")
+    assert "form factor not stated" not in html and ">unspecified<" not in html
+    html = client.get("/gpus/").content.decode()
+    assert "NVIDIA H100 80GB (form factor not stated)" in html and "<td>not stated</td>" in html
+    html = client.get("/gpus/h100-unspecified/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "<h1>NVIDIA H100 80GB （未注明规格）</h1>" in html
+
+
+def test_source_counts_are_words_not_symbols(client, data):
+    from django.utils import timezone
+
+    from providers.models import ScrapeRun
+
+    source = data["acme_h100"].source
+    ScrapeRun.objects.create(source=source, status="success", created=3, updated=1, unchanged=5, deactivated=0,
+                             offline=False, started_at=timezone.now())
+    html = client.get("/sources/").content.decode()
+    assert "3 new, 1 changed, 5 unchanged, 0 no longer listed" in html
+    html = client.get("/sources/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "新增 3，变更 1，未变 5，下架 0" in html
+    assert "<td>阿克米云</td>" in html
+
+
+def test_the_plotly_locale_is_loaded_only_on_chinese_pages(client, data):
+    assert "plotly-locale-zh-cn" not in client.get("/charts/").content.decode()
+    html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert 'data-plotly-locale="/static/vendor/plotly-locale-zh-cn-3.1.1.js" data-locale="zh-CN"' in html
+
+
+def test_chart_labels_carry_translated_qualifiers(client, data):
+    html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    figure = html.split('<script type="application/json" id="fig-distribution">')[1].split("</script>")[0]
+    text = json.dumps(json.loads(figure), ensure_ascii=False)
+    assert "NVIDIA H100 80GB （未注明规格）" in text
+    assert "form factor not stated" not in text

@@ -40,6 +40,12 @@ GPUS = [("H100", "80"), ("A100", "40"), ("A100", "80"), ("L40S", "48"), ("RTX 40
 TARGETS = {"first sync": 3.0, "unchanged re-run": 1.0}
 
 
+def rss_mib() -> float:
+    """Resident memory now (not the high-water mark)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def peak_rss_mib() -> float:
     # ru_maxrss is KiB on Linux: the high-water mark of the whole process (input, ORM and driver buffers included).
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -198,6 +204,8 @@ def run_benchmark(name: str, count: int, changed_share: float) -> int:
     results = []
     logger.info("peak RSS before the syncs: %.0f MiB", peak_rss_mib())
     offers = build_offers(count)
+    logger.info("resident with the response built (%s ScrapedOffer, as a scraper returns them): %.0f MiB",
+                f"{count:,}", rss_mib())
     for label in ("first sync", "unchanged re-run"):
         seconds, counts = timed_sync(source, offers, label)
         results.append((label, seconds, counts, peak_rss_mib()))

@@ -1,24 +1,27 @@
-"""Benchmark of the REST API against Datasette on the same 100,000 offers.
+"""Benchmark of the REST API against a fair Datasette baseline and a hand-tuned endpoint, on the same 100,000 offers.
 
 One run does everything on this machine, all traffic to 127.0.0.1:
 1. creates a throw-away PostgreSQL database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/
-   h_api_bench), migrates it, loads the bundled snapshot (real providers, capabilities, GPU catalog, ~2,000 real
-   catalog offers) and copies those offers under numbered extra regions until there are `--offers` rows. The copies
-   are load for the benchmark only, in a database that is dropped at the end;
-2. serves the API with gunicorn as the Dockerfile does (production settings, `--workers` processes of `--threads`
-   threads, keep-alive, persistent DB connections) and
-   measures five representative filtered queries at 1 and 8 concurrent clients: requests/second, p50 and p95;
-3. writes the same rows (one flat table, with each provider's capability answers as columns, with the three
-   indexes the PostgreSQL schema had before migration 0004) to a SQLite file, serves it with Datasette and runs the
-   equivalent table queries against its JSON API with the same clients;
-4. prints both, the ratio (ours / Datasette's requests per second; the target is >= 1 on every query), and checks
-   that both sides counted the same number of matching rows, so the queries really are equivalent.
+   h_api_bench), migrates it, loads the bundled snapshot (real providers, capabilities, GPU catalog, the real
+   catalog offers) and copies those offers in SQL under numbered extra regions until there are `--offers` rows
+   (`grow`, which bench/scale.py uses too). The copies are load for the benchmark only, in a database that is
+   dropped at the end;
+2. writes the same rows to a SQLite file as one flat table with each provider's capability answers as columns and
+   DATASETTE_INDEXES: one index for each of the API's, in the form Datasette's queries can use;
+3. serves three sides at once, each with `--workers` processes: the API with gunicorn as the Dockerfile does
+   (production settings, `--threads` threads per process, keep-alive, persistent DB connections), the hand-tuned
+   WSGI endpoint of bench/handtuned.py under the same gunicorn (the practical limit), and Datasette under uvicorn
+   (bench/datasette_app.py);
+4. measures five representative filtered queries at 1 and 8 concurrent clients, the sides taking `--turns` turns
+   within `--seconds` each, so that the machine's changing load weighs on all of them alike: requests/second, p50;
+5. prints the ratios (ours / Datasette's and ours / the hand-tuned endpoint's requests per second; targets >= 1.5x
+   and >= 0.7x on every query), checks that every side counted the same rows, and that the hand-tuned endpoint's
+   first page is the API's (the same JSON but for the host in its URLs).
 
-    .venv/bin/python bench/api.py [--offers 100000] [--seconds 8] [--workers 2] [--threads 4]
+    .venv/bin/python bench/api.py [--offers 100000] [--seconds 6] [--turns 3] [--workers 2] [--threads 4]
 
-The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP and DRF
-keeps one timestamp per request in that IP's history, so a limit high enough not to trigger would measure the
-growing history rather than the API. Each measurement is bounded by `--seconds` and by MAX_REQUESTS requests.
+The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP. Each
+measurement is bounded by `--seconds` and by MAX_REQUESTS requests.
 """
 
 from __future__ import annotations

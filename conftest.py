@@ -59,3 +59,14 @@ def _fresh_cache():
 
     cache.clear()
     yield
+
+
+@pytest.fixture(autouse=True)
+def _forget_remembered_lookups():
+    """Lookups kept under a data version (providers.selectors.remembered) are forgotten after each test: a test's
+    rolled-back transaction takes the version back with it, so the next test may reach the same number with other
+    data (in production a version is only ever seen once committed, and only ever grows)."""
+    yield
+    from providers import selectors
+
+    selectors.remembered_forget()

@@ -161,8 +161,9 @@ class ApiPagination(PageNumberPagination):
         # Given but empty is an error like any other non-number: the schema says integer.
         return self.page_size if raw is None else _positive_int("page_size", raw, self.max_page_size)
 
-    def paginate_queryset(self, queryset, request, view=None, count: int | None = None):
-        """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached)."""
+    def paginate_queryset(self, queryset, request, view=None, count: int | None = None, fetch=None):
+        """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached);
+        `fetch(offset, limit)`, when it knows a better way to read a page than slicing `queryset`."""
         self.request = request
         page_size = self.get_page_size(request)
         raw = request.query_params.get(self.page_query_param)
@@ -179,7 +180,8 @@ class ApiPagination(PageNumberPagination):
             # Django cuts the last page at `count`; a given count may be a cached one (selectors.offer_count), and the
             # rows are read live whatever it says.
             start = (number - 1) * page_size
-            self.page.object_list = queryset[start:start + page_size]
+            self.page.object_list = (fetch(start, page_size) if fetch is not None
+                                     else queryset[start:start + page_size])
         return list(self.page)
 
     def get_schema_operation_parameters(self, view):
@@ -381,16 +383,21 @@ class OfferListApi(ReadOnlyApi):
         responses=list_responses(OfferSerializer),
     )
     def get(self, request):
-        filterset = build_offer_filterset(request.query_params, request=request)
-        if not filterset.is_valid():
-            raise ValidationError(filterset.errors)
-        context = {"request": request}
-        if self.wants_csv_stream(request):
-            return self.csv_response(filterset.qs.iterator(chunk_size=CSV_CHUNK_ROWS), OfferSerializer(context=context),
-                                     "offers.csv")
-        page_ids = self.paginator.paginate_queryset(selectors.offer_ids(filterset=filterset), request, view=self,
-                                                    count=selectors.offer_count(filterset=filterset))
-        return self.get_paginated_response(offer_data(selectors.offer_rows(ids=page_ids), request=request))
+        # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
+        # kept under it (selectors.data_version_scope).
+        with selectors.data_version_scope():
+            filterset = build_offer_filterset(request.query_params, request=request)
+            if not filterset.is_valid():
+                raise ValidationError(filterset.errors)
+            context = {"request": request}
+            if self.wants_csv_stream(request):
+                return self.csv_response(filterset.qs.iterator(chunk_size=CSV_CHUNK_ROWS),
+                                         OfferSerializer(context=context), "offers.csv")
+            rows = self.paginator.paginate_queryset(
+                selectors.offer_ids(filterset=filterset), request, view=self,
+                count=selectors.offer_count(filterset=filterset),
+                fetch=lambda offset, limit: selectors.offer_page(filterset=filterset, offset=offset, limit=limit))
+        return self.get_paginated_response(offer_data(rows, request=request))
 
 
 def _offer_or_404(offer_id: str):

@@ -140,9 +140,13 @@ class RelatedChoice(MultipleChoice):
     def filter(self, qs, value):
         if not value:
             return qs
+        from .selectors import remembered
+
         relation, column = self.field_name.split("__")
         related = Offer._meta.get_field(relation).related_model
-        ids = sorted(related.objects.filter(**{f"{column}__in": value}).values_list("pk", flat=True))
+        ids = remembered(f"ids:{self.field_name}:{sorted(value)}", lambda: sorted(
+            related.objects.filter(**{f"{column}__in": value}).values_list("pk", flat=True)))
+        self.parent.resolve(f"{relation}_id", ids)
         return qs.filter(**{f"{relation}_id__in": ids})
 
 
@@ -259,17 +263,27 @@ class CountryFilter(CopiedCheaply, filters.Filter):
         return qs.filter(country__in=value) if value else qs
 
 
+def _remembered(name, compute):
+    from .selectors import remembered
+
+    return remembered(name, compute)
+
+
 def gpu_choices():
-    return list(GpuModel.objects.order_by("slug").values_list("slug", "name"))
+    return _remembered("choices:gpu", lambda: list(GpuModel.objects.order_by("slug").values_list("slug", "name")))
 
 
 def gpu_family_choices():
-    families = GpuModel.objects.order_by("family").values_list("family", flat=True).distinct()
-    return [(family, family) for family in families]
+    def read():
+        families = GpuModel.objects.order_by("family").values_list("family", flat=True).distinct()
+        return [(family, family) for family in families]
+
+    return _remembered("choices:gpu_family", read)
 
 
 def provider_choices():
-    return list(Provider.objects.order_by("name").values_list("slug", "name"))
+    return _remembered("choices:provider",
+                       lambda: list(Provider.objects.order_by("name").values_list("slug", "name")))
 
 
 class NoEmptyItemsCSVField(BaseCSVField):
@@ -420,6 +434,16 @@ class OfferFilterSet(filters.FilterSet):
 
     # --- methods -----------------------------------------------------------------------------------------------
 
+    @property
+    def resolved_ids(self) -> dict[str, list[int]]:
+        """`gpu_id` and `provider_id` lists the filters resolved to (intersected when several filters constrain the
+        same column), once `bare_qs` or `qs` is built: what selectors.offer_page_ids reads as one range each."""
+        return {column: sorted(ids) for column, ids in getattr(self, "_resolved", {}).items()}
+
+    def resolve(self, column: str, ids) -> None:
+        resolved = self.__dict__.setdefault("_resolved", {})
+        resolved[column] = set(ids) & resolved[column] if column in resolved else set(ids)
+
     def filter_noop(self, queryset, name, value):
         return queryset  # read in filter_queryset / _capability_cells
 
@@ -463,12 +487,20 @@ class OfferFilterSet(filters.FilterSet):
 
         Read first from the small capability table and applied as a literal `provider_id IN (...)`: as a subquery it
         left the planner guessing one matching provider and choosing plans for that (see RelatedChoice)."""
-        answers = dict(self._capability_cells().filter(key=key).exclude(value=UNKNOWN)
-                       .values_list("provider_id", "value"))
-        matching = {provider_id for provider_id, answer in answers.items() if answer in values}
-        if UNKNOWN in values:
-            matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
-        return sorted(matching)
+        def read():
+            answers = dict(self._capability_cells().filter(key=key).exclude(value=UNKNOWN)
+                           .values_list("provider_id", "value"))
+            matching = {provider_id for provider_id, answer in answers.items() if answer in values}
+            if UNKNOWN in values:
+                matching |= set(Provider.objects.exclude(pk__in=list(answers)).values_list("pk", flat=True))
+            return sorted(matching)
+
+        documented = bool(self.form.cleaned_data.get("documented_only"))
+        return _remembered(f"answering:{documented}:{key}:{sorted(values)}", read)
+
+    def _providers(self, queryset, ids):
+        self.resolve("provider_id", ids)
+        return queryset.filter(provider_id__in=ids)
 
     # --- the offer's own Kubernetes answers (KubernetesProfile) ----------------------------------------------------
     #
@@ -595,7 +627,7 @@ class OfferFilterSet(filters.FilterSet):
             usd = to_usd(amount, currency, rates)
             if usd is not None and usd <= Decimal(str(value)):
                 matching.add(provider_id)
-        return queryset.filter(provider_id__in=matching)
+        return self._providers(queryset, sorted(matching))
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).

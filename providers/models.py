@@ -434,6 +434,10 @@ class Offer(models.Model):
                          name="offer_active_provider_price"),
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
+            # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
+            # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0009).
+            models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
+                         condition=models.Q(is_active=True), name="offer_active_provider_hour"),
             models.Index(models.F("gpu_memory_gb").desc(nulls_last=True), models.F("id"), include=["gpu_count"],
                          condition=models.Q(is_active=True), name="offer_active_memory_desc"),
         ]
@@ -546,3 +550,23 @@ class AvailabilityPoll(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} availability {self.started_at:%Y-%m-%d %H:%M} {self.status}"
+
+
+# Tables whose writes can change which offers a filter matches or how it is resolved (slugs, capability answers,
+# the exchange rate of a fee): database triggers bump DataVersion after every statement that writes one of them
+# (migration 0008), whoever writes it (a scrape run, the admin, a curated sync, raw SQL).
+DATA_VERSION_TABLES = ("providers_offer", "providers_capability", "providers_provider", "providers_gpumodel",
+                       "providers_exchangerate", "providers_instancetypefact", "providers_kubernetesprofile")
+
+
+class DataVersion(models.Model):
+    """One row (id 1) whose `version` the database raises after every write to DATA_VERSION_TABLES.
+
+    What is derived from those tables and kept between requests (offer counts, the slug and capability lookups of
+    the OfferFilterSet) is kept under the version it was read with, so it is exact until the data changes and never
+    after: providers.selectors.data_version. Nothing in Python writes it."""
+
+    version = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"data version {self.version}"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import functools
 import hashlib
 from dataclasses import dataclass, field
@@ -10,6 +12,7 @@ from decimal import Decimal
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
@@ -17,6 +20,7 @@ from django.utils import timezone
 from .models import (
     Capability,
     DataSource,
+    DataVersion,
     ExchangeRate,
     GpuModel,
     KubernetesFact,
@@ -24,7 +28,6 @@ from .models import (
     Offer,
     PriceObservation,
     Provider,
-    RunStatus,
     ScrapeRun,
 )
 
@@ -227,59 +230,245 @@ def cheapest_offers_by_gpu(*, provider_ids) -> dict[tuple[int, int], Offer]:
 # --- reads for the REST API (providers.api) ------------------------------------------------------------------------
 
 
+def data_version() -> int | None:
+    """The current DataVersion (raised by the database after every write that can change a count or a filter
+    lookup; migration 0008), or None when its row is missing (a test database flushed by TRUNCATE), in which case
+    nothing is kept under it. Read once per request, so in plain SQL."""
+    table = connection.ops.quote_name(DataVersion._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT version FROM {table} WHERE id = 1")
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+_request_version: contextvars.ContextVar[int | None] = contextvars.ContextVar("data_version", default=None)
+_remembered: dict[str, tuple[int, object]] = {}
+
+
+@contextlib.contextmanager
+def data_version_scope():
+    """Within it, `remembered` lookups are kept in this process under the data version read once on entry (the API's
+    offer list and the offers page open one per request). Yields that version."""
+    version = data_version()
+    token = _request_version.set(version)
+    try:
+        yield version
+    finally:
+        _request_version.reset(token)
+
+
+def remembered(name: str, compute):
+    """`compute()`, kept in this process under the data version of the current data_version_scope: the small
+    catalog reads the OfferFilterSet repeats on every request (GPU and provider slugs, capability answers) are read
+    once per change of the data instead. Outside a scope (or without a version) it is computed every time."""
+    version = _request_version.get()
+    if version is None:
+        return compute()
+    hit = _remembered.get(name)
+    if hit is not None and hit[0] == version:
+        return hit[1]
+    value = compute()
+    if len(_remembered) > 1000:  # bounded: names are a fixed set of lookups and their arguments
+        _remembered.clear()
+    _remembered[name] = (version, value)
+    return value
+
+
+def remembered_forget() -> None:
+    _remembered.clear()
+
+
 def offer_count(*, filterset) -> int:
-    """How many offers a bound, valid OfferFilterSet matches: an exact count, cached briefly.
+    """How many offers a bound, valid OfferFilterSet matches: exact, and kept until the data changes.
 
     Counted on bare offers (the same filters as `filterset.qs`, without offer_list's joins and stale annotation,
-    which a count does not need). Counting every active offer still reads all of them (about 20 ms for 100,000 on
-    PostgreSQL, most of a page's time), so the result is kept in the default cache for OFFER_COUNT_CACHE_SECONDS
-    (settings; 0 switches it off), keyed by the normalised filters and the id of the latest successful ScrapeRun.
-    A run commits its offers and its success together, so a reader sees a new key exactly when it can see the run's
-    offers: counts never lag a scrape. Writes outside runs (admin edits, the curated provider and GPU syncs) show in
-    counts within the cache lifetime. `seen_within_hours` depends on the clock, so such counts are never cached."""
+    which a count does not need). The count is kept in the default cache (Redis when CACHE_URL is set) under the
+    normalised filters and the DataVersion, which the database raises with every write to the offers or the tables
+    the filters read (a scrape run, an admin edit, a curated sync), in the writer's own transaction: a reader sees a
+    new version exactly when it can see the new rows. On a miss, the count and the version it belongs to are read in
+    one statement (one snapshot), so a count is never kept under a version it does not belong to.
+    OFFER_COUNT_CACHE_SECONDS (settings) only bounds how long an unused count is kept; 0 switches caching off.
+    `seen_within_hours` depends on the clock, so such counts are never kept."""
     seconds = settings.OFFER_COUNT_CACHE_SECONDS
     data = filterset.form.cleaned_data
     if not seconds or data.get("seen_within_hours") is not None:
         return filterset.bare_qs.count()
-    key = _offer_count_key(data, latest_run=latest_successful_run_id())
-    count = cache.get(key)
+    version = _request_version.get()
+    if version is None:
+        version = data_version()
+    if version is None:
+        return filterset.bare_qs.count()
+    count = cache.get(_offer_count_key(data, version=version))
     if count is None:
-        count = filterset.bare_qs.count()
-        cache.set(key, count, seconds)
+        version, count = _versioned_count(filterset.bare_qs)
+        if version is not None:
+            cache.set(_offer_count_key(data, version=version), count, seconds)
     return count
 
 
-def latest_successful_run_id() -> int | None:
-    """Read on every counted request, so in plain SQL: building the same query with the ORM took longer than running
-    it (the latest runs are the highest ids, so the primary key index finds it at once)."""
-    table = connection.ops.quote_name(ScrapeRun._meta.db_table)
+def _versioned_count(offers: QuerySet) -> tuple[int | None, int]:
+    try:
+        sql, params = offers.order_by().values("pk").query.sql_with_params()
+    except EmptyResultSet:  # a filter that resolved to no ids at all: nothing to count, nothing worth keeping
+        return None, 0
+    table = connection.ops.quote_name(DataVersion._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT MAX(id) FROM {table} WHERE status = %s", [RunStatus.SUCCEEDED])
-        return cursor.fetchone()[0]
+        cursor.execute(f"SELECT (SELECT version FROM {table} WHERE id = 1), (SELECT COUNT(*) FROM ({sql}) counted)",
+                       params)
+        return cursor.fetchone()
 
 
-def _offer_count_key(cleaned_data: dict, *, latest_run: int | None) -> str:
+def _offer_count_key(cleaned_data: dict, *, version: int) -> str:
     """The same key for queries that select the same offers however they were written (order of values, `4` or
     `4.00`, an ordering, empty parameters)."""
+    return f"offer-count:{version}:{_filters_digest(cleaned_data)}"
+
+
+def _filters_digest(cleaned_data: dict, *, ordering: bool = False) -> str:
     parts = []
     for name, value in sorted(cleaned_data.items()):
-        if name == "ordering" or value in (None, "", []):
+        if value in (None, "", []) or (name == "ordering" and not ordering):
+            continue
+        if name == "ordering":
+            parts.append((name, list(value)))  # its order matters
             continue
         if isinstance(value, list | tuple):
             value = sorted({str(item) for item in value})
         elif isinstance(value, Decimal):
             value = str(value.normalize())
         parts.append((name, value))
-    digest = hashlib.sha256(repr((parts, latest_run)).encode()).hexdigest()
-    return f"offer-count:{digest}"
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
 def offer_ids(*, filterset) -> QuerySet:
-    """The ids of the offers a bound, valid OfferFilterSet matches, in its order, read from the bare offer table.
-
-    A page is then two steps: the database returns a page of ids in index order (`[offset:offset+size]` of this,
-    see migration 0004), and offer_rows joins providers, GPUs and sources for those rows only."""
+    """The ids of the offers a bound, valid OfferFilterSet matches, in its order, read from the bare offer table."""
     return filterset.bare_qs.values_list("id", flat=True)
+
+
+def offer_page_ids(*, filterset, offset: int, limit: int) -> list[int]:
+    """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
+
+    When the filters name a list of GPU models or providers (or capability answers that resolve to providers) and
+    the order is one that a (gpu | provider, order columns, id) index serves, each value is read as its own index
+    range, at most offset + limit entries of it, and the ranges are merged in order (UNION ALL ... ORDER BY ...
+    LIMIT): with `gpu_id IN (...)` the planner walks the whole price index instead and filters out every other GPU's
+    offers (310,000 rows for the H100 page at 1,000,000 offers). The same rows in the same order as the plain query
+    (tests/api/test_offer_pages.py); PostgreSQL only (SQLite cannot order and limit inside a compound query)."""
+    return [row[0] for row in _page_ids_queryset(filterset, offset, limit)]
+
+
+def _page_ids_queryset(filterset, offset: int, limit: int) -> QuerySet:
+    """The page's ids (first column) in order: the plain query, or the merged index ranges (offer_page_ids)."""
+    offers = filterset.bare_qs
+    split = _range_split(filterset) if connection.vendor == "postgresql" else None
+    if split is None:
+        return offers.values_list("id")[offset:offset + limit]
+    column, values = split
+    branches = [offers.filter(**{column: value}).values_list("id", *_order_columns(offers))[:offset + limit]
+                for value in values]
+    merged = branches[0].union(*branches[1:], all=True).order_by(*_order_positions(offers))
+    return merged[offset:offset + limit]
+
+
+def offer_page(*, filterset, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
+    """The rows (offer_rows') of one page of a bound, valid OfferFilterSet, in its order.
+
+    On PostgreSQL one statement: the page of ids (offer_page_ids' query, as an array in its order) unnested WITH
+    ORDINALITY and joined to the offers, providers, GPUs and sources, around SQL built once per process; elsewhere
+    offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
+    if connection.vendor != "postgresql":
+        return offer_rows(ids=offer_page_ids(filterset=filterset, offset=offset, limit=limit), now=now)
+
+    def build() -> tuple[str, tuple]:
+        page = _page_ids_queryset(filterset, offset, limit)
+        sql, params = page.query.sql_with_params()
+        if page.query.combinator:
+            # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
+            quote = connection.ops.quote_name
+            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filterset.bare_qs))
+            ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
+        else:
+            ids = f"ARRAY({sql})"
+        return _offer_page_sql().replace("{ids}", ids), params
+
+    # The statement depends only on the filters (resolved to ids under the data version) and the page: kept under
+    # the version like the lookups, so a repeated query skips building and compiling it. Never for clock-dependent
+    # filters, whose SQL holds the moment.
+    data = filterset.form.cleaned_data
+    try:
+        if data.get("seen_within_hours") is not None:
+            sql, params = build()
+        else:
+            sql, params = remembered(f"page:{_filters_digest(data, ordering=True)}:{offset}:{limit}", build)
+    except EmptyResultSet:  # a filter that resolved to no ids at all
+        return []
+    cutoff = stale_cutoff(now=now)
+    rows = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for values in cursor.fetchall():
+            row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
+            last_success = row["source__last_success_at"]
+            row["is_stale"] = last_success is None or last_success < cutoff
+            rows.append(row)
+    kubernetes_answers_attach(rows)
+    return rows
+
+
+@functools.cache
+def _offer_page_sql() -> str:
+    """offer_rows' query with the offers read from `unnest({ids}) WITH ORDINALITY`, in that order (PostgreSQL, which
+    needs no converters for these columns: its values() rows are the driver's values)."""
+    sql, params = _offer_rows_queryset().query.sql_with_params()
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    head = f"FROM {table} "
+    assert not params and sql.count(head) == 1, sql
+    return (sql.replace(head, f'FROM unnest({{ids}}) WITH ORDINALITY AS "page"("id", "n") INNER JOIN {table} '
+                              f'ON ({table}."id" = "page"."id") ') + ' ORDER BY "page"."n"')
+
+
+# Orderings that a (gpu | provider, columns..., id) partial index on active offers serves, by the ordering's columns.
+RANGE_INDEXED = {
+    ("price_per_gpu_hour_usd",): ("gpu_id", "provider_id"),
+    ("price_hour_usd",): ("provider_id",),
+}
+
+
+def _order_columns(offers: QuerySet) -> tuple[str, ...]:
+    """The ordering's columns before the id tiebreak, if every one is a plain column of the offer, ascending."""
+    columns = []
+    for term in offers.query.order_by:
+        if term == "id":
+            break
+        expression = getattr(term, "expression", None)
+        if getattr(term, "descending", True) or not hasattr(expression, "name") or "__" in expression.name:
+            return ()
+        columns.append(expression.name)
+    return tuple(columns)
+
+
+def _order_positions(offers: QuerySet) -> list:
+    """The same ordering over the merged rows, whose columns are (id, ordering columns...)."""
+    from django.db.models import F
+
+    return [*(F(name).asc(nulls_last=True) for name in _order_columns(offers)), "id"]
+
+
+def _range_split(filterset) -> tuple[str, list[int]] | None:
+    """(column, values) to read as one index range per value, or None for the plain query."""
+    if filterset.form.cleaned_data.get("include_inactive"):
+        return None  # the indexes are partial on active offers
+    columns = RANGE_INDEXED.get(_order_columns(filterset.bare_qs))
+    if not columns:
+        return None
+    for column in columns:
+        values = filterset.resolved_ids.get(column)
+        if values is not None and 1 < len(values) <= MAX_RANGES:
+            return column, sorted(values)
+    return None
+
+
+MAX_RANGES = 40
 
 
 # What the API shows of an offer, its provider, GPU model and source (serializers.offer_data renders these rows,

@@ -9,12 +9,13 @@ starts it, holds that source's lock (`source_lock`) for its whole length.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import logging
 import re
 import tempfile
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, date, datetime, time
@@ -403,8 +404,11 @@ def offers_sync(
       client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
-    The number of queries does not grow with the number of offers; existing offers are compared as plain tuples
-    (no model instances), so an unchanged re-run writes nothing but last_seen (bench/ingest.py measures it).
+    Memory stays flat in the number of offers (bench/ingest.py: under 1 GiB at 1,000,000): the response is read as
+    positions by key, stored offers are streamed from the database in key-less chunks and compared as plain tuples
+    with the response's row normalised there and then (no model instances, nothing kept of an unchanged offer), and
+    changed and new offers are written in batches, normalised again as they are written. The number of queries grows
+    with the number of batches only. An unchanged re-run writes nothing but last_seen.
     """
     if not result.offers and not result.capabilities and not result.kubernetes_facts:
         raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
@@ -418,11 +422,14 @@ def offers_sync(
     counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
     for reason in (*result.rejected, *result.corrections):
         counts.note(reason)
+    offers = result.offers
 
-    incoming: dict[tuple[str, str], tuple] = {}
+    # Pass 1: which rows can be stored, by key (the first of repeated keys wins). Positions only: the response's own
+    # strings are the keys, so this costs a dict entry per offer.
+    incoming: dict[tuple[str, str], int] = {}
     # Keys of refused rows: the source still lists these offers, we only could not read this answer for them.
     refused: set[tuple[str, str]] = set(result.rejected_keys)
-    for scraped in result.offers:
+    for position, scraped in enumerate(offers):
         key = (scraped.instance_type, scraped.region)
         problem = _offer_problem(scraped) or ("repeats an earlier row's key" if key in incoming else None)
         if problem:
@@ -431,70 +438,93 @@ def offers_sync(
             counts.skipped += 1
             counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
             continue
-        incoming[key] = normaliser.values(scraped, counts)
+        incoming[key] = position
     displaced = _same_sku_elsewhere(source=source, incoming=incoming, counts=counts)
+    listed = len(incoming)
 
-    existing: dict[tuple[str, str], tuple[int, tuple]] = {
-        (row[1], row[2]): (row[0], row[3:])
-        for row in Offer.objects.filter(source=source).values_list("id", "instance_type", "region", *OFFER_FIELDS)
-    }
-    active_before = sum(1 for _, values in existing.values() if values[_ACTIVE])
-    if result.rejected_instance_types:
-        refused.update(key for key in existing if key[0] in result.rejected_instance_types)
-    unseen_active = [pk for key, (pk, values) in existing.items()
-                     if values[_ACTIVE] and key not in incoming and key not in refused]
+    # Pass 2: the stored offers, streamed. What is matched leaves `incoming`, so what stays there is new.
+    active_before = 0
+    unseen_active: list[int] = []
+    unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
+    # (offer id, position in the response, price or availability changed, stored availability kept or None)
+    changed: list[tuple[int, int, bool, tuple | None]] = []
+    rejected_types = result.rejected_instance_types
+    stored_rows = (Offer.objects.filter(source=source).order_by()
+                   .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
+    for pk, instance_type, region, *stored in stored_rows:
+        active = stored[_ACTIVE]
+        active_before += active
+        key = (instance_type, region)
+        position = incoming.pop(key, None)
+        if position is None:
+            if key in refused or instance_type in rejected_types:
+                unread.append(pk)
+            elif active:
+                unseen_active.append(pk)
+            continue
+        values = normaliser.values(offers[position], counts)
+        kept = None
+        if values[_AVAILABILITY] == Availability.UNKNOWN:
+            # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last check
+            # found: the availability poll states it, with its age, and a price run must not wipe it back to unknown.
+            kept = tuple(stored[_AVAILABILITY:_AVAILABILITY + 2])
+            values = _with_availability(values, kept)
+        if tuple(stored) == values:
+            counts.unchanged += 1
+        else:
+            changed.append((pk, position, any(stored[index] != values[index] for index in _HISTORY), kept))
     share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
     if not allow_shrink and len(unseen_active) > max(1, share * active_before):
         raise ShrinkRefusedError(
-            f"response lists {len(incoming)} offers but would deactivate {len(unseen_active)} of "
+            f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
             f"{active_before} active ones (a {source.kind} source may lose at most {share:.0%} at once); refusing "
             "it as a broken or partial response"
         )
 
-    to_create: list[tuple] = []
-    to_update: list[Offer] = []
-    history_ids: list[int] = []
-    for key, values in incoming.items():
-        found = existing.get(key)
-        if found is None:
-            to_create.append((source.pk, key[0], key[1], *values, now, now, run.pk))
-            continue
-        pk, stored = found
-        if values[_AVAILABILITY] == Availability.UNKNOWN:
-            # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last check
-            # found: the availability poll states it, with its age, and a price run must not wipe it back to unknown.
-            values = (*values[:_AVAILABILITY], *stored[_AVAILABILITY:_AVAILABILITY + 2], *values[_AVAILABILITY + 2:])
-        if stored == values:
-            counts.unchanged += 1
-            continue
-        if any(stored[index] != values[index] for index in _HISTORY):
-            history_ids.append(pk)
-        to_update.append(Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True))))
-
-    _offers_create(to_create)
-    _offers_update(to_update)
+    # Pass 3: writes, in batches. Rows are normalised again here (cheaper than keeping them); `uncounted` keeps the
+    # unknown-GPU counts of matched rows from being counted twice.
+    uncounted = SyncCounts()
+    for start in range(0, len(changed), BATCH_SIZE):
+        batch = changed[start:start + BATCH_SIZE]
+        updated = []
+        for pk, position, _, kept in batch:
+            values = normaliser.values(offers[position], uncounted)
+            if kept is not None:
+                values = _with_availability(values, kept)
+            updated.append(Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True))))
+        _offers_update(updated)
+        PriceObservation.objects.bulk_create(
+            [_observation(offer, run, now) for offer, (_, _, history, _) in zip(updated, batch, strict=True)
+             if history])
+    created = len(incoming)
+    if created:
+        _offers_create((source.pk, key[0], key[1], *normaliser.values(offers[position], counts), now, now, run.pk)
+                       for key, position in incoming.items())
+    incoming.clear()
     if displaced:
         Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
         Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
     # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
     # index, so PostgreSQL can rewrite the rows in place (see migration 0003); last_run keeps the run that last
-    # created or changed the offer.
-    # A refused row's offer keeps its old last_seen too: its stored price was not confirmed by this answer.
-    unread = [pk for key, (pk, _) in existing.items() if key in refused and key not in incoming]
+    # created or changed the offer. A refused row's offer keeps its old last_seen too: its stored price was not
+    # confirmed by this answer.
     Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).exclude(id__in=unread).update(last_seen=now)
-    if to_create:
+    if created:
         _history_of_created(source=source, run=run, now=now)
-    updated_by_id = {offer.pk: offer for offer in to_update}
-    PriceObservation.objects.bulk_create([_observation(updated_by_id[pk], run, now) for pk in history_ids],
-                                         batch_size=BATCH_SIZE)
-    counts.created, counts.updated, counts.deactivated = len(to_create), len(to_update), len(unseen_active)
+    counts.created, counts.updated, counts.deactivated = created, len(changed), len(unseen_active)
     # Every ingest recomputes the stored Kubernetes answers of the source's offers (new types get theirs at once).
     offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
 
 
-def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], tuple], counts: SyncCounts) -> list[int]:
+def _with_availability(values: tuple, kept: tuple) -> tuple:
+    """`values` with the stored (availability, available_count) in place of the response's."""
+    return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
+
+
+def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], object],
+                        counts: SyncCounts) -> list[int]:
     """One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
     SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
     active: a provider API's row replaces a catalog's or curated table's (returned: the ids to deactivate), any
@@ -527,17 +557,17 @@ HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_pric
                    "availability", "available_count")
 
 
-def _offers_create(rows: list[tuple]) -> None:
-    """Insert new offers given as tuples in CREATED_COLUMNS order.
+def _offers_create(rows: Iterable[tuple]) -> None:
+    """Insert new offers given as tuples in CREATED_COLUMNS order, read from `rows` as they are written.
 
-    On PostgreSQL through COPY, the fastest way it takes rows (no model instances, no per-value preparation);
-    elsewhere bulk_create. Values were range-checked by _offer_problem, so one bad row cannot sink a batch.
+    On PostgreSQL through one COPY, the fastest way it takes rows (no model instances, no per-value preparation);
+    elsewhere bulk_create, a batch at a time. Values were range-checked by _offer_problem, so one bad row cannot
+    sink a batch.
     """
-    if not rows:
-        return
     if connection.vendor != "postgresql":
-        Offer.objects.bulk_create([Offer(**dict(zip(CREATED_COLUMNS, row, strict=True))) for row in rows],
-                                  batch_size=BATCH_SIZE)
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, BATCH_SIZE)):
+            Offer.objects.bulk_create([Offer(**dict(zip(CREATED_COLUMNS, row, strict=True))) for row in batch])
         return
     table = connection.ops.quote_name(Offer._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(Offer._meta.get_field(name).column) for name in CREATED_COLUMNS)

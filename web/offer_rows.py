@@ -281,15 +281,15 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 
 def offer_page(filterset: OfferFilterSet, number) -> Page:
     """A page of a valid filterset's offers, read as the API reads them: the page's ids from the bare offer table in
-    index order and the (briefly cached) count, then the API's rows for those ids only (selectors.offer_rows: plain
-    dicts, no model instances). Page numbers behave as Paginator.get_page's (past the end: the last page; not a
-    number: the first)."""
+    index order (selectors.offer_page) and the count (kept until the data changes), then the API's rows for those
+    ids only (selectors.offer_rows: plain dicts, no model instances). Page numbers behave as Paginator.get_page's
+    (past the end: the last page; not a number: the first)."""
     ids = selectors.offer_ids(filterset=filterset)
     paginator = Paginator(ids, PER_PAGE)
     paginator.count = selectors.offer_count(filterset=filterset)  # a cached_property: setting it skips Django's own
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offer_rows(ids=list(ids[start:start + PER_PAGE]))
+    page.object_list = selectors.offer_page(filterset=filterset, offset=start, limit=PER_PAGE)
     return page
 

@@ -199,9 +199,10 @@ CELERY_TIMEZONE = "UTC"
 
 # Offers whose source has not succeeded for this long are flagged stale to users.
 STALE_AFTER_HOURS = int(os.environ.get("STALE_AFTER_HOURS", "24"))
-# Seconds an offer count (the API's `count`, the offers page's total) is kept in the default cache; a successful
-# scrape run invalidates it at once (providers.selectors.offer_count). 0 switches the cache off.
-OFFER_COUNT_CACHE_SECONDS = int(os.environ.get("OFFER_COUNT_CACHE_SECONDS", "60"))
+# Offer counts (the API's `count`, the offers page's total) are kept in the default cache under the data version the
+# database raises with every write (providers.selectors.offer_count): exact until the data changes. This only bounds
+# how long an unused count is kept (seconds); 0 switches keeping counts off.
+OFFER_COUNT_CACHE_SECONDS = int(os.environ.get("OFFER_COUNT_CACHE_SECONDS", "86400"))
 
 # Cache: Redis when CACHE_URL is set (production, docker-compose), else this process's memory (the embedded default).
 # The digest's subscribe rate limits live here, so several web processes need the shared Redis cache.

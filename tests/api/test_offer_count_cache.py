@@ -1,11 +1,13 @@
-"""Offer counts (the API's `count`, the offers page's total) are cached briefly, keyed by the normalised filters
-and the latest successful scrape run: a new run shows at once, and clock-dependent filters are never cached."""
+"""Offer counts (the API's `count`, the offers page's total) are kept under the normalised filters and the data
+version the database raises with every write to offers and the tables filters read: exact until the data changes
+(a scrape run, an admin edit, a curated sync), whoever wrote it, and never kept for clock-dependent filters."""
 
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from providers.models import Offer
+from providers import selectors
+from providers.models import Capability, DataVersion, Offer
 from tests.api.conftest import offer, succeeded
 
 pytestmark = pytest.mark.django_db
@@ -13,7 +15,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def cached(settings):
-    settings.OFFER_COUNT_CACHE_SECONDS = 60
+    settings.OFFER_COUNT_CACHE_SECONDS = 3600
 
 
 def count(api, query="") -> int:
@@ -22,43 +24,82 @@ def count(api, query="") -> int:
     return response.json()["count"]
 
 
+def count_queries(api, query="") -> int:
+    with CaptureQueriesContext(connection) as context:
+        count(api, query)
+    return len([q for q in context.captured_queries if "COUNT(" in q["sql"].upper()])
+
+
 def new_offer(world, name):
     beta = world.offers["beta-h100"]
     return offer(name, beta.provider, beta.source, beta.gpu, price="1")
 
 
-def test_a_cached_count_is_reused_until_a_run_succeeds(api, world, cached):
+def test_a_kept_count_skips_the_count_query_until_the_data_changes(api, world, cached):
+    assert count_queries(api, "continent=NA") == 1
+    assert count_queries(api, "continent=NA") == 0
+    new_offer(world, "beta-new")
+    assert count_queries(api, "continent=NA") == 1
+
+
+def test_an_offer_written_outside_a_run_shows_in_the_count_at_once(api, world, cached):
     assert count(api) == 5
-    new_offer(world, "beta-new")  # written outside a run, like an admin edit: shows within the cache lifetime
-    assert count(api) == 5
-    assert len(api.get("/api/v1/offers/").json()["results"]) == 6  # the rows themselves are always read live
-    succeeded(world.sources["beta"])  # a successful run commits its offers with its success
+    new_offer(world, "beta-new")  # like an admin edit: no run, no scrape
     assert count(api) == 6
+
+
+def test_a_kept_page_statement_follows_a_change_of_its_lookups(api, world, cached):
+    def names(query):
+        return [row["instance_type"] for row in api.get(f"/api/v1/offers/?{query}").json()["results"]]
+
+    assert names("mig=yes&gpu=h100-sxm,l4") == ["alpha-l4", "alpha-h100x8"]
+    Capability.objects.filter(key="mig", provider__slug="alpha").update(value="no")
+    assert names("mig=yes&gpu=h100-sxm,l4") == []
+    assert count(api, "mig=yes&gpu=h100-sxm,l4") == 0
+
+
+def test_a_run_that_deactivates_offers_shows_at_once(api, world, cached):
+    assert count(api, "gpu_family=H100") == 2
+    Offer.objects.filter(pk=world.offers["beta-h100"].pk).update(is_active=False)
+    succeeded(world.sources["beta"])
+    assert count(api, "gpu_family=H100") == 1
+
+
+def test_a_capability_edit_changes_capability_filter_counts_at_once(api, world, cached):
+    before = count(api, "mig=yes")
+    Capability.objects.filter(key="mig", value="yes").update(value="no")
+    assert count(api, "mig=yes") == 0 < before
+    assert count(api, "mig=no") >= before
+
+
+def test_every_write_raises_the_data_version(world):
+    version = selectors.data_version()
+    new_offer(world, "beta-new")
+    after_insert = selectors.data_version()
+    Offer.objects.filter(instance_type="beta-new").update(price_hour=2)
+    after_update = selectors.data_version()
+    Offer.objects.filter(instance_type="beta-new").delete()
+    assert version < after_insert < after_update < selectors.data_version()
+
+
+def test_without_a_version_row_counts_are_not_kept(api, world, cached):
+    DataVersion.objects.all().delete()
+    assert count_queries(api, "continent=NA") == 1
+    assert count_queries(api, "continent=NA") == 1
 
 
 def test_the_same_filters_written_differently_share_one_count(api, world, cached):
     assert count(api, "gpu=h100-sxm,l4&price_per_gpu_hour_max=4") == 2
-    new_offer(world, "beta-new")
-    assert count(api, "gpu=l4&gpu=h100-sxm&price_per_gpu_hour_max=4.000&ordering=-gpu_memory") == 2
-    assert count(api, "gpu=l4&price_per_gpu_hour_max=4") == 1  # other filters: counted afresh
+    assert count_queries(api, "gpu=l4&gpu=h100-sxm&price_per_gpu_hour_max=4.000&ordering=-gpu_memory") == 0
+    assert count_queries(api, "gpu=l4&price_per_gpu_hour_max=4") == 1  # other filters: counted afresh
 
 
-def test_a_cached_count_skips_the_count_query(api, world, cached):
-    count(api, "continent=NA")
-    with CaptureQueriesContext(connection) as context:
-        assert count(api, "continent=NA") == 2
-    assert not [query for query in context.captured_queries if "COUNT(" in query["sql"].upper()]
-
-
-def test_counts_of_clock_dependent_filters_are_never_cached(api, world, cached):
+def test_counts_of_clock_dependent_filters_are_never_kept(api, world, cached):
     assert count(api, "seen_within_hours=50") == 4
-    Offer.objects.filter(pk=world.offers["beta-h100"].pk).update(is_active=False)
-    assert count(api, "seen_within_hours=50") == 3
+    assert count_queries(api, "seen_within_hours=50") == 1
 
 
-def test_the_offers_page_shows_the_cached_count_too(client, world, cached):
+def test_the_offers_page_shows_the_new_count_at_once(client, world, cached):
     assert "2 offers match." in client.get("/?gpu_family=H100").content.decode()
     new_offer(world, "beta-new")
-    assert "2 offers match." in client.get("/?gpu_family=H100").content.decode()
-    succeeded(world.sources["beta"])
     assert "3 offers match." in client.get("/?gpu_family=H100").content.decode()

@@ -6,6 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from providers import selectors
 from providers.models import PriceObservation
 from tests.api.conftest import capabilities, instance_facts, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -33,9 +34,8 @@ def many(world):
 
 
 def queries(api, url) -> int:
-    from providers import selectors
-
-    selectors._ANSWERS.clear()  # the worst case: no offer's Kubernetes answers kept from an earlier request
+    selectors.remembered_forget()  # the first request after a change of the data: nothing kept yet
+    selectors._ANSWERS.clear()  # nor any offer's Kubernetes answers
     with CaptureQueriesContext(connection) as context:
         response = api.get(url)
     assert response.status_code == 200, response.content
@@ -44,9 +44,9 @@ def queries(api, url) -> int:
 
 
 @pytest.mark.parametrize(("path", "expected"), [
-    # count and page ids on the bare offer table, then that page's offers with provider, GPU and source joined, and
-    # their Kubernetes answers
-    ("/api/v1/offers/", 4),
+    # the data version, the count on the bare offer table, then the page: its ids in index order and those offers
+    # with provider, GPU and source joined, in one statement (selectors.offer_page)
+    ("/api/v1/offers/", 3),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
     # and of the profiles whose `mig` answer matches (read once, applied as id lists: see filters.RelatedChoice)
     ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 7),
@@ -74,3 +74,16 @@ def queries_of(api, url) -> int:
     with CaptureQueriesContext(connection) as context:
         assert api.get(url).status_code == 200
     return len(context.captured_queries)
+
+
+def test_filter_lookups_are_read_once_per_data_version(api, many):
+    url = "/api/v1/offers/?provider=beta,extra-1&mig=yes&gpu=h100-sxm"
+    first = queries(api, url)
+    with CaptureQueriesContext(connection) as context:
+        assert api.get(url).status_code == 200
+    # the data version, count, page: the slugs and capability answers were kept under the version
+    assert len(context.captured_queries) == 3 < first
+    ProviderFactory(slug="extra-new")  # a write: the version moves, the lookups are read again
+    with CaptureQueriesContext(connection) as context:
+        assert api.get(url).status_code == 200
+    assert len(context.captured_queries) == first

@@ -1,0 +1,243 @@
+"""A hand-tuned offers endpoint over the same PostgreSQL rows as the API: the practical limit bench/api.py compares the
+API with.
+
+A plain WSGI function (no Django, no DRF, no form validation): psycopg with one connection per server thread, the
+slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
+(the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
+them is asked, as selectors.offer_page_ids does), and the same JSON fields and `count` rule as `/api/v1/offers/`:
+exact, kept until the data version changes (providers.DataVersion). orjson when it is installed, else json.
+
+It knows the parameters of the five benchmark queries only (gpu, provider, price_per_gpu_hour_max, offering, mig,
+continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
+measure, not a product. bench/api.py serves it with gunicorn as it serves the API:
+
+    BENCH_DATABASE_URL=postgres://... gunicorn bench.handtuned:application -k gthread -w 2 --threads 4
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs, urlencode
+
+import psycopg
+
+try:
+    import orjson
+
+    def dumps(data) -> bytes:
+        return orjson.dumps(data)
+except ImportError:  # not a dependency of the project
+    import json
+
+    def dumps(data) -> bytes:
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/h_api_bench")
+STALE_AFTER = timedelta(hours=int(os.environ.get("STALE_AFTER_HOURS", "24")))
+PAGE_SIZE = 50
+
+ORDERINGS = {  # parameter -> (column, descending)
+    "": ("price_per_gpu_hour_usd", False), "price_per_gpu_hour": ("price_per_gpu_hour_usd", False),
+    "price_hour": ("price_hour_usd", False), "-gpu_memory": ("gpu_memory_gb", True),
+}
+OFFER_COLUMNS = (
+    "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
+    "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
+    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
+    "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
+    "in_stock_share_30d", "first_seen", "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction",
+    "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
+)
+SELECT_ROW = (
+    ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
+    + ", p.slug, p.name, p.name_zh, p.kind, g.slug, g.name, g.vendor, g.family, g.memory_gb,"
+    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at"
+)
+
+_local = threading.local()
+_lock = threading.Lock()
+_catalog: dict = {"version": None}
+_counts: dict = {}
+
+
+def connection() -> psycopg.Connection:
+    conn = getattr(_local, "connection", None)
+    if conn is None or conn.closed:
+        conn = _local.connection = psycopg.connect(DATABASE_URL, autocommit=True)
+    return conn
+
+
+def data_version(cursor) -> object:
+    """The counter the API keys its counts on; before it existed (migration 0008), the API's rule was the latest
+    successful run plus a 60-second lifetime, which this follows on such a schema."""
+    if getattr(_local, "versioned", True):
+        try:
+            cursor.execute("SELECT version FROM providers_dataversion WHERE id = 1")
+            return cursor.fetchone()[0]
+        except psycopg.errors.UndefinedTable:
+            _local.versioned = False
+    cursor.execute("SELECT MAX(id) FROM providers_scraperun WHERE status = 'succeeded'")
+    return (cursor.fetchone()[0], int(datetime.now(UTC).timestamp()) // 60)
+
+
+def catalog(cursor, version) -> dict:
+    """Slug -> id of GPUs and providers and every capability answer, read once per data version."""
+    with _lock:
+        if _catalog["version"] == version:
+            return _catalog
+    cursor.execute("SELECT slug, id FROM providers_gpumodel")
+    gpus = dict(cursor.fetchall())
+    cursor.execute("SELECT slug, id FROM providers_provider")
+    providers = dict(cursor.fetchall())
+    cursor.execute("SELECT provider_id, key, value FROM providers_capability WHERE value <> 'unknown'")
+    answers: dict[tuple[str, str], set[int]] = {}
+    for provider_id, key, value in cursor.fetchall():
+        answers.setdefault((key, value), set()).add(provider_id)
+    fresh = {"version": version, "gpus": gpus, "providers": providers, "answers": answers}
+    with _lock:
+        _catalog.clear()
+        _catalog.update(fresh)
+        _counts.clear()
+    return fresh
+
+
+def where_clause(params: dict, cat: dict) -> tuple[list[str], list, tuple[str, list[int]] | None]:
+    """Conditions, their parameters and the (column, ids) list to split into index ranges, if any."""
+    conditions, values = ["is_active"], []
+    split = None
+
+    def listed(name):
+        return [part for raw in params.get(name, []) for part in raw.split(",") if part]
+
+    if "gpu" in params:
+        ids = sorted(cat["gpus"][slug] for slug in listed("gpu"))
+        conditions.append("gpu_id = ANY(%s)")
+        values.append(ids)
+        split = ("gpu_id", ids)
+    provider_ids = None
+    if "provider" in params:
+        provider_ids = {cat["providers"][slug] for slug in listed("provider")}
+    for key in ("offering", "mig"):
+        if key in params:
+            matching = set().union(*(cat["answers"].get((key, value), set()) for value in listed(key)))
+            provider_ids = matching if provider_ids is None else provider_ids & matching
+    if provider_ids is not None:
+        ids = sorted(provider_ids)
+        conditions.append("provider_id = ANY(%s)")
+        values.append(ids)
+        split = split or ("provider_id", ids)
+    for name, column, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
+                             ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
+        if name in params:
+            conditions.append(f"{column} {op} %s")
+            values.append(params[name][0])
+    if "continent" in params:
+        conditions.append("continent = ANY(%s)")
+        values.append(listed("continent"))
+    if "spot" in params:
+        conditions.append("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL")
+    return conditions, values, split
+
+
+def page_sql(conditions, values, split, column, descending, offset, size) -> tuple[str, list]:
+    direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
+    order = f"{column} {direction}, id"
+    where = " AND ".join(conditions)
+    if split and column != "gpu_memory_gb" and len(split[1]) > 1:
+        branches, branch_values = [], []
+        for one in split[1]:
+            branches.append(f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = %s "
+                            f"ORDER BY {order} LIMIT %s)")
+            branch_values += [*values, one, offset + size]
+        ids = f"SELECT id, k FROM ({' UNION ALL '.join(branches)}) b ORDER BY k {direction}, id LIMIT %s OFFSET %s"
+        values = [*branch_values, size, offset]
+    else:
+        ids = f"SELECT id, {column} AS k FROM providers_offer WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
+        values = [*values, size, offset]
+    sql = (f"SELECT {SELECT_ROW} FROM ({ids}) page JOIN providers_offer o ON o.id = page.id "
+           "JOIN providers_provider p ON p.id = o.provider_id LEFT JOIN providers_gpumodel g ON g.id = o.gpu_id "
+           f"JOIN providers_datasource s ON s.id = o.source_id ORDER BY page.k {direction}, page.id")
+    return sql, values
+
+
+def number(value):
+    return None if value is None else float(value)
+
+
+def moment(value):
+    if value is None:
+        return None
+    text = value.astimezone(UTC).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def row_data(row, url_head: str, cutoff: datetime) -> dict:
+    (offer_id, instance_type, region, country, continent, gpu_id, gpu_name, gpu_count, gpu_memory_gb, vcpus, ram_gb,
+     currency, price_hour, spot_price_hour, price_hour_usd, spot_price_hour_usd, per_gpu, spot_per_gpu, availability,
+     available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
+     price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
+     p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
+     s_license, s_revision, s_as_of, s_last_success) = row
+    return {
+        "id": offer_id, "url": f"{url_head}{offer_id}/",
+        "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
+        "instance_type": instance_type, "region": region, "country": country, "continent": continent,
+        "gpu": None if gpu_id is None else {"slug": g_slug, "name": g_name, "vendor": g_vendor, "family": g_family,
+                                            "memory_gb": number(g_memory)},
+        "gpu_name": gpu_name, "gpu_count": number(gpu_count), "gpu_memory_gb": number(gpu_memory_gb),
+        "vcpus": number(vcpus), "ram_gb": number(ram_gb), "currency": currency, "price_hour": number(price_hour),
+        "spot_price_hour": number(spot_price_hour), "price_hour_usd": number(price_hour_usd),
+        "spot_price_hour_usd": number(spot_price_hour_usd), "price_per_gpu_hour_usd": number(per_gpu),
+        "spot_price_per_gpu_hour_usd": number(spot_per_gpu), "availability": availability,
+        "available_count": available_count, "availability_checked_at": moment(checked_at),
+        "availability_since": moment(since), "availability_recorded": bool(recorded),
+        "in_stock_share_7d": number(share_7d), "in_stock_share_30d": number(share_30d),
+        "first_seen": moment(first_seen), "last_seen": moment(last_seen),
+        "is_active": is_active, "is_stale": s_last_success is None or s_last_success < cutoff,
+        "price_as_of": moment(price_as_of), "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
+        "form_factor": form_factor, "efa_interfaces": efa_interfaces, "spot_savings_pct": spot_savings_pct,
+        "spot_interruption": spot_interruption, "spot_as_of": None if spot_as_of is None else spot_as_of.isoformat(),
+        "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
+                   "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
+                   "last_success_at": moment(s_last_success)},
+    }
+
+
+def application(environ, start_response):
+    query = environ.get("QUERY_STRING", "")
+    params = parse_qs(query)
+    page = int(params.pop("page", ["1"])[0])
+    size = int(params.pop("page_size", [str(PAGE_SIZE)])[0])
+    column, descending = ORDERINGS[params.pop("ordering", [""])[0]]
+    host = environ.get("HTTP_HOST", "127.0.0.1")
+    base = f"http://{host}{environ.get('PATH_INFO', '/')}"
+    with connection().cursor() as cursor:
+        version = data_version(cursor)
+        cat = catalog(cursor, version)
+        conditions, values, split = where_clause(params, cat)
+        key = (version, tuple(sorted((name, tuple(v)) for name, v in params.items())))
+        count = _counts.get(key)
+        if count is None:
+            cursor.execute(f"SELECT count(*) FROM providers_offer WHERE {' AND '.join(conditions)}", values)
+            count = _counts[key] = cursor.fetchone()[0]
+        sql, sql_values = page_sql(conditions, values, split, column, descending, (page - 1) * size, size)
+        cursor.execute(sql, sql_values)
+        rows = cursor.fetchall()
+    cutoff = datetime.now(UTC) - STALE_AFTER
+    url_head = f"http://{host}/api/v1/offers/"
+    others = [(name, value) for name, value in parse_qs(query).items() if name != "page"]
+
+    def link(number_):
+        return f"{base}?{urlencode([*((n, ','.join(v)) for n, v in others), ('page', number_)])}"
+
+    body = dumps({
+        "count": count,
+        "next": link(page + 1) if page * size < count else None,
+        "previous": link(page - 1) if page > 1 else None,
+        "results": [row_data(row, url_head, cutoff) for row in rows],
+    })
+    start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+    return [body]

@@ -1,0 +1,87 @@
+"""A page of offers read as one index range per GPU model or provider, merged in order (selectors.offer_page_ids'
+UNION ALL path), holds the same offers in the same order as the plain query, for every filter that takes it, on
+every page, ties and unknown prices included."""
+
+from decimal import Decimal
+
+import pytest
+from django.db import connection
+from django.http import QueryDict
+
+from providers import selectors
+from providers.filters import offer_filterset
+from tests.api.conftest import capabilities, offer
+from tests.factories import DataSourceFactory, ProviderFactory
+
+pytestmark = [pytest.mark.django_db,
+              pytest.mark.skipif(connection.vendor != "postgresql", reason="the merged path is PostgreSQL's")]
+
+
+@pytest.fixture
+def crowd(world):
+    """Four more providers with offers of the world's three GPUs: repeated prices (ties broken by id), offers
+    without a price (last) and inactive ones (never listed)."""
+    gpus = [world.offers["beta-h100"].gpu, world.offers["alpha-l4"].gpu, world.offers["beta-mi300x8"].gpu]
+    for n in range(4):
+        provider = ProviderFactory(slug=f"crowd-{n}")
+        capabilities(provider, offering="managed" if n % 2 else "byo", mig="yes" if n < 3 else "no")
+        source = DataSourceFactory(slug=f"crowd-src-{n}", provider=provider)
+        for index in range(30):
+            price = None if index % 11 == 0 else str(Decimal(index % 7) + Decimal(n) / 4)
+            offer(f"c{n}-{index}", provider, source, gpus[index % 3], price=price,
+                  spot=price if index % 2 else None, count=("1", "8")[index % 2], region=f"r{index}",
+                  continent=("NA", "EU")[index % 2], active=index % 13 != 5)
+    return world
+
+
+QUERIES = [
+    "gpu=h100-sxm,l4",
+    "gpu=h100-sxm,l4,mi300x&price_per_gpu_hour_max=4",
+    "gpu_family=H100,L4&continent=NA",
+    "vendor=nvidia,amd",
+    "provider=crowd-0,crowd-1,crowd-2",
+    "provider=crowd-0,crowd-3,alpha&spot=true&ordering=price_hour",
+    "offering=managed&mig=yes",
+    "offering=managed,byo&gpu=h100-sxm,l4&ordering=price_per_gpu_hour",
+    "provider_kind=gpu_cloud,hyperscaler,marketplace",
+]
+
+
+def plain_ids(filterset, offset, limit):
+    return list(filterset.bare_qs.values_list("id", flat=True)[offset:offset + limit])
+
+
+@pytest.mark.parametrize("query", QUERIES)
+@pytest.mark.parametrize(("offset", "limit"), [(0, 5), (5, 5), (0, 50), (37, 10), (200, 10)])
+def test_the_merged_ranges_are_the_plain_querys_page(crowd, query, offset, limit):
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    assert selectors._range_split(filterset) is not None  # the merged path is the one under test
+    expected = plain_ids(filterset, offset, limit)
+    assert selectors.offer_page_ids(filterset=filterset, offset=offset, limit=limit) == expected
+    # the one-statement page: the same offers, as offer_rows reads them
+    assert selectors.offer_page(filterset=filterset, offset=offset, limit=limit) == selectors.offer_rows(ids=expected)
+
+
+@pytest.mark.parametrize("query", ["", "gpu=h100-sxm", "gpu=h100-sxm,l4&ordering=-gpu_memory",
+                                   "provider=crowd-0,crowd-1&include_inactive=true",
+                                   "gpu=l4,h100-sxm&ordering=provider"])
+def test_queries_no_index_range_serves_read_the_plain_way(crowd, query):
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    assert selectors._range_split(filterset) is None
+    assert selectors.offer_page_ids(filterset=filterset, offset=3, limit=7) == plain_ids(filterset, 3, 7)
+    assert selectors.offer_page(filterset=filterset, offset=3, limit=7) == selectors.offer_rows(
+        ids=plain_ids(filterset, 3, 7))
+
+
+def test_the_api_pages_through_a_merged_query_without_gaps_or_repeats(api, crowd):
+    seen, url = [], "/api/v1/offers/?gpu=h100-sxm,l4&page_size=7"
+    while url:
+        data = api.get(url).json()
+        seen += [row["id"] for row in data["results"]]
+        url = data["next"]
+    filterset = offer_filterset(QueryDict("gpu=h100-sxm,l4"))
+    assert filterset.is_valid()
+    assert seen == list(filterset.bare_qs.values_list("id", flat=True))
+    assert len(seen) == data["count"]

@@ -335,13 +335,14 @@ VALUE_LABELS = {
     "yes": _("yes"), "no": _("no"), "n/a": _("not applicable"), UNKNOWN: _("unknown"),
     "managed": _("managed control plane"), "byo": _("bring your own cluster"), "none": _("no Kubernetes"),
     "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"), "add_on": _("add-on"),
-    "user_installs": _("you install it"),
+    "user_installs": _("you install it"), "partial": _("partially"), "paid_unstated": _("paid, amount not stated"),
 }
 # Short answers for capability cells in tables (the long VALUE_LABELS go into sentences and tooltips).
 SHORT_VALUES = {
     "yes": _("yes"), "no": _("no"), "n/a": _("n/a"), "managed": _("managed"), "byo": _("BYO"),
     "none": _("none"), "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"),
-    "add_on": _("add-on"), "user_installs": _("you install"),
+    "add_on": _("add-on"), "user_installs": _("you install"), "partial": _("partial"),
+    "paid_unstated": _("paid (amount?)"),
 }
 
 

@@ -40,6 +40,7 @@ class Confidence(models.TextChoices):
 class CapabilityOrigin(models.TextChoices):
     CURATED = "curated", _("Curated by us")
     PROVIDER_API = "provider_api", _("Provider API")
+    DATASET = "dataset", _("Public dataset")
 
 
 class Capability(models.Model):

@@ -10,6 +10,7 @@ import httpx
 
 from . import (
     azure,
+    cncf_ai_conformance,
     curated_prices,
     digitalocean,
     hyperstack,
@@ -30,6 +31,8 @@ SOURCES: dict[str, type[ProviderClient]] = {
     **curated_prices.CLIENTS,
     **oci.CLIENTS,
     **azure.CLIENTS,
+    # CNCF Kubernetes AI Conformance self-assessments: capability cells only, one source per provider (issue 13).
+    **cncf_ai_conformance.CLIENTS,
     # GPU and regional clouds' own APIs (issue 3).
     **{client.info.slug: client for client in (
         vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,
@@ -52,11 +55,14 @@ def scheduled_sources(kind: str, environ=os.environ) -> list[str]:
 
     A public catalog is the fallback for providers whose API we do not read: a catalog source is left out when its
     provider's own API source runs (no key needed, or its key is set), so one provider's offers do not appear
-    twice, once live and once from a catalog copy of the same API.
+    twice, once live and once from a catalog copy of the same API. A capability dataset (CNCF AI conformance)
+    carries no offers, so it always runs.
     """
     return [
         slug for slug, client in SOURCES.items()
-        if client.info.kind == kind and not (kind == "catalog" and has_api_source(client.info.provider, environ))
+        if client.info.kind == kind and not (
+            kind == "catalog" and not getattr(client, "capability_dataset", False)
+            and has_api_source(client.info.provider, environ))
     ]
 
 

@@ -165,3 +165,11 @@ def test_each_form_gets_its_own_fields_and_widgets():
     assert list(second.fields["vendor"].widget.choices) == list(base["vendor"].widget.choices)
     assert "data-x" not in second.fields["gpu_count_min"].widget.attrs
     assert "data-x" not in base["gpu_count_min"].widget.attrs
+
+
+def test_a_fee_that_is_paid_without_a_stated_amount_never_passes_a_maximum_fee(api, world):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").update(value="paid_unstated")
+    response = api.get("/api/v1/offers/", {"control_plane_fee_max": "100"})
+    assert set(result_ids(response)) == world.ids(*ALPHA)

@@ -11,7 +11,7 @@ from scrapers import cncf_ai_conformance, registry
 # The share of unknown cells may only go down: lower this when research answers more cells. Issue 13 asks for 25%;
 # the goal test below says how far off that is and fails loudly (strict xfail) once it is reached, so the bound
 # can be tightened.
-MAX_UNKNOWN_SHARE = 0.35
+MAX_UNKNOWN_SHARE = 0.345
 GOAL_UNKNOWN_SHARE = 0.25
 
 

@@ -13,6 +13,11 @@ from django.utils.translation import gettext_lazy as _
 UNKNOWN = "unknown"
 NOT_APPLICABLE = "n/a"
 YES_NO = ("yes", "no", NOT_APPLICABLE)
+# "partial" is what a CNCF AI conformance self-assessment's "Partially Implemented" becomes: kept apart from yes.
+PARTIAL = "partial"
+YES_PARTIAL_NO = ("yes", PARTIAL, "no", NOT_APPLICABLE)
+# A managed control plane that costs money where the provider does not state the amount.
+PAID_UNSTATED = "paid_unstated"
 
 
 @dataclass(frozen=True)
@@ -27,11 +32,18 @@ class Question:
 CAPABILITIES: tuple[Question, ...] = (
     Question("offering", _("Kubernetes offering"), "control_plane", ("managed", "byo", "none"),
              _("Managed control plane with GPU node pools, or raw GPU machines you join to your own cluster.")),
-    Question("control_plane_fee", _("Control-plane fee"), "control_plane", ("free", "paid", NOT_APPLICABLE),
+    Question("control_plane_fee", _("Control-plane fee"), "control_plane",
+             ("free", "paid", PAID_UNSTATED, NOT_APPLICABLE),
              _("What the managed control plane costs per cluster-hour.")),
+    Question("cncf_ai_conformance", _("CNCF AI conformant"), "control_plane", YES_NO,
+             _("Certified Kubernetes AI Conformant (CNCF), and for which Kubernetes versions.")),
     Question("gpu_operator", _("GPU driver / Operator"), "gpu_stack",
              ("preinstalled", "add_on", "user_installs", NOT_APPLICABLE),
              _("Who installs the NVIDIA driver, device plugin or GPU Operator on GPU nodes.")),
+    Question("dra", _("Dynamic Resource Allocation"), "gpu_stack", YES_PARTIAL_NO,
+             _("Kubernetes DRA APIs for requesting accelerators beyond simple counts.")),
+    Question("accelerator_metrics", _("Accelerator metrics"), "gpu_stack", YES_PARTIAL_NO,
+             _("Per-GPU utilisation and memory metrics on a machine-readable endpoint (DCGM exporter or managed).")),
     Question("mig", _("MIG"), "sharing", YES_NO, _("Multi-Instance GPU partitions usable from Kubernetes.")),
     Question("mps", _("MPS"), "sharing", YES_NO, _("NVIDIA Multi-Process Service sharing.")),
     Question("time_slicing", _("Time-slicing"), "sharing", YES_NO, _("Several pods take turns on one GPU.")),
@@ -41,13 +53,13 @@ CAPABILITIES: tuple[Question, ...] = (
     Question("roce", _("RoCE"), "interconnect", YES_NO),
     Question("efa", _("EFA"), "interconnect", YES_NO),
     Question("gpudirect_tcpx", _("GPUDirect-TCPX"), "interconnect", YES_NO),
-    Question("node_autoscaling", _("Node autoscaling"), "scaling", YES_NO),
+    Question("node_autoscaling", _("Node autoscaling"), "scaling", YES_PARTIAL_NO),
     Question("scale_to_zero", _("Scale to zero"), "scaling", YES_NO,
              _("A GPU node pool can shrink to zero nodes, so idle GPUs cost nothing.")),
     Question("spot_nodes", _("Spot GPU nodes"), "scaling", YES_NO),
     Question("rwx_storage", _("Shared RWX storage"), "storage", YES_NO,
              _("ReadWriteMany volumes through a CSI driver, for datasets and checkpoints shared by many pods.")),
-    Question("gang_scheduling", _("Gang / queue scheduling"), "scheduling", YES_NO,
+    Question("gang_scheduling", _("Gang / queue scheduling"), "scheduling", YES_PARTIAL_NO,
              _("All-or-nothing scheduling of distributed jobs (Kueue, Volcano, ...).")),
     Question("nvidia", _("NVIDIA GPUs"), "vendors", ("yes", "no")),
     Question("amd", _("AMD GPUs"), "vendors", ("yes", "no")),

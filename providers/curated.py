@@ -115,7 +115,10 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
             if not re.fullmatch(r"[A-Z]{3}", cell.get("currency", "")):
                 raise fail(f"{where} amount needs an ISO 4217 currency")
         if key == "control_plane_fee" and value == "paid" and amount is None:
-            raise fail(f"{where} = 'paid' needs the amount per cluster-hour")
+            raise fail(f"{where} = 'paid' needs the amount per cluster-hour (or 'paid_unstated' when the source "
+                       "says it is paid without an amount)")
+        if key == "control_plane_fee" and value == "paid_unstated" and amount is not None:
+            raise fail(f"{where} = 'paid_unstated' must not carry an amount: use 'paid' with the amount")
         cells[key] = CapabilityRecord(
             key=key,
             value=value,

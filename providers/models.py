@@ -41,6 +41,7 @@ class CapabilityOrigin(models.TextChoices):
     CURATED = "curated", _("Curated by us")
     PROVIDER_API = "provider_api", _("Provider API")
     CATALOG = "catalog", _("Public catalog")
+    DATASET = "dataset", _("Public dataset")
 
 
 class Capability(models.Model):

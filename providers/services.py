@@ -150,6 +150,10 @@ def providers_sync(*, records: list[ProviderRecord] | None = None, now: datetime
             current = existing.pop(key, None)
             if current is not None and current.origin == CapabilityOrigin.PROVIDER_API:
                 continue
+            # A dated dataset's cell (CNCF AI conformance) stands where the file says nothing known; a curated
+            # answer read from the provider's own page replaces it.
+            if current is not None and current.origin == CapabilityOrigin.DATASET and cell.value == "unknown":
+                continue
             values = {
                 "value": cell.value,
                 "label": cell.label,
@@ -335,10 +339,13 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
         with transaction.atomic():
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at,
                                  allow_shrink=allow_shrink)
-            if not offline:
+            dataset = getattr(client_class, "capability_dataset", False)
+            if not offline or dataset:
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
                 # API, fetched now" (some recordings are years old), so only live runs may replace curated cells.
-                capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts)
+                # A dataset at a commit is the exception: its recorded copy is the dataset, dated by the commit.
+                capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts,
+                                      dataset=dataset)
             for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
                          "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
@@ -818,7 +825,7 @@ def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservatio
 
 
 def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_at: datetime,
-                          counts: SyncCounts) -> None:
+                          counts: SyncCounts, dataset: bool = False) -> None:
     """Store what a provider API said about Kubernetes; call inside the run's transaction.
 
     - each valid ScrapedCapability replaces the provider's capability cell (curated or older API value) with
@@ -829,6 +836,11 @@ def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_a
       repeated key is refused, counted in capabilities_rejected with its reason, and stores nothing;
     - kubernetes_facts are upserted per (source, name) with fetched_at; a name that is blank or too long, or a value
       that is not plain JSON, is refused the same way. Facts the API stops reporting are kept with their old date.
+
+    With `dataset=True` (a dated public dataset such as CNCF AI conformance, not the provider's own API) the cells
+    are stored with origin "dataset", the fact's own verified_on (the dataset's date) and its Chinese texts, and
+    only where nothing better is known: a curated cell with a known answer, read from the provider's page later,
+    is kept (counted and noted, so disagreements are visible), as is a provider-API cell.
     """
     valid: dict[str, ScrapedCapability] = {}
     for fact in result.capabilities:
@@ -842,26 +854,36 @@ def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_a
     if valid:
         existing = {cap.key: cap for cap in Capability.objects.filter(provider_id=source.provider_id,
                                                                        key__in=list(valid))}
+        origin = CapabilityOrigin.DATASET if dataset else CapabilityOrigin.PROVIDER_API
         for key, fact in valid.items():
+            current = existing.get(key)
+            if dataset and current is not None and (
+                    current.origin == CapabilityOrigin.PROVIDER_API
+                    or (current.origin == CapabilityOrigin.CURATED and current.value != "unknown")):
+                if current.value != fact.value:
+                    counts.note(f"capability {key!r}: kept {current.origin} {current.value!r} over the dataset's "
+                                f"{fact.value!r}")
+                continue
             amount = None if fact.amount is None else fact.amount.quantize(Decimal("0.0001"))
             values = {
                 "value": fact.value,
                 "label": fact.label,
                 "detail": fact.detail,
-                "label_zh": "",  # a translation of the curated text no longer says what the provider's API says
-                "detail_zh": "",
+                # A translation of the curated text no longer says what the provider's API says; a dataset client
+                # may bring its own.
+                "label_zh": fact.label_zh,
+                "detail_zh": fact.detail_zh,
                 "amount": amount,
                 "currency": fact.currency if amount is not None else "",
                 "source_url": fact.source_url,
-                "verified_on": fetched_at.date(),
+                "verified_on": fact.verified_on or fetched_at.date(),
                 "confidence": Confidence.DOCUMENTED,
-                "origin": CapabilityOrigin.PROVIDER_API,
+                "origin": origin,
                 "fetched_at": fetched_at,
             }
-            current = existing.get(key)
             if current is None or (current.value, current.label, current.amount) != (fact.value, fact.label, amount):
                 _record_change(source.provider, key, current, fact.value, fact.label, fact.source_url, fetched_at,
-                               origin=CapabilityOrigin.PROVIDER_API)
+                               origin=origin)
                 counts.capabilities_changed += 1
             Capability.objects.update_or_create(provider_id=source.provider_id, key=key, defaults=values)
 

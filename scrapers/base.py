@@ -81,6 +81,8 @@ class ScrapedCapability:
     """A Kubernetes fact a provider API states (e.g. the EKS control-plane fee), keyed like providers.capabilities.
 
     The ingestion service lets it replace the curated value and records the change; `source_url` is the API URL.
+    A dated dataset (CNCF AI conformance at a commit) sets `verified_on` to the data's own date (otherwise the fetch
+    date is used) and may carry its own Simplified Chinese texts.
     """
 
     key: str
@@ -90,6 +92,9 @@ class ScrapedCapability:
     detail: str = ""
     amount: Decimal | None = None
     currency: str = ""
+    verified_on: date | None = None
+    label_zh: str = ""
+    detail_zh: str = ""
 
 
 @dataclass(slots=True)
@@ -130,6 +135,9 @@ class ProviderClient(Protocol):
     # True for clients whose API states Kubernetes facts (fees, versions): the offline snapshot replays them even
     # where a catalog covers the provider's prices.
     provides_kubernetes_facts: ClassVar[bool]
+    # Optional (default False): the source is a dataset at a commit whose recorded copy says what a live fetch says,
+    # so offline replays store its capability cells too (scrapers/cncf_ai_conformance.py).
+    # capability_dataset: ClassVar[bool]
 
     def __init__(self, http: httpx.Client, api_key: str | None = None) -> None: ...
 

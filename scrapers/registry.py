@@ -12,6 +12,7 @@ from . import (
     aws,
     aws_catalog,
     azure,
+    cncf_ai_conformance,
     coreweave,
     curated_prices,
     digitalocean,
@@ -40,6 +41,8 @@ SOURCES: dict[str, type[ProviderClient]] = {
     # AWS's own bulk price list, for live runs: its recording is a real but partial sample (the header, no GPU row;
     # recorded/aws/README.md), so the bundled snapshot shows AWS from aws-catalog instead.
     aws.AwsEc2PriceListClient.info.slug: aws.AwsEc2PriceListClient,
+    # CNCF Kubernetes AI Conformance self-assessments: capability cells only, one source per provider (issue 13).
+    **cncf_ai_conformance.CLIENTS,
     # GPU and regional clouds' own APIs (issue 3).
     **{client.info.slug: client for client in (
         vultr.VultrClient, linode.LinodeClient, runpod.RunPodClient, vastai.VastAiClient, lambdalabs.LambdaClient,
@@ -62,11 +65,14 @@ def scheduled_sources(kind: str, environ=os.environ) -> list[str]:
 
     A public catalog is the fallback for providers whose API we do not read: a catalog source is left out when its
     provider's own API source runs (no key needed, or its key is set), so one provider's offers do not appear
-    twice, once live and once from a catalog copy of the same API.
+    twice, once live and once from a catalog copy of the same API. A capability dataset (CNCF AI conformance)
+    carries no offers, so it always runs.
     """
     return [
         slug for slug, client in SOURCES.items()
-        if client.info.kind == kind and not (kind == "catalog" and has_api_source(client.info.provider, environ))
+        if client.info.kind == kind and not (
+            kind == "catalog" and not getattr(client, "capability_dataset", False)
+            and has_api_source(client.info.provider, environ))
     ]
 
 

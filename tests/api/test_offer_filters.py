@@ -214,3 +214,11 @@ def test_a_number_with_more_places_than_the_column_is_rounded_not_refused(api, w
     response = api.get("/api/v1/offers/?price_per_gpu_hour_max=2.500000001&gpu_memory_min=1e-400")
     assert response.status_code == 200
     assert response.json()["count"] == api.get("/api/v1/offers/?price_per_gpu_hour_max=2.5").json()["count"]
+
+
+def test_a_fee_that_is_paid_without_a_stated_amount_never_passes_a_maximum_fee(api, world):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").update(value="paid_unstated")
+    response = api.get("/api/v1/offers/", {"control_plane_fee_max": "100"})
+    assert set(result_ids(response)) == world.ids(*ALPHA)

@@ -68,6 +68,17 @@ def test_paid_control_plane_needs_amount_and_currency():
     assert str(record.capabilities["control_plane_fee"].amount) == "0.10"
 
 
+def test_paid_without_a_stated_amount_is_its_own_answer_and_carries_no_amount():
+    record = parse_provider(provider(control_plane_fee=cell("paid_unstated")), "acme.toml", today=TODAY)
+    assert (record.capabilities["control_plane_fee"].value, record.capabilities["control_plane_fee"].amount) == (
+        "paid_unstated", None)
+    with pytest.raises(CuratedDataError, match="must not carry an amount"):
+        parse_provider(provider(control_plane_fee=cell("paid_unstated", amount="0.10", currency="USD")),
+                       "acme.toml", today=TODAY)
+    with pytest.raises(CuratedDataError, match="paid_unstated"):
+        parse_provider(provider(control_plane_fee=cell("paid")), "acme.toml", today=TODAY)
+
+
 @pytest.mark.parametrize("field, value, message", [
     ("slug", "Acme Cloud", "slug"),
     ("kind", "cloud", "kind"),

@@ -4,7 +4,7 @@ import os
 import sqlite3
 import subprocess
 import sys
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -40,7 +40,7 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
 
     assert not Capability.objects.filter(origin="provider_api").exists() and not KubernetesFact.objects.exists()
     assert not DataSource.objects.filter(last_success_at__isnull=False).exists()
-    # Catalog-derived offers say where they come from and as of which commit.
+    # Catalog-derived offers and dataset cells say where they come from and as of which commit.
     for source in DataSource.objects.filter(kind="catalog"):
         assert len(source.revision) == 40 and source.url.startswith("https://github.com/")
 
@@ -50,6 +50,11 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     recorded = Offer.objects.filter(availability_recorded=True)
     assert recorded.exists() and set(recorded.values_list("source__slug", flat=True)) == {"digitalocean"}
     assert not AvailabilityDay.objects.exists()
+    # The CNCF AI conformance dataset is a dataset at a commit: its replay carries its answers, dated by the commit.
+    conformant = Capability.objects.filter(key="cncf_ai_conformance", value="yes", origin="dataset")
+    assert set(conformant.values_list("provider__slug", flat=True)) == {
+        "aws", "gcp", "azure", "oci", "huawei", "coreweave", "alibaba", "baidu", "ovhcloud", "linode"}
+    assert set(conformant.values_list("verified_on", flat=True)) == {date(2026, 8, 19)}
 
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
               sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),

@@ -87,13 +87,14 @@ VALUE_LABELS = {
     "yes": _("yes"), "no": _("no"), NOT_APPLICABLE: _("not applicable"), UNKNOWN: _("unknown"),
     "managed": _("managed control plane"), "byo": _("bring your own cluster"), "none": _("no Kubernetes"),
     "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"), "add_on": _("add-on"),
-    "user_installs": _("you install it"),
+    "user_installs": _("you install it"), PARTIAL: _("partially"), PAID_UNSTATED: _("paid, amount not stated"),
 }
 # ... and the short answers into capability cells of tables.
 SHORT_VALUES = {
     "yes": _("yes"), "no": _("no"), NOT_APPLICABLE: _("n/a"), "managed": _("managed"), "byo": _("BYO"),
     "none": _("none"), "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"),
-    "add_on": _("add-on"), "user_installs": _("you install"),
+    "add_on": _("add-on"), "user_installs": _("you install"), PARTIAL: _("partial"),
+    PAID_UNSTATED: _("paid (amount?)"),
 }
 
 

@@ -11,26 +11,12 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, pgettext_lazy
 from django.utils.translation import gettext_lazy as _
 
-from providers.capabilities import QUESTIONS, UNKNOWN
+from providers.capabilities import QUESTIONS, SHORT_VALUES, UNKNOWN, VALUE_LABELS
 
 logger = logging.getLogger(__name__)
 
 
 # --- provider cells -------------------------------------------------------------------------------------------------
-
-VALUE_LABELS = {
-    "yes": _("yes"), "no": _("no"), "n/a": _("not applicable"), UNKNOWN: _("unknown"),
-    "managed": _("managed control plane"), "byo": _("bring your own cluster"), "none": _("no Kubernetes"),
-    "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"), "add_on": _("add-on"),
-    "user_installs": _("you install it"),
-}
-# Short answers for capability cells in tables (the long VALUE_LABELS go into sentences and tooltips).
-SHORT_VALUES = {
-    "yes": _("yes"), "no": _("no"), "n/a": _("n/a"), "managed": _("managed"), "byo": _("BYO"),
-    "none": _("none"), "free": _("free"), "paid": _("paid"), "preinstalled": _("preinstalled"),
-    "add_on": _("add-on"), "user_installs": _("you install"),
-}
-
 
 def label_cells(cells) -> None:
     """Give capability cells their translated short answer (`value_text`) for the templates."""

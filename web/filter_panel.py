@@ -12,10 +12,9 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
 
-from providers.capabilities import QUESTIONS
+from providers.capabilities import QUESTIONS, VALUE_LABELS
 from providers.filters import OfferFilterSet
 
-from .badges import VALUE_LABELS
 from .guides import FILTER_GUIDES, guide_url
 
 logger = logging.getLogger(__name__)

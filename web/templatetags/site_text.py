@@ -3,9 +3,8 @@ capability questions and answers by key (instead of raw `offering=byo`)."""
 
 from django import template
 
-from providers.capabilities import QUESTIONS
+from providers.capabilities import QUESTIONS, VALUE_LABELS
 from web import display
-from web.badges import VALUE_LABELS
 
 register = template.Library()
 

@@ -12,7 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from advisor.serializers import AdviceOutputSerializer
+from providers.curated import InstanceFactRecord
 from providers.models import Capability, GpuModel, Offer
+from providers.services import instance_facts_sync, offer_kubernetes_refresh
 from tests.factories import DataSourceFactory, ProviderFactory
 
 pytestmark = pytest.mark.django_db
@@ -61,11 +63,18 @@ def market(h100):
                           scale_to_zero="yes", spot_nodes="yes", mig="yes")
     unknown_fee = provider_with("unknownfee", offering="managed", scale_to_zero="yes")
     no_k8s = provider_with("nok8s", offering="none")
-    return {
+    offers = {
         "known": add_offer(known, h100, instance="k-2x", price="4.00"),
         "unknown_fee": add_offer(unknown_fee, h100, instance="u-2x", price="3.00", country="DE", continent="EU"),
         "no_k8s": add_offer(no_k8s, h100, instance="n-2x", price="1.00"),
     }
+    # Each machine's own answers: the two managed providers document these types as nodes of their Kubernetes.
+    for slug in ("known", "unknownfee"):
+        instance_facts_sync(provider_slug=slug, origin="curated", facts=[InstanceFactRecord(
+            "*", "managed_node", "yes", source_url=f"{SOURCE}{slug}/nodes", verified_on=date(2026, 11, 1),
+            confidence="documented")])
+    offer_kubernetes_refresh()
+    return offers
 
 
 BATCH = {"kind": "batch", "gpu": "h100", "gpus_per_node": 2, "nodes": 2}
@@ -94,7 +103,8 @@ def test_every_judgement_links_to_its_capability_source(client, market):
     data = advise(client, BATCH).json()
     judgement = {j["key"]: j for j in data["options"][0]["requirements"]}["kubernetes"]
     assert judgement["status"] == "met"
-    assert judgement["evidence"][0]["source_url"] == f"{SOURCE}known/offering"
+    # The machine's own answer: the instance-type fact that makes k-2x a node of the provider's managed Kubernetes.
+    assert judgement["evidence"][0]["source_url"] == f"{SOURCE}known/nodes"
 
 
 def test_location_accepts_countries_or_continents(client, market):
@@ -160,7 +170,7 @@ def test_page_and_api_give_the_same_advice(client, market):
 def test_page_shows_reasoning_sources_and_manifest(client, market):
     response = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"})
     html = response.content.decode()
-    assert f'href="{SOURCE}known/offering"' in html
+    assert f'href="{SOURCE}known/nodes"' in html
     assert "5913.00" in html and "≥ 4380.00" in html  # the incomplete cost is shown as a lower bound
     assert "kind: Job" in html
 

@@ -691,7 +691,7 @@ def providers_matching(*, filterset) -> QuerySet[Provider]:
                     everyone = set(Provider.objects.values_list("pk", flat=True))
                     ids |= (everyone - with_fabric - unknown) if item == "none" else (unknown - with_fabric)
             providers = providers.filter(provider_id__in=sorted(ids))
-        elif name in ("provider", "provider_kind", "control_plane_fee_max", "gpu_operator"):
+        elif name in ("provider", "provider_kind", "control_plane_fee_max"):
             providers = filterset.filters[name].filter(providers, value)
         else:
             providers = providers.filter(provider_id__in=filterset._providers_answering(name, list(value)))

@@ -40,11 +40,11 @@ CELL_SYMBOLS = (("managed_node", pgettext_lazy("badge", "K8s")), ("mig", pgettex
                 ("rdma", pgettext_lazy("badge", "RDMA")))
 
 
-def _question_label(question: str) -> str:
+def offer_question_label(question: str) -> str:
     return _words(get_language())[0][question]
 
 
-def _state_text(state: str) -> str:
+def offer_state_text(state: str) -> str:
     return _words(get_language())[1].get(state, state)
 
 

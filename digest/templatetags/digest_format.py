@@ -104,15 +104,15 @@ def kubernetes_summary(offer) -> str:
     """The offer's own Kubernetes answers in a few words (managed node, MIG, RDMA fabric), as the offers table's
     cell shows them; plain text, escaped by the template like any value."""
     from providers.selectors import kubernetes_answers_of
-    from web.badges import CELL_SYMBOLS, FABRIC_LABEL_TEXT, _question_label, _state_text
+    from web.badges import CELL_SYMBOLS, FABRIC_LABEL_TEXT, offer_question_label, offer_state_text
 
     profile = getattr(offer, "kubernetes_profile", None)
     answers = kubernetes_answers_of(profile.answers if profile is not None else None)
     parts = []
     for question, _short in CELL_SYMBOLS:
         answer = answers[question]
-        text = _state_text(answer.state)
+        text = offer_state_text(answer.state)
         if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_LABEL_TEXT:
             text = FABRIC_LABEL_TEXT[answer.fabric]
-        parts.append(f"{_question_label(question)}: {text}")
+        parts.append(f"{offer_question_label(question)}: {text}")
     return " · ".join(parts)

@@ -56,8 +56,20 @@ def test_each_message_carries_its_subscribers_own_signed_links_and_the_filter_li
         assert manage_token_read(manage) == person.key and unsubscribe_token_read(unsubscribe) == person.key
 
 
+def answers(offer, language: str) -> str:
+    """The offer's Kubernetes answers as its email line ends with them (digest_format.kubernetes_summary)."""
+    from django.utils import translation
+
+    from digest.templatetags.digest_format import kubernetes_summary
+
+    offer.refresh_from_db()
+    with translation.override(language):
+        return kubernetes_summary(offer)
+
+
 def test_answers_stock_states_and_questions_are_in_the_sites_words_in_both_languages(world):
-    world.change(world.offer("scarce", availability="available"), at=MID, availability="unavailable")
+    scarce_offer = world.offer("scarce", availability="available")
+    world.change(scarce_offer, at=MID, availability="unavailable")
     CapabilityChange.objects.create(provider=world.provider, key="offering", old_value="byo", new_value="managed",
                                     origin="curated", changed_at=MID, source_url="https://docs.example.org/k8s")
     CapabilityChange.objects.create(provider=world.provider, key="scale_to_zero", old_value="", new_value="yes",
@@ -68,8 +80,9 @@ def test_answers_stock_states_and_questions_are_in_the_sites_words_in_both_langu
     lines = en.text.splitlines()
     assert "- Lambda · Kubernetes offering: bring your own cluster -> managed control plane" in lines
     assert "- Lambda · Scale to zero: — -> yes" in lines
+    # Each offer's line ends with its own Kubernetes answers, in the email's language.
     scarce = "Lambda · NVIDIA H100 80GB (form factor not stated) x1 · scarce · us-east-1"
-    assert f"- {scarce}: Available -> Unavailable" in lines
+    assert f"- {scarce} · {answers(scarce_offer, 'en')}: Available -> Unavailable" in lines
     assert "bring your own cluster → <strong>managed control plane</strong>" in en.html
     assert "Available → <strong>Unavailable</strong>" in en.html
     assert "byo" not in en.text + en.html and ">managed<" not in en.html
@@ -78,14 +91,15 @@ def test_answers_stock_states_and_questions_are_in_the_sites_words_in_both_langu
     lines = zh.text.splitlines()
     assert "- Lambda · Kubernetes 服务形态：自带集群 -> 托管控制平面" in lines
     assert "- Lambda · 缩容到零：— -> 是" in lines
-    assert f"- {scarce}：可用 -> 不可用" in lines
+    assert f"- {scarce} · {answers(scarce_offer, 'zh-hans')}：可用 -> 不可用" in lines
     assert "可用 → <strong>不可用</strong>" in zh.html and "Kubernetes 服务形态" in zh.html
 
 
 def test_the_plain_text_reads_naturally_in_each_language(world):
     world.provider.name_zh = "拉姆达云"
     world.provider.save()
-    world.change(world.offer("h100", price="2.00", spot="1.00"), at=MID, price="1.00", spot="0.50")
+    h100 = world.offer("h100", price="2.00", spot="1.00")
+    world.change(h100, at=MID, price="1.00", spot="0.50")
     CapabilityChange.objects.create(provider=world.provider, key="mig", old_value="no", new_value="yes",
                                     new_label="MIG on H100 pools", origin="curated", changed_at=MID, source_url="")
     digest = digest_build(query="gpu=h100&spot=true", changes=week_changes(week=WEEK))
@@ -96,9 +110,9 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
         "Your filter: GPU model: NVIDIA H100 80GB (form factor not stated); Spot price available: yes",
         "See these offers on the site: http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
-    assert "\n\nPRICE DROPS (2)\n- Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1: " \
-           "2.00 -> 1.00 USD / GPU-hour (-50.0%)\n- Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · " \
-           "us-east-1 (spot): 1.00 -> 0.5000 USD / GPU-hour (-50.0%)\n\n" in en.text
+    line = f"Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1 · {answers(h100, 'en')}"
+    assert f"\n\nPRICE DROPS (2)\n- {line}: 2.00 -> 1.00 USD / GPU-hour (-50.0%)\n" \
+           f"- {line} (spot): 1.00 -> 0.5000 USD / GPU-hour (-50.0%)\n\n" in en.text
     assert "\n\nKUBERNETES CAPABILITY CHANGES (1)\n- Lambda · MIG: no -> yes (MIG on H100 pools)\n" \
            "  source: none given\n\nCHEAPEST OFFERS FOR YOUR FILTER NOW\n" in en.text
     assert en.subject == "GPU digest: 3 changes in the week to 23 Nov 2026"
@@ -110,7 +124,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
         "您的筛选条件：GPU 型号：NVIDIA H100 80GB (form factor not stated)；有抢占式价格：是",
         "在网站上查看这些报价：http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
-    offer = "拉姆达云 · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1"
+    offer = f"拉姆达云 · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1 · {answers(h100, 'zh-hans')}"
     assert f"\n\n【降价】（2）\n- {offer}：2.00 -> 1.00 USD / GPU·小时（-50.0%）\n" \
            f"- {offer}（竞价实例）：1.00 -> 0.5000 USD / GPU·小时（-50.0%）\n\n" in zh.text
     # the heading keeps its own capitals: Chinese headings are not upper-cased like English ones

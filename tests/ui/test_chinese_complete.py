@@ -43,7 +43,8 @@ def test_advisor_evidence_names_the_question_and_answer_in_words(client, data):
     params = {"kind": "batch", "gpu": "h100-sxm", "gpus_per_node": "2", "nodes": "2"}
     html = client.get("/advisor/", params).content.decode()
     assert "offering=" not in html
-    assert "Kubernetes offering: managed control plane" in html or "Kubernetes offering: bring your own cluster" in html
+    # The evidence is the offer's own answers, each named in words: its machine as a node of the managed Kubernetes.
+    assert "managed_node" not in html and "managed control plane: yes" in html
     html = client.get("/advisor/", params, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "offering=" not in html and "Acme Cloud 阿克米云" not in html
 

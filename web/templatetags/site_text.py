@@ -4,7 +4,9 @@ capability questions and answers by key (instead of raw `offering=byo`)."""
 from django import template
 
 from providers.capabilities import QUESTIONS, VALUE_LABELS
+from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
 from web import display
+from web.badges import offer_question_label, offer_state_text
 
 register = template.Library()
 
@@ -21,13 +23,19 @@ def form_factor(value: str) -> str:
 
 @register.filter
 def question_label(key: str) -> str:
+    """A provider capability question, or a question about one offer's machine (`managed_node`), in words."""
     question = QUESTIONS.get(key)
-    return str(question.label) if question else key
+    if question:
+        return str(question.label)
+    return offer_question_label(key) if key in OFFER_QUESTIONS else key
 
 
 @register.filter
 def answer_label(value: str) -> str:
-    """An answer in words; an RDMA fabric (a filter value that is itself a question key) by its question's name."""
+    """An answer in words (an offer's "not on this machine" too); an RDMA fabric (a filter value that is itself a
+    question key) by its question's name."""
     if value in VALUE_LABELS:
         return str(VALUE_LABELS[value])
-    return str(QUESTIONS[value].label) if value in QUESTIONS else value
+    if value in QUESTIONS:
+        return str(QUESTIONS[value].label)
+    return offer_state_text(value)

@@ -519,9 +519,14 @@ class OfferFilterSet(filters.FilterSet):
         clauses = self._profile_clauses
         if not clauses:
             return queryset
+        from .selectors import remembered
+
         unknown = all(allows for _terms, allows in clauses)
-        if self.form.cleaned_data.get("documented_only"):
-            ids = sorted(self._documented_profiles(clauses))
+        documented = bool(self.form.cleaned_data.get("documented_only"))
+        # The matching profiles change only with the data: kept under the data version like the other lookups.
+        key = f"profiles:{documented}:{sorted((repr(terms), allows) for terms, allows in clauses)}"
+        if documented:
+            ids = remembered(key, lambda: sorted(self._documented_profiles(clauses)))
             matching = Q(kubernetes_profile_id__in=ids)
         else:
             condition = Q()
@@ -534,7 +539,7 @@ class OfferFilterSet(filters.FilterSet):
                     either |= both
                 condition &= either
             profiles = KubernetesProfile.objects.filter(condition).values_list("id", flat=True)
-            ids = list(profiles[:self.MAX_LITERAL_PROFILES + 1])
+            ids = remembered(key, lambda: list(profiles[:self.MAX_LITERAL_PROFILES + 1]))
             if len(ids) > self.MAX_LITERAL_PROFILES:
                 matching = Q(kubernetes_profile_id__in=profiles)
             else:

@@ -57,3 +57,18 @@ def from_listing(offers: Iterable[ScrapedOffer], known: Collection[tuple[str, st
     if not stated:
         raise SchemaScrapeError("the listing states no stock for any offer")
     return AvailabilityResult(states=sorted(stated.values(), key=lambda s: (s.instance_type, s.region)))
+
+
+class StockFromPriceListing:
+    """For a client whose price listing already states stock (Lambda, RunPod, Vast.ai): its availability poll is
+    the same request as its price run, read with `from_listing`, and replays the same recording."""
+
+    @classmethod
+    def recorded_availability(cls) -> dict:
+        return cls.recorded()
+
+    def fetch_availability(self, known) -> AvailabilityResult:
+        result = self.fetch()
+        states = from_listing(result.offers, known)
+        states.rejected = result.rejected
+        return states

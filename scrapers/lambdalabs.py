@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from .availability import AvailabilityResult, from_listing
+from .availability import StockFromPriceListing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
@@ -35,7 +35,7 @@ RECORDED = Path(__file__).resolve().parent / "recorded" / "lambdalabs"
 MEMORY = re.compile(r"\((\d+(?:\.\d+)?)\s*GB\)", re.IGNORECASE)
 
 
-class LambdaClient:
+class LambdaClient(StockFromPriceListing):
     info = SourceInfo(
         slug="lambdalabs",
         provider="lambda",
@@ -57,16 +57,6 @@ class LambdaClient:
     def url(cls) -> str:
         """Where the instance types are read (a test's loopback server moves it)."""
         return URL
-
-    @classmethod
-    def recorded_availability(cls) -> dict[str, Path]:
-        return cls.recorded()
-
-    def fetch_availability(self, known) -> AvailabilityResult:
-        result = self.fetch()
-        states = from_listing(result.offers, known)
-        states.rejected = result.rejected
-        return states
 
     def fetch(self) -> ScrapeResult:
         payload = get_json(self.http, self.url(), headers={"Authorization": f"Bearer {self.api_key}"})

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import httpx
 
-from .availability import AvailabilityResult, from_listing
+from .availability import StockFromPriceListing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import post_json
 from .normalize import to_decimal
@@ -50,7 +50,7 @@ CLOUDS = (("secure", "secureCloud", "securePrice", "secureSpotPrice"),
 REQUIRED = ("id", "memoryInGb", "secureCloud", "communityCloud", "securePrice", "communityPrice")
 
 
-class RunPodClient:
+class RunPodClient(StockFromPriceListing):
     info = SourceInfo(
         slug="runpod",
         provider="runpod",
@@ -65,16 +65,6 @@ class RunPodClient:
     @classmethod
     def recorded(cls) -> dict[str, Path]:
         return {URL: RECORDED / "graphql-gpu-types.json"}
-
-    @classmethod
-    def recorded_availability(cls) -> dict[str, Path]:
-        return cls.recorded()
-
-    def fetch_availability(self, known) -> AvailabilityResult:
-        result = self.fetch()
-        states = from_listing(result.offers, known)
-        states.rejected = result.rejected
-        return states
 
     def fetch(self) -> ScrapeResult:
         payload = post_json(self.http, URL, json={"query": QUERY})

@@ -30,7 +30,7 @@ from urllib.parse import quote
 
 import httpx
 
-from .availability import AvailabilityResult, from_listing
+from .availability import StockFromPriceListing
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import CONTINENT_OF_COUNTRY, mib_to_gb, to_decimal
@@ -50,7 +50,7 @@ class _Group:
     listed: list[dict] = field(default_factory=list)
 
 
-class VastAiClient:
+class VastAiClient(StockFromPriceListing):
     info = SourceInfo(
         slug="vastai",
         provider="vastai",
@@ -65,16 +65,6 @@ class VastAiClient:
     @classmethod
     def recorded(cls) -> dict[str, Path]:
         return {URL: RECORDED / "bundles.json"}
-
-    @classmethod
-    def recorded_availability(cls) -> dict[str, Path]:
-        return cls.recorded()
-
-    def fetch_availability(self, known) -> AvailabilityResult:
-        result = self.fetch()
-        states = from_listing(result.offers, known)
-        states.rejected = result.rejected
-        return states
 
     def fetch(self) -> ScrapeResult:
         payload = get_json(self.http, URL)

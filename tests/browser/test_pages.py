@@ -51,14 +51,15 @@ def test_the_url_round_trips_the_filters_and_the_back_button_restores_them(site,
     page.goto(site.url + "/?gpu_family=H100&offering=managed")
     expect(page.locator("input[name=gpu_family][value=H100]")).to_be_checked()
     expect(page.locator("input[name=offering][value=managed]")).to_be_checked()
-    expect(rows(page)).to_have_text(["old.h100", "acme.h100x8", "dear.h100"])
-    page.check("input[name=mig][value=yes]")
+    # Machines documented as nodes of their provider's managed Kubernetes (old.h100's provider states none).
     expect(rows(page)).to_have_text(["acme.h100x8", "dear.h100"])
-    expect(page).to_have_url(re.compile(r"mig=yes"))
+    page.check("input[name=rdma][value=any]")
+    expect(rows(page)).to_have_text(["acme.h100x8"])  # the one with a documented fabric
+    expect(page).to_have_url(re.compile(r"rdma=any"))
     page.go_back()
     expect(page).to_have_url(re.compile(r"offering=managed$"))
-    expect(rows(page)).to_have_text(["old.h100", "acme.h100x8", "dear.h100"])
-    expect(page.locator("input[name=mig][value=yes]")).not_to_be_checked()
+    expect(rows(page)).to_have_text(["acme.h100x8", "dear.h100"])
+    expect(page.locator("input[name=rdma][value=any]")).not_to_be_checked()
 
 
 def test_sorting_by_clicking_headers(site, data):
@@ -130,13 +131,15 @@ def test_filters_work_without_javascript(site, data):
     expect(rows(page)).to_have_text(["metal.a100"])
 
 
-def test_capability_tooltip_shows_on_keyboard_focus(site, data):
+def test_kubernetes_cell_opens_from_the_keyboard_with_reasons_and_sources(site, data):
     page = site()
     page.goto(site.url + "/?provider=acme&gpu_family=H100")
-    badge = page.locator("td.badges a", has_text="MIG")
-    badge.focus()
-    content = badge.evaluate("el => getComputedStyle(el, '::after').content")
-    assert "Source: docs.acme.example.com, verified Nov. 1, 2026" in content
+    cell = page.locator("td.badges details.k8s").first
+    cell.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(cell).to_have_attribute("open", "")
+    expect(cell).to_contain_text("can be a node of Acme Cloud")
+    assert cell.locator("a[href*='docs.acme.example.com']").count() >= 1
 
 
 def test_every_page_loads_without_console_errors_and_screenshots(site, data):

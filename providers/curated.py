@@ -95,15 +95,7 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
         source_url = cell.get("source_url", "")
         verified_on = cell.get("verified_on")
         confidence = cell.get("confidence", "")
-        if value != UNKNOWN:
-            if not isinstance(source_url, str) or not source_url.startswith(("https://", "http://")):
-                raise fail(f"{where} = {value!r} has no source_url: every published cell needs its source")
-            if not isinstance(verified_on, date):
-                raise fail(f"{where} = {value!r} has no verified_on date (a TOML date such as 2026-11-29)")
-            if confidence not in CONFIDENCES:
-                raise fail(f"{where} confidence {confidence!r} must be one of {sorted(CONFIDENCES)}")
-        if isinstance(verified_on, date) and verified_on > today:
-            raise fail(f"{where} verified_on {verified_on} is in the future")
+        provenance_check(fail, where, value, source_url, verified_on, confidence, today=today)
         amount = None
         if cell.get("amount") not in (None, ""):
             try:
@@ -248,15 +240,7 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
                 number = Decimal(cell["interfaces"])
             source_url, verified_on = cell.get("source_url", ""), cell.get("verified_on")
             confidence = cell.get("confidence", "")
-            if value != UNKNOWN:
-                if not isinstance(source_url, str) or not source_url.startswith(("https://", "http://")):
-                    raise fail(f"{at} = {value!r} has no source_url: every published fact needs its source")
-                if not isinstance(verified_on, date):
-                    raise fail(f"{at} = {value!r} has no verified_on date (a TOML date such as 2026-12-01)")
-                if confidence not in CONFIDENCES:
-                    raise fail(f"{at} confidence {confidence!r} must be one of {sorted(CONFIDENCES)}")
-            if isinstance(verified_on, date) and verified_on > today:
-                raise fail(f"{at} verified_on {verified_on} is in the future")
+            provenance_check(fail, at, value, source_url, verified_on, confidence, today=today)
             for pattern in patterns:
                 if (pattern, key) in seen:
                     raise fail(f"{where}: {pattern!r} states {key} twice in this file")
@@ -282,3 +266,17 @@ def load_instance_types(directory: Path = INSTANCE_TYPES_DIR) -> list[InstanceTy
             raise CuratedDataError(f"{path.name}: provider {parsed.provider!r} must start the file name")
         files.append(parsed)
     return files
+
+
+def provenance_check(fail, where: str, value, source_url, verified_on, confidence, *, today: date) -> None:
+    """The rule every published fact follows, a provider cell or an instance-type fact: a known value needs its
+    source URL, the date it was verified (never in the future) and a confidence."""
+    if value != UNKNOWN:
+        if not isinstance(source_url, str) or not source_url.startswith(("https://", "http://")):
+            raise fail(f"{where} = {value!r} has no source_url: every published fact needs its source")
+        if not isinstance(verified_on, date):
+            raise fail(f"{where} = {value!r} has no verified_on date (a TOML date such as 2026-12-01)")
+        if confidence not in CONFIDENCES:
+            raise fail(f"{where} confidence {confidence!r} must be one of {sorted(CONFIDENCES)}")
+    if isinstance(verified_on, date) and verified_on > today:
+        raise fail(f"{where} verified_on {verified_on} is in the future")

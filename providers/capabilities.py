@@ -7,8 +7,12 @@ pages and the emails (labels, the wording of answers, order). Plain Python: no d
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
+
+from .kubernetes import QUESTIONS as OFFER_QUESTIONS
 
 UNKNOWN = "unknown"
 NOT_APPLICABLE = "n/a"
@@ -96,6 +100,41 @@ SHORT_VALUES = {
     "add_on": _("add-on"), "user_installs": _("you install"), PARTIAL: _("partial"),
     PAID_UNSTATED: _("paid (amount?)"),
 }
+
+
+# --- each offer's own answers (providers.kubernetes) in the same words: pages, emails and the advisor use these ----
+
+# The few answers an offers-table row and a digest line show; every answer is on the offer's page.
+OFFER_SUMMARY_QUESTIONS = ("managed_node", "mig", "rdma")
+
+
+def offer_question_label(question: str) -> str:
+    """A per-offer question (providers.kubernetes.QUESTIONS) in the active language."""
+    return _offer_words(get_language())[0].get(question, question)
+
+
+def offer_state_text(state: str) -> str:
+    """A per-offer answer state ("yes", "not_on_this_machine", ...) in the active language."""
+    return _offer_words(get_language())[1].get(state, state)
+
+
+@lru_cache(maxsize=16)
+def _offer_words(language: str) -> tuple[dict[str, str], dict[str, str]]:
+    """The questions' and states' words in `language`, which must be the active one: read once per language, not
+    per row (translating lazy labels for 13 answers of 50 rows was a quarter of the offers page's time)."""
+    labels = {}
+    for question in OFFER_QUESTIONS:
+        if question == "managed_node":
+            labels[question] = str(VALUE_LABELS["managed"])
+        elif question == "byo":
+            labels[question] = str(VALUE_LABELS["byo"])
+        elif question == "rdma":
+            labels[question] = str(_("RDMA fabric"))
+        else:
+            labels[question] = str(QUESTIONS[question].label)
+    states = {state: str(VALUE_LABELS[state]) for state in ("yes", "no", NOT_APPLICABLE, UNKNOWN)}
+    states["not_on_this_machine"] = str(_("offered, but not on this machine"))
+    return labels, states
 
 
 def allowed_values(key: str) -> tuple[str, ...]:

@@ -68,6 +68,12 @@ def stale_cutoff(*, now: datetime | None = None) -> datetime:
     return (now or timezone.now()) - timedelta(hours=settings.STALE_AFTER_HOURS)
 
 
+def is_stale(last_success_at: datetime | None, *, now: datetime | None = None) -> bool:
+    """stale_expression's rule in Python, for a source or an offer loaded without the annotation: no success of
+    its source within STALE_AFTER_HOURS, or never."""
+    return last_success_at is None or last_success_at < stale_cutoff(now=now)
+
+
 def stale_expression(*, now: datetime | None = None, prefix: str = "source__") -> ExpressionWrapper:
     """A boolean expression for annotating any queryset that reaches DataSource through `prefix` (for an Offer
     queryset the default; for DataSource itself `prefix=""`): True when that source is stale (see offer_list)."""

@@ -20,7 +20,7 @@ from rest_framework.settings import api_settings
 from . import kubernetes as k8s
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
-from .selectors import kubernetes_answers_of, stale_cutoff
+from .selectors import is_stale, kubernetes_answers_of
 
 
 class NumberDecimalField(serializers.DecimalField):
@@ -170,8 +170,7 @@ class OfferSerializer(OutputSerializer):
         if annotated is not None:
             return annotated
         # An offer loaded without offer_list's annotation (compare's cheapest offers): same rule, source is joined.
-        last = offer.source.last_success_at
-        return last is None or last < stale_cutoff()
+        return is_stale(offer.source.last_success_at)
 
     def get_url(self, offer: Offer) -> str:
         return _absolute(self.context.get("request"), reverse("api:offer-detail", args=[offer.id]))

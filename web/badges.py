@@ -8,10 +8,15 @@ from functools import lru_cache
 from urllib.parse import urlsplit
 
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, gettext, pgettext_lazy
-from django.utils.translation import gettext_lazy as _
+from django.utils.translation import get_language, pgettext_lazy
 
-from providers.capabilities import QUESTIONS, SHORT_VALUES, UNKNOWN, VALUE_LABELS
+from providers.capabilities import (
+    OFFER_SUMMARY_QUESTIONS,
+    SHORT_VALUES,
+    UNKNOWN,
+    offer_question_label,
+    offer_state_text,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -33,45 +38,15 @@ FABRIC_SHORT = {"infiniband": "IB", "roce": "RoCE", "efa": "EFA", "gpudirect_tcp
 STATE_GLYPHS = {"yes": "✓", "no": "✗", "unknown": "?", "n/a": "–", "not_on_this_machine": "⊘"}
 STATE_TONES = {"yes": "y", "no": "n", "unknown": "u", "n/a": "na", "not_on_this_machine": "p"}
 FABRIC_SHORT_ROW = {**FABRIC_SHORT, "gpudirect_tcpxo": "TCPXO", "rdma_unspecified": "RDMA"}
-FABRIC_LABEL_TEXT = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpudirect_tcpx": "GPUDirect-TCPX",
-                     "gpudirect_tcpxo": "GPUDirect-TCPXO", "rdma_unspecified": "RDMA"}
-# The few symbols a row shows; every answer is in the disclosure below them.
-CELL_SYMBOLS = (("managed_node", pgettext_lazy("badge", "K8s")), ("mig", pgettext_lazy("badge", "MIG")),
-                ("rdma", pgettext_lazy("badge", "RDMA")))
-
-
-def offer_question_label(question: str) -> str:
-    return _words(get_language())[0][question]
-
-
-def offer_state_text(state: str) -> str:
-    return _words(get_language())[1].get(state, state)
-
-
-@lru_cache(maxsize=16)
-def _words(language: str) -> tuple[dict[str, str], dict[str, str]]:
-    """The questions' and states' words in `language`, which must be the active one: read once per language, not
-    per row (translating lazy labels for 13 answers of 50 rows was a quarter of the offers page's time)."""
-    from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
-
-    labels = {}
-    for question in OFFER_QUESTIONS:
-        if question == "managed_node":
-            labels[question] = str(VALUE_LABELS["managed"])
-        elif question == "byo":
-            labels[question] = str(VALUE_LABELS["byo"])
-        elif question == "rdma":
-            labels[question] = str(_("RDMA fabric"))
-        else:
-            labels[question] = str(QUESTIONS[question].label)
-    states = {state: str(VALUE_LABELS[state]) for state in ("yes", "no", "n/a", UNKNOWN)}
-    states["not_on_this_machine"] = gettext("offered, but not on this machine")
-    return labels, states
+# The few symbols a row shows (providers.capabilities.OFFER_SUMMARY_QUESTIONS); every answer is in the disclosure
+# below them.
+CELL_SYMBOLS = {"managed_node": pgettext_lazy("badge", "K8s"), "mig": pgettext_lazy("badge", "MIG"),
+                "rdma": pgettext_lazy("badge", "RDMA")}
 
 
 @lru_cache(maxsize=64)
 def _short(language: str, question: str) -> str:
-    return str(dict(CELL_SYMBOLS)[question])
+    return str(CELL_SYMBOLS[question])
 
 
 def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeString:
@@ -84,28 +59,28 @@ def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeSt
 
     parts = kubernetes_answers_of(answers)
     language = get_language()
-    labels, words = _words(language)
     symbols, spoken = [], []
-    for question, _symbol in CELL_SYMBOLS:
+    for question in OFFER_SUMMARY_QUESTIONS:
         answer = parts[question]
         text = f"{_short(language, question)}{STATE_GLYPHS.get(answer.state, '?')}"
         if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_SHORT_ROW:
             text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
         symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
-        spoken.append(f"{labels[question]}: {words.get(answer.state, answer.state)}")
+        spoken.append(f"{offer_question_label(question)}: {offer_state_text(answer.state)}")
     items, unsourced = [], []
     for question, answer in parts.items():
         if question == "fabric":
             continue
         if answer.state == UNKNOWN and not answer.sources:
-            unsourced.append(labels[question])  # "we do not know" without a lead: one line for all
+            unsourced.append(offer_question_label(question))  # "we do not know" without a lead: one line for all
             continue
         links = " ".join(f'<a href="{escape(url)}" rel="noopener">{escape(urlsplit(url).hostname or url)}</a>'
                          for url in answer.sources)
-        items.append(f"<li><strong>{escape(labels[question])}: {escape(words.get(answer.state, answer.state))}</strong>"
-                     f" {escape(answer.reason)}{' ' + links if links else ''}</li>")
+        heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
+        links = f" {links}" if links else ""
+        items.append(f"<li><strong>{escape(heading)}</strong> {escape(answer.reason)}{links}</li>")
     if unsourced:
-        items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(words[UNKNOWN])}</strong></li>")
+        items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
     return SafeString(
         f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>'
         f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'

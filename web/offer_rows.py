@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 from functools import lru_cache
 from html import escape
 
-from django.conf import settings
 from django.contrib.humanize.templatetags.humanize import intcomma, naturaltime
 from django.core.paginator import Page, Paginator
 from django.http import QueryDict
@@ -25,6 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
+from providers.presentation import money
 
 from .availability import share_text, when_text
 from .badges import kubernetes_cell_html
@@ -35,21 +35,6 @@ logger = logging.getLogger(__name__)
 
 
 PER_PAGE = 50
-
-
-def stale_cutoff(now: datetime) -> datetime:
-    return now - timedelta(hours=settings.STALE_AFTER_HOURS)
-
-
-def is_stale(offer: Offer, cutoff: datetime) -> bool:
-    """Stale when the offer's source has not succeeded since the cutoff (or, for a source that never recorded a
-    success, when the offer itself was last seen before it). An `is_stale` annotation, when a selector adds one,
-    wins."""
-    annotated = getattr(offer, "is_stale", None)
-    if annotated is not None:
-        return bool(annotated)
-    confirmed = offer.source.last_success_at or offer.last_seen
-    return confirmed < cutoff
 
 
 def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
@@ -117,7 +102,7 @@ class RowFormat:
         amount = self.conversion.convert(usd)
         if amount is None:
             return ""
-        return escape(f"{self.conversion.symbol}{price_number(self.language, amount)}")
+        return escape(f"{self.conversion.symbol}{money(amount)}")
 
     def row_html(self, row: dict) -> SafeString:
         """One row of the offers table (templates/offers/_table.html), written here like the rows of Django admin's
@@ -186,13 +171,6 @@ def datetime_text(language: str, zone: str, moment: datetime) -> str:
     """`moment` in DATETIME_FORMAT for the language and time zone given, which must be the active ones. Kept because
     it is a pure function of its arguments and the offers of one scrape run share one last_seen on every page."""
     return date_format(timezone.localtime(moment), "DATETIME_FORMAT")
-
-
-@lru_cache(maxsize=8192)
-def price_number(language: str, amount: Decimal) -> str:
-    """A price with three decimals and grouping for the language given, which must be the active one (kept like
-    datetime_text: the same offers are listed on many pages)."""
-    return floatformat(amount, "3g")
 
 
 NO_SPOT = '<span class="u">—</span>'

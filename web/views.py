@@ -26,13 +26,14 @@ from providers import selectors
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
+from providers.presentation import price_per_gpu
 
 from .availability import duration_text, share_text, stock_text
 from .badges import label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
-from .offer_rows import decorate_offers, is_stale, offer_columns, offer_page, plain_columns, stale_cutoff
+from .offer_rows import decorate_offers, offer_columns, offer_page, plain_columns
 from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 
 logger = logging.getLogger(__name__)
@@ -153,7 +154,6 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     conversion = display.conversion()
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
-    offer.stale = is_stale(offer, stale_cutoff(timezone.now()))
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
@@ -163,10 +163,8 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         rows, gpu_count=offer.gpu_count, until=offer.last_seen, conversion=conversion,
         names={"on_demand": gettext("On-demand"), "spot": gettext("Spot")}, axis_title=axis)
     for obs in history:
-        count = offer.gpu_count or 1
-        obs.display_price = conversion.convert(obs.price_hour_usd / count if obs.price_hour_usd is not None else None)
-        obs.display_spot = conversion.convert(
-            obs.spot_price_hour_usd / count if obs.spot_price_hour_usd is not None else None)
+        obs.display_price = conversion.convert(price_per_gpu(obs.price_hour_usd, offer.gpu_count))
+        obs.display_spot = conversion.convert(price_per_gpu(obs.spot_price_hour_usd, offer.gpu_count))
     changes = selectors.offer_availability_changes(offer=offer)
     stock_figure = figures.offer_stock(
         changes, until=timezone.now(),
@@ -312,7 +310,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "display": display, "offering": offering.value if offering else UNKNOWN, "offering_cell": offering,
         "facts": list(selectors.kubernetes_fact_list(provider=provider)), "sources": sources,
         "broken_links": [check for check in links.values() if not check.ok],
-        "checked_links": len(links), "stale_cutoff": stale_cutoff(timezone.now()),
+        "checked_links": len(links),
         "guide_managed": guide_url("kubernetes-support", "managed-vs-byo"),
         "columns": plain_columns(), "params": canonical_query(request.GET),
         "stock_rows": _stock_rows(selectors.availability_summary(provider=provider)),

@@ -1,6 +1,6 @@
-"""Formatting for digest emails and pages: money, signed percentages, safe outbound links, and the site's own words
-for names, stock states and capability answers in the active language (the emails render under the subscriber's
-language, so one template set serves every language)."""
+"""Formatting for digest emails and pages: money (the site's one format), signed percentages, safe outbound links,
+and the site's own words for names, stock states and capability answers in the active language (the emails render
+under the subscriber's language, so one template set serves every language)."""
 
 import unicodedata
 from decimal import Decimal
@@ -10,20 +10,19 @@ from django import template
 from django.template.defaultfilters import floatformat
 from django.utils.translation import pgettext
 
-from providers.capabilities import VALUE_LABELS
+from providers import presentation
+from providers.capabilities import OFFER_SUMMARY_QUESTIONS, VALUE_LABELS, offer_question_label, offer_state_text
+from providers.kubernetes import FABRIC_LABELS
 from providers.models import Availability, in_language
+from providers.selectors import kubernetes_answers_of
 
 register = template.Library()
 
 
 @register.filter
 def money(value) -> str:
-    """2 decimals, or up to 4 for sub-cent prices (spot GPUs at 0.0035 USD/h are real)."""
-    if value is None or value == "":
-        return "—"
-    value = Decimal(value)
-    places = Decimal("0.01") if abs(value) >= 1 or value == 0 else Decimal("0.0001")
-    return f"{value.quantize(places):,}"
+    """The site's one money format (providers.presentation.money), as on the pages."""
+    return presentation.money(value)
 
 
 @register.filter
@@ -35,9 +34,8 @@ def percent(value) -> str:
 
 @register.filter
 def per_gpu(price, gpu_count):
-    if price is None or not gpu_count:
-        return None
-    return Decimal(price) / Decimal(gpu_count)
+    """An instance price per GPU by the one rule ingestion stores (providers.presentation.price_per_gpu)."""
+    return presentation.price_per_gpu(price, gpu_count)
 
 
 @register.filter
@@ -101,18 +99,15 @@ def http_url(value) -> str:
 
 @register.filter
 def kubernetes_summary(offer) -> str:
-    """The offer's own Kubernetes answers in a few words (managed node, MIG, RDMA fabric), as the offers table's
-    cell shows them; plain text, escaped by the template like any value."""
-    from providers.selectors import kubernetes_answers_of
-    from web.badges import CELL_SYMBOLS, FABRIC_LABEL_TEXT, offer_question_label, offer_state_text
-
+    """The offer's own Kubernetes answers in a few words (managed node, MIG, RDMA fabric: the ones the offers
+    table's cell shows), in the site's words; plain text, escaped by the template like any value."""
     profile = getattr(offer, "kubernetes_profile", None)
     answers = kubernetes_answers_of(profile.answers if profile is not None else None)
     parts = []
-    for question, _short in CELL_SYMBOLS:
+    for question in OFFER_SUMMARY_QUESTIONS:
         answer = answers[question]
         text = offer_state_text(answer.state)
-        if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_LABEL_TEXT:
-            text = FABRIC_LABEL_TEXT[answer.fabric]
+        if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_LABELS:
+            text = FABRIC_LABELS[answer.fabric]
         parts.append(f"{offer_question_label(question)}: {text}")
     return " · ".join(parts)

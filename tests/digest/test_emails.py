@@ -111,8 +111,8 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
         "See these offers on the site: http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
     line = f"Lambda · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1 · {answers(h100, 'en')}"
-    assert f"\n\nPRICE DROPS (2)\n- {line}: 2.00 -> 1.00 USD / GPU-hour (-50.0%)\n" \
-           f"- {line} (spot): 1.00 -> 0.5000 USD / GPU-hour (-50.0%)\n\n" in en.text
+    assert f"\n\nPRICE DROPS (2)\n- {line}: 2.000 -> 1.000 USD / GPU-hour (-50.0%)\n" \
+           f"- {line} (spot): 1.000 -> 0.500 USD / GPU-hour (-50.0%)\n\n" in en.text
     assert "\n\nKUBERNETES CAPABILITY CHANGES (1)\n- Lambda · MIG: no -> yes (MIG on H100 pools)\n" \
            "  source: none given\n\nCHEAPEST OFFERS FOR YOUR FILTER NOW\n" in en.text
     assert en.subject == "GPU digest: 3 changes in the week to 23 Nov 2026"
@@ -125,8 +125,8 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
         "在网站上查看这些报价：http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
     offer = f"拉姆达云 · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1 · {answers(h100, 'zh-hans')}"
-    assert f"\n\n【降价】（2）\n- {offer}：2.00 -> 1.00 USD / GPU·小时（-50.0%）\n" \
-           f"- {offer}（竞价实例）：1.00 -> 0.5000 USD / GPU·小时（-50.0%）\n\n" in zh.text
+    assert f"\n\n【降价】（2）\n- {offer}：2.000 -> 1.000 USD / GPU·小时（-50.0%）\n" \
+           f"- {offer}（竞价实例）：1.000 -> 0.500 USD / GPU·小时（-50.0%）\n\n" in zh.text
     # the heading keeps its own capitals: Chinese headings are not upper-cased like English ones
     assert "\n\n【Kubernetes 能力变化】（1）\n- 拉姆达云 · MIG：否 -> 是（MIG on H100 pools）\n" \
            "  来源：未提供\n\n【当前最便宜的报价】\n" in zh.text

@@ -94,7 +94,7 @@ def test_subscribe_confirm_and_the_weekly_task_send_exactly_once(world, client, 
         assert [part.get_content_type() for part in message.iter_parts()] == ["text/plain", "text/html"]
         assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
         text = message.get_body(("plain",)).get_content()
-        assert "gpu_1x_h100" in text and "2.49 -> 1.99" in text and "-20.1%" in text and "gpu_8x_h100" in text
+        assert "gpu_1x_h100" in text and "2.490 -> 1.990" in text and "-20.1%" in text and "gpu_8x_h100" in text
         assert "gpu_1x_a100" not in text
     bo = next(m for m in smtp_settings.messages if m["To"] == "bo@example.org")
     assert "降价" in bo.get_body(("plain",)).get_content()

@@ -211,12 +211,15 @@ def test_pages_without_charts_load_no_plotly_and_no_third_party_asset(client, da
         assert url.startswith("/static/"), url
 
 
-def test_stale_helper_prefers_an_annotation(data):
+def test_staleness_is_one_rule_in_sql_and_in_python(client, data):
+    """The offer page flags an offer stale by the annotation offer_list adds; the Python twin agrees with it."""
     offer = data["old_h100"]
-    cutoff = timezone.now() - timedelta(hours=24)
-    assert offer_rows.is_stale(offer, cutoff)
-    offer.is_stale = False
-    assert not offer_rows.is_stale(offer, cutoff)
+    annotated = selectors.offer_list().get(pk=offer.pk)
+    assert annotated.is_stale is selectors.is_stale(offer.source.last_success_at) is True
+    assert selectors.is_stale(None)
+    assert not selectors.is_stale(timezone.now() - timedelta(hours=23))
+    assert "fresh stale" in client.get(f"/offers/{offer.pk}/").content.decode()
+    assert "fresh stale" not in client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
 
 
 def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):

@@ -1,14 +1,20 @@
 """Template filters that put our data's own words into the page's language: GPU name qualifiers and form factors,
-capability questions and answers by key (instead of raw `offering=byo`)."""
+capability questions and answers by key (instead of raw `offering=byo`), and money in the site's one format."""
 
 from django import template
 
-from providers.capabilities import QUESTIONS, VALUE_LABELS
+from providers import presentation
+from providers.capabilities import QUESTIONS, VALUE_LABELS, offer_question_label, offer_state_text
 from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
 from web import display
-from web.badges import offer_question_label, offer_state_text
 
 register = template.Library()
+
+
+@register.filter
+def money(amount) -> str:
+    """A price in the site's one format (providers.presentation.money): the same figure on every page and email."""
+    return presentation.money(amount)
 
 
 @register.filter

@@ -1,0 +1,40 @@
+"""The site's one vocabulary for numbers shown to people: money and price per GPU. Pages, emails and the advisor
+format through these, so "2.499" on the offers page is "2.499" in the digest. (The API and CSV give numbers, not
+text: they are not formatted here.) Staleness is one rule too, in providers.selectors (stale_expression and its
+Python twin is_stale); names in the active language are providers.models.in_language; answer words are
+providers.capabilities.VALUE_LABELS and providers.kubernetes.answer_words."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from functools import lru_cache
+
+from django.template.defaultfilters import floatformat
+from django.utils.translation import get_language
+
+from scrapers.normalize import per_gpu
+
+SUB_CENT = Decimal("0.01")
+
+
+def money(amount) -> str:
+    """A price as text: three decimals with the active language's grouping ("1,234.500", "2.499"), four below one
+    cent (spot GPU shares at 0.0035 USD/h are real); "—" when there is none. No currency: the caller says which."""
+    if amount is None or amount == "":
+        return "—"
+    return _money(get_language(), Decimal(amount))
+
+
+@lru_cache(maxsize=8192)
+def _money(language: str, amount: Decimal) -> str:
+    # Keyed by the language, which must be the active one: the same prices are listed on many pages.
+    return floatformat(amount, "4g" if 0 < abs(amount) < SUB_CENT else "3g")
+
+
+def price_per_gpu(price, gpu_count) -> Decimal | None:
+    """An instance price per GPU (per whole-GPU equivalent for a fractional GPU, whose count is its share), to the
+    stored money precision; None without a price or a count. The one rule ingestion stores and pages recompute
+    with (scrapers.normalize.per_gpu)."""
+    if price is None or not gpu_count:
+        return None
+    return per_gpu(Decimal(price), Decimal(gpu_count))

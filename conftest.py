@@ -63,10 +63,10 @@ def _fresh_cache():
 
 @pytest.fixture(autouse=True)
 def _forget_remembered_lookups():
-    """Lookups kept under a data version (providers.selectors.remembered) are forgotten after each test: a test's
+    """Lookups kept under a data version (providers.versions.remembered) are forgotten after each test: a test's
     rolled-back transaction takes the version back with it, so the next test may reach the same number with other
     data (in production a version is only ever seen once committed, and only ever grows)."""
     yield
-    from providers import selectors
+    from providers import versions
 
-    selectors.remembered_forget()
+    versions.remembered_forget()

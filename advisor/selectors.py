@@ -15,7 +15,7 @@ from django.db.models import QuerySet
 
 from providers.filters import offer_filterset
 from providers.models import Capability, Offer
-from providers.selectors import exchange_rates_latest
+from providers.selectors import exchange_rates_latest, offers_filtered
 
 from . import engine
 from .answers import offer_answers
@@ -43,7 +43,7 @@ def _filtered(data: dict[str, str]) -> QuerySet[Offer]:
     if not filterset.is_valid():
         # The form and the serializer validate every field first, so this is a programming error, not bad input.
         raise ValueError(f"advisor built invalid offer filters {data!r}: {filterset.errors.as_json()}")
-    return filterset.qs
+    return offers_filtered(filters=filterset)
 
 
 def advisor_offer_list(*, spec: engine.WorkloadSpec) -> QuerySet[Offer]:

@@ -18,7 +18,8 @@ from django.db.models import QuerySet
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 
-from providers.filters import OfferFilterSet, offer_filterset
+from providers import selectors
+from providers.filters import OfferFilterSet, choice_label, offer_filterset
 from providers.models import Offer
 
 # Presentation parameters of the offers page: how a list is shown, not which offers are in it. Dropped silently.
@@ -104,15 +105,13 @@ def saved_filter_offers(query: str, *, include_inactive: bool = False) -> QueryS
     filterset = offer_filterset(data)
     if not filterset.is_valid():
         raise ValueError("; ".join(f"{name}: {' '.join(map(str, errs))}" for name, errs in filterset.errors.items()))
-    return filterset.qs
+    return selectors.offers_filtered(filters=filterset)
 
 
 def saved_filter_summary(query: str) -> list[tuple[str, str]]:
     """(label, readable value) pairs of a saved filter, for pages and emails: choice slugs shown by their names."""
-    from web.filter_panel import OfferPanelFilterSet  # the page's words for raw choices ("managed control plane")
-
     data = QueryDict(query)
-    form = OfferPanelFilterSet(data, queryset=Offer.objects.none()).form
+    form = OfferFilterSet(data, queryset=Offer.objects.none()).form
     rows = []
     for name in data:
         field_ = form.fields.get(name)
@@ -123,6 +122,6 @@ def saved_filter_summary(query: str) -> list[tuple[str, str]]:
             shown = _("yes") if values and values[0] == "true" else _("no")
         else:
             choices = dict(getattr(field_, "choices", ()) or ())
-            shown = ", ".join(str(choices.get(value, value)) for value in values)
+            shown = ", ".join(str(choice_label(name, value, choices.get(value, value))) for value in values)
         rows.append((str(field_.label or name), shown))
     return rows

@@ -32,7 +32,7 @@ from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 
-from . import selectors
+from . import selectors, versions
 from .capabilities import CAPABILITIES
 from .filters import (
     BooleanFilter,
@@ -384,19 +384,19 @@ class OfferListApi(ReadOnlyApi):
     )
     def get(self, request):
         # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
-        # kept under it (selectors.data_version_scope).
-        with selectors.data_version_scope():
+        # kept under it (versions.data_version_scope).
+        with versions.data_version_scope():
             filterset = build_offer_filterset(request.query_params, request=request)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
             context = {"request": request}
             if self.wants_csv_stream(request):
-                return self.csv_response(filterset.qs.iterator(chunk_size=CSV_CHUNK_ROWS),
-                                         OfferSerializer(context=context), "offers.csv")
+                offers = selectors.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
+                return self.csv_response(offers, OfferSerializer(context=context), "offers.csv")
             rows = self.paginator.paginate_queryset(
-                selectors.offer_ids(filterset=filterset), request, view=self,
-                count=selectors.offer_count(filterset=filterset),
-                fetch=lambda offset, limit: selectors.offer_page(filterset=filterset, offset=offset, limit=limit))
+                selectors.offer_ids(filters=filterset), request, view=self,
+                count=selectors.offer_count(filters=filterset),
+                fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
         return self.get_paginated_response(offer_data(rows, request=request))
 
 

@@ -33,13 +33,16 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField
 
-from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN
+from scrapers.normalize import to_usd
+
+from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
 from .kubernetes import FABRICS
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
 from .models import (
     Availability,
     Capability,
     Confidence,
+    ExchangeRate,
     GpuModel,
     GpuVendor,
     KubernetesProfile,
@@ -47,6 +50,7 @@ from .models import (
     Provider,
     ProviderKind,
 )
+from .versions import remembered
 
 CONTINENTS = [
     ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
@@ -140,8 +144,6 @@ class RelatedChoice(MultipleChoice):
     def filter(self, qs, value):
         if not value:
             return qs
-        from .selectors import remembered
-
         relation, column = self.field_name.split("__")
         related = Offer._meta.get_field(relation).related_model
         ids = remembered(f"ids:{self.field_name}:{sorted(value)}", lambda: sorted(
@@ -263,14 +265,8 @@ class CountryFilter(CopiedCheaply, filters.Filter):
         return qs.filter(country__in=value) if value else qs
 
 
-def _remembered(name, compute):
-    from .selectors import remembered
-
-    return remembered(name, compute)
-
-
 def gpu_choices():
-    return _remembered("choices:gpu", lambda: list(GpuModel.objects.order_by("slug").values_list("slug", "name")))
+    return remembered("choices:gpu", lambda: list(GpuModel.objects.order_by("slug").values_list("slug", "name")))
 
 
 def gpu_family_choices():
@@ -278,11 +274,11 @@ def gpu_family_choices():
         families = GpuModel.objects.order_by("family").values_list("family", flat=True).distinct()
         return [(family, family) for family in families]
 
-    return _remembered("choices:gpu_family", read)
+    return remembered("choices:gpu_family", read)
 
 
 def provider_choices():
-    return _remembered("choices:provider",
+    return remembered("choices:provider",
                        lambda: list(Provider.objects.order_by("name").values_list("slug", "name")))
 
 
@@ -371,18 +367,9 @@ class OfferFilterSet(filters.FilterSet):
         fields: list[str] = []
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
-        # Without a queryset, `qs` starts from selectors.offer_list (relations joined, `is_stale` annotated), set up
-        # only when `qs` is read: the API's and the pages' counts and pages of ids (bare_qs) never need it.
-        self._from_offer_list = queryset is None
+        # Offers to read come from the selectors, which apply these filters to their own querysets
+        # (selectors.offers_filtered, offer_page, offer_count): the FilterSet validates and filters, it never reads.
         super().__init__(data, Offer.objects.all() if queryset is None else queryset, request=request, prefix=prefix)
-
-    @property
-    def qs(self):
-        if self._from_offer_list:
-            from .selectors import offer_list
-
-            self.queryset, self._from_offer_list = offer_list(include_inactive=True), False
-        return super().qs
 
     # --- the form ---------------------------------------------------------------------------------------------
 
@@ -496,7 +483,7 @@ class OfferFilterSet(filters.FilterSet):
             return sorted(matching)
 
         documented = bool(self.form.cleaned_data.get("documented_only"))
-        return _remembered(f"answering:{documented}:{key}:{sorted(values)}", read)
+        return remembered(f"answering:{documented}:{key}:{sorted(values)}", read)
 
     def _providers(self, queryset, ids):
         self.resolve("provider_id", ids)
@@ -519,8 +506,6 @@ class OfferFilterSet(filters.FilterSet):
         clauses = self._profile_clauses
         if not clauses:
             return queryset
-        from .selectors import remembered
-
         unknown = all(allows for _terms, allows in clauses)
         documented = bool(self.form.cleaned_data.get("documented_only"))
         # The matching profiles change only with the data: kept under the data version like the other lookups.
@@ -620,13 +605,9 @@ class OfferFilterSet(filters.FilterSet):
 
         Fees stated in another currency are converted with the latest ECB rate; without a rate they do not match.
         """
-        from scrapers.normalize import to_usd
-
-        from .selectors import exchange_rates_latest
-
         cells = self._capability_cells().filter(key="control_plane_fee")
         matching = set(cells.filter(value="free").values_list("provider_id", flat=True))
-        rates = exchange_rates_latest()
+        rates = ExchangeRate.objects.latest_day()[1]
         for provider_id, amount, currency in cells.filter(value="paid").values_list("provider_id", "amount",
                                                                                      "currency"):
             usd = to_usd(amount, currency, rates)
@@ -644,6 +625,15 @@ for _key in BOOLEAN_CAPABILITIES:
     )
 
 
+def choice_label(name: str, value: str, label):
+    """Translated labels for choices the FilterSet lists as raw values (`managed`, `infiniband`, ...)."""
+    if str(label) != str(value):
+        return label
+    if name == "rdma":
+        return QUESTIONS[value].label if value in QUESTIONS else _("any RDMA fabric")
+    return VALUE_LABELS.get(value, label)
+
+
 def unknown_parameters(params, *, reads) -> list[str]:
     """The parameters of a request its reader does not read, sorted: the API answers them with a 400 and the pages
     show them as errors with a 400 too, so a typo (`?gpu_modle=h100`) is never silently "no filter". A reader of
@@ -652,6 +642,6 @@ def unknown_parameters(params, *, reads) -> list[str]:
 
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:
-    """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors` or `.qs` (by default
-    offers as selectors.offer_list gives them)."""
+    """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors`, then hand it to the
+    selectors (`offer_page(filters=...)`, `offers_filtered(filters=...)`), which own reading the offers."""
     return OfferFilterSet(data, queryset=queryset, request=request)

@@ -469,6 +469,15 @@ class PriceObservation(models.Model):
         return f"offer {self.offer_id} at {self.observed_at:%Y-%m-%d %H:%M}: {self.price_hour} {self.currency}"
 
 
+class ExchangeRateQuerySet(models.QuerySet):
+    def latest_day(self):
+        """The latest ECB day we have and its rates (units per 1 EUR), in one query: (None, {}) when none is
+        loaded."""
+        latest = self.order_by("-date").values("date")[:1]
+        rows = list(self.filter(date=models.Subquery(latest)).values_list("date", "currency", "per_eur"))
+        return (rows[0][0] if rows else None), {currency: per_eur for _day, currency, per_eur in rows}
+
+
 class ExchangeRate(models.Model):
     """Units of `currency` per 1 EUR on `date`, as the European Central Bank published them."""
 
@@ -476,6 +485,8 @@ class ExchangeRate(models.Model):
     date = models.DateField()
     per_eur = models.DecimalField(max_digits=14, decimal_places=6)
     source_url = models.URLField(max_length=500)
+
+    objects = ExchangeRateQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["currency", "date"], name="rate_unique_per_day")]
@@ -565,7 +576,7 @@ class DataVersion(models.Model):
 
     What is derived from those tables and kept between requests (offer counts, the slug and capability lookups of
     the OfferFilterSet) is kept under the version it was read with, so it is exact until the data changes and never
-    after: providers.selectors.data_version. Nothing in Python writes it."""
+    after: providers.versions.data_version. Nothing in Python writes it."""
 
     version = models.BigIntegerField(default=0)
 

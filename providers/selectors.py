@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 import functools
 import hashlib
 from dataclasses import dataclass, field
@@ -30,6 +28,7 @@ from .models import (
     Provider,
     ScrapeRun,
 )
+from .versions import data_version, remembered, scope_version
 
 
 def exchange_rates_latest() -> dict[str, Decimal]:
@@ -43,9 +42,7 @@ def exchange_rate_date() -> date | None:
 
 def exchange_rates_day() -> tuple[date | None, dict[str, Decimal]]:
     """The latest ECB day we have and its rates (units per 1 EUR), in one query: every page converts prices."""
-    latest = ExchangeRate.objects.order_by("-date").values("date")[:1]
-    rows = list(ExchangeRate.objects.filter(date=Subquery(latest)).values_list("date", "currency", "per_eur"))
-    return (rows[0][0] if rows else None), {currency: per_eur for _day, currency, per_eur in rows}
+    return ExchangeRate.objects.latest_day()
 
 
 def offer_list(*, include_inactive: bool = False, now: datetime | None = None) -> QuerySet[Offer]:
@@ -236,58 +233,10 @@ def cheapest_offers_by_gpu(*, provider_ids) -> dict[tuple[int, int], Offer]:
 # --- reads for the REST API (providers.api) ------------------------------------------------------------------------
 
 
-def data_version() -> int | None:
-    """The current DataVersion (raised by the database after every write that can change a count or a filter
-    lookup; migration 0008), or None when its row is missing (a test database flushed by TRUNCATE), in which case
-    nothing is kept under it. Read once per request, so in plain SQL."""
-    table = connection.ops.quote_name(DataVersion._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT version FROM {table} WHERE id = 1")
-        row = cursor.fetchone()
-    return None if row is None else row[0]
-
-
-_request_version: contextvars.ContextVar[int | None] = contextvars.ContextVar("data_version", default=None)
-_remembered: dict[str, tuple[int, object]] = {}
-
-
-@contextlib.contextmanager
-def data_version_scope():
-    """Within it, `remembered` lookups are kept in this process under the data version read once on entry (the API's
-    offer list and the offers page open one per request). Yields that version."""
-    version = data_version()
-    token = _request_version.set(version)
-    try:
-        yield version
-    finally:
-        _request_version.reset(token)
-
-
-def remembered(name: str, compute):
-    """`compute()`, kept in this process under the data version of the current data_version_scope: the small
-    catalog reads the OfferFilterSet repeats on every request (GPU and provider slugs, capability answers) are read
-    once per change of the data instead. Outside a scope (or without a version) it is computed every time."""
-    version = _request_version.get()
-    if version is None:
-        return compute()
-    hit = _remembered.get(name)
-    if hit is not None and hit[0] == version:
-        return hit[1]
-    value = compute()
-    if len(_remembered) > 1000:  # bounded: names are a fixed set of lookups and their arguments
-        _remembered.clear()
-    _remembered[name] = (version, value)
-    return value
-
-
-def remembered_forget() -> None:
-    _remembered.clear()
-
-
-def offer_count(*, filterset) -> int:
+def offer_count(*, filters) -> int:
     """How many offers a bound, valid OfferFilterSet matches: exact, and kept until the data changes.
 
-    Counted on bare offers (the same filters as `filterset.qs`, without offer_list's joins and stale annotation,
+    Counted on bare offers (the same filters as offers_filtered, without offer_list's joins and stale annotation,
     which a count does not need). The count is kept in the default cache (Redis when CACHE_URL is set) under the
     normalised filters and the DataVersion, which the database raises with every write to the offers or the tables
     the filters read (a scrape run, an admin edit, a curated sync), in the writer's own transaction: a reader sees a
@@ -296,17 +245,17 @@ def offer_count(*, filterset) -> int:
     OFFER_COUNT_CACHE_SECONDS (settings) only bounds how long an unused count is kept; 0 switches caching off.
     `seen_within_hours` depends on the clock, so such counts are never kept."""
     seconds = settings.OFFER_COUNT_CACHE_SECONDS
-    data = filterset.form.cleaned_data
+    data = filters.form.cleaned_data
     if not seconds or data.get("seen_within_hours") is not None:
-        return filterset.bare_qs.count()
-    version = _request_version.get()
+        return filters.bare_qs.count()
+    version = scope_version()
     if version is None:
         version = data_version()
     if version is None:
-        return filterset.bare_qs.count()
+        return filters.bare_qs.count()
     count = cache.get(_offer_count_key(data, version=version))
     if count is None:
-        version, count = _versioned_count(filterset.bare_qs)
+        version, count = _versioned_count(filters.bare_qs)
         if version is not None:
             cache.set(_offer_count_key(data, version=version), count, seconds)
     return count
@@ -346,12 +295,19 @@ def _filters_digest(cleaned_data: dict, *, ordering: bool = False) -> str:
     return hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def offer_ids(*, filterset) -> QuerySet:
+def offers_filtered(*, filters) -> QuerySet[Offer]:
+    """The offers a bound, valid OfferFilterSet matches, as offer_list gives them (relations joined, `is_stale`
+    annotated) in the filters' ordering: what the CSV export, the charts, the advisor and the digest read. Whether
+    inactive offers are in is the filters' own `include_inactive`."""
+    return filters.filter_queryset(offer_list(include_inactive=True))
+
+
+def offer_ids(*, filters) -> QuerySet:
     """The ids of the offers a bound, valid OfferFilterSet matches, in its order, read from the bare offer table."""
-    return filterset.bare_qs.values_list("id", flat=True)
+    return filters.bare_qs.values_list("id", flat=True)
 
 
-def offer_page_ids(*, filterset, offset: int, limit: int) -> list[int]:
+def offer_page_ids(*, filters, offset: int, limit: int) -> list[int]:
     """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
 
     When the filters name a list of GPU models or providers (or capability answers that resolve to providers) and
@@ -360,13 +316,13 @@ def offer_page_ids(*, filterset, offset: int, limit: int) -> list[int]:
     LIMIT): with `gpu_id IN (...)` the planner walks the whole price index instead and filters out every other GPU's
     offers (310,000 rows for the H100 page at 1,000,000 offers). The same rows in the same order as the plain query
     (tests/api/test_offer_pages.py); PostgreSQL only (SQLite cannot order and limit inside a compound query)."""
-    return [row[0] for row in _page_ids_queryset(filterset, offset, limit)]
+    return [row[0] for row in _page_ids_queryset(filters, offset, limit)]
 
 
-def _page_ids_queryset(filterset, offset: int, limit: int) -> QuerySet:
+def _page_ids_queryset(filters, offset: int, limit: int) -> QuerySet:
     """The page's ids (first column) in order: the plain query, or the merged index ranges (offer_page_ids)."""
-    offers = filterset.bare_qs
-    split = _range_split(filterset) if connection.vendor == "postgresql" else None
+    offers = filters.bare_qs
+    split = _range_split(filters) if connection.vendor == "postgresql" else None
     if split is None:
         return offers.values_list("id")[offset:offset + limit]
     column, values = split
@@ -376,22 +332,22 @@ def _page_ids_queryset(filterset, offset: int, limit: int) -> QuerySet:
     return merged[offset:offset + limit]
 
 
-def offer_page(*, filterset, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
+def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
     """The rows (offer_rows') of one page of a bound, valid OfferFilterSet, in its order.
 
     On PostgreSQL one statement: the page of ids (offer_page_ids' query, as an array in its order) unnested WITH
     ORDINALITY and joined to the offers, providers, GPUs and sources, around SQL built once per process; elsewhere
     offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
     if connection.vendor != "postgresql":
-        return offer_rows(ids=offer_page_ids(filterset=filterset, offset=offset, limit=limit), now=now)
+        return offer_rows(ids=offer_page_ids(filters=filters, offset=offset, limit=limit), now=now)
 
     def build() -> tuple[str, tuple]:
-        page = _page_ids_queryset(filterset, offset, limit)
+        page = _page_ids_queryset(filters, offset, limit)
         sql, params = page.query.sql_with_params()
         if page.query.combinator:
             # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
             quote = connection.ops.quote_name
-            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filterset.bare_qs))
+            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filters.bare_qs))
             ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
         else:
             ids = f"ARRAY({sql})"
@@ -400,7 +356,7 @@ def offer_page(*, filterset, offset: int, limit: int, now: datetime | None = Non
     # The statement depends only on the filters (resolved to ids under the data version) and the page: kept under
     # the version like the lookups, so a repeated query skips building and compiling it. Never for clock-dependent
     # filters, whose SQL holds the moment.
-    data = filterset.form.cleaned_data
+    data = filters.form.cleaned_data
     try:
         if data.get("seen_within_hours") is not None:
             sql, params = build()
@@ -460,15 +416,15 @@ def _order_positions(offers: QuerySet) -> list:
     return [*(F(name).asc(nulls_last=True) for name in _order_columns(offers)), "id"]
 
 
-def _range_split(filterset) -> tuple[str, list[int]] | None:
+def _range_split(filters) -> tuple[str, list[int]] | None:
     """(column, values) to read as one index range per value, or None for the plain query."""
-    if filterset.form.cleaned_data.get("include_inactive"):
+    if filters.form.cleaned_data.get("include_inactive"):
         return None  # the indexes are partial on active offers
-    columns = RANGE_INDEXED.get(_order_columns(filterset.bare_qs))
+    columns = RANGE_INDEXED.get(_order_columns(filters.bare_qs))
     if not columns:
         return None
     for column in columns:
-        values = filterset.resolved_ids.get(column)
+        values = filters.resolved_ids.get(column)
         if values is not None and 1 < len(values) <= MAX_RANGES:
             return column, sorted(values)
     return None
@@ -665,7 +621,7 @@ PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rd
                     "spot_nodes", "rwx_storage", "gang_scheduling")
 
 
-def providers_matching(*, filterset) -> QuerySet[Provider]:
+def providers_matching(*, filters) -> QuerySet[Provider]:
     """Providers whose own answers (the capability matrix) meet a bound, valid OfferFilterSet's provider questions
     (PROVIDER_FILTERS: Kubernetes capabilities, provider, kind); every provider when none of those is set. The
     capability matrix's query tool, and the providers an empty offers result names.
@@ -677,7 +633,7 @@ def providers_matching(*, filterset) -> QuerySet[Provider]:
     `provider_id IN (...)`, so an annotation of that name lets them)."""
     from .capabilities import RDMA_FABRICS
 
-    data = filterset.form.cleaned_data
+    data = filters.form.cleaned_data
     providers = Provider.objects.annotate(provider_id=F("id"))
     for name in PROVIDER_FILTERS:
         value = data.get(name)
@@ -688,30 +644,30 @@ def providers_matching(*, filterset) -> QuerySet[Provider]:
             for item in value:
                 fabrics = RDMA_FABRICS if item == "any" else (item,) if item in RDMA_FABRICS else ()
                 for fabric in fabrics:
-                    ids |= set(filterset._providers_answering(fabric, ["yes"]))
+                    ids |= set(filters._providers_answering(fabric, ["yes"]))
                 if item in ("none", "unknown"):
                     with_fabric = {pk for fabric in RDMA_FABRICS
-                                   for pk in filterset._providers_answering(fabric, ["yes"])}
+                                   for pk in filters._providers_answering(fabric, ["yes"])}
                     unknown = {pk for fabric in RDMA_FABRICS
-                               for pk in filterset._providers_answering(fabric, ["unknown"])}
+                               for pk in filters._providers_answering(fabric, ["unknown"])}
                     everyone = set(Provider.objects.values_list("pk", flat=True))
                     ids |= (everyone - with_fabric - unknown) if item == "none" else (unknown - with_fabric)
             providers = providers.filter(provider_id__in=sorted(ids))
         elif name in ("provider", "provider_kind", "control_plane_fee_max"):
-            providers = filterset.filters[name].filter(providers, value)
+            providers = filters.filters[name].filter(providers, value)
         else:
-            providers = providers.filter(provider_id__in=filterset._providers_answering(name, list(value)))
+            providers = providers.filter(provider_id__in=filters._providers_answering(name, list(value)))
     return providers
 
 
-def providers_without_prices(*, filterset) -> list[Provider]:
+def providers_without_prices(*, filters) -> list[Provider]:
     """Providers that meet a valid OfferFilterSet's provider questions but have no active offer at all: what an empty
     result names ("X meets these Kubernetes requirements; we have no prices for it yet"). Only when one of those
     filters is set; none otherwise."""
-    data = filterset.form.cleaned_data
+    data = filters.form.cleaned_data
     if not any(data.get(name) not in (None, "", []) for name in PROVIDER_FILTERS):
         return []
-    return list(providers_matching(filterset=filterset).exclude(offers__is_active=True).order_by("name"))
+    return list(providers_matching(filters=filters).exclude(offers__is_active=True).order_by("name"))
 
 
 # --- per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh) -------------

@@ -12,8 +12,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
 
-from providers.capabilities import QUESTIONS, VALUE_LABELS
-from providers.filters import OfferFilterSet
+from providers.filters import OfferFilterSet, choice_label
 
 from .guides import FILTER_GUIDES, guide_url
 
@@ -92,15 +91,6 @@ ORDER_LABELS = {
 }
 
 
-def _choice_label(name: str, value: str, label):
-    """Translated labels for choices the FilterSet lists as raw values (`managed`, `infiniband`, ...)."""
-    if str(label) != str(value):
-        return label
-    if name == "rdma":
-        return QUESTIONS[value].label if value in QUESTIONS else _("any RDMA fabric")
-    return VALUE_LABELS.get(value, label)
-
-
 class RememberedCheckboxes(forms.CheckboxSelectMultiple):
     """Checkboxes whose HTML is kept for the exact inputs it was rendered from: the renderer, the name, the checked
     values, the attributes, whether a value is required, and every choice's value and text in the active language.
@@ -139,7 +129,7 @@ class OfferPanelFilterSet(OfferFilterSet):
                 if isinstance(field.choices, CallableChoiceIterator):
                     field.choices = field.choices  # read per request; their labels are names already
                 else:
-                    field.choices = [(value, _choice_label(name, value, label)) for value, label in field.choices]
+                    field.choices = [(value, choice_label(name, value, label)) for value, label in field.choices]
             elif name in BOOLEAN_FILTERS:
                 field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
             elif name == "ordering":

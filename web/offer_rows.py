@@ -262,12 +262,12 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     index order (selectors.offer_page) and the count (kept until the data changes), then the API's rows for those
     ids only (selectors.offer_rows: plain dicts, no model instances). Page numbers behave as Paginator.get_page's
     (past the end: the last page; not a number: the first)."""
-    ids = selectors.offer_ids(filterset=filterset)
+    ids = selectors.offer_ids(filters=filterset)
     paginator = Paginator(ids, PER_PAGE)
-    paginator.count = selectors.offer_count(filterset=filterset)  # a cached_property: setting it skips Django's own
+    paginator.count = selectors.offer_count(filters=filterset)  # a cached_property: setting it skips Django's own
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offer_page(filterset=filterset, offset=start, limit=PER_PAGE)
+    page.object_list = selectors.offer_page(filters=filterset, offset=start, limit=PER_PAGE)
     return page
 

@@ -73,7 +73,7 @@ def offers(request: HttpRequest) -> HttpResponse:
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
         if not page.paginator.count:
-            unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filterset=filterset)]
+            unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filters=filterset)]
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
@@ -133,7 +133,7 @@ def charts(request: HttpRequest) -> HttpResponse:
                "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
     if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
-    points = _named_in_language(selectors.offer_price_points(offers=filterset.qs))
+    points = _named_in_language(selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset)))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
     context.update({
@@ -207,7 +207,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
     page = offer_page(filterset, params.get("page"))
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
-    points = selectors.offer_price_points(offers=filterset.qs)
+    points = selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     spread_figure = figures.price_distribution(points, conversion, by="provider", axis_title=axis)
     daily = figures.daily_series(selectors.gpu_price_history(gpu=gpu), today=timezone.now(), conversion=conversion)
@@ -255,7 +255,7 @@ def provider_index(request: HttpRequest) -> HttpResponse:
     every = list(selectors.provider_list())
     providers = every
     if valid and any(name in filters for name in MATRIX_FILTERS):
-        matching = set(selectors.providers_matching(filterset=filterset).values_list("id", flat=True))
+        matching = set(selectors.providers_matching(filters=filterset).values_list("id", flat=True))
         providers = [provider for provider in providers if provider.id in matching]
     rows = []
     for provider in providers:

@@ -1,6 +1,6 @@
 """A data-version counter that the database itself raises after every write to the tables offer counts and filter
 lookups depend on (providers.models.DATA_VERSION_TABLES), so cached counts are valid until the data changes, not for a
-fixed time (providers.selectors.data_version).
+fixed time (providers.versions.data_version).
 
 PostgreSQL: one statement-level trigger per table (a COPY of a million offers raises it once). The counter row is
 updated inside the writer's transaction, so a reader sees the new version exactly when it can see the new rows.

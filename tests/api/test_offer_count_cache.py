@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from providers import selectors
+from providers import versions
 from providers.models import Capability, DataVersion, Offer
 from providers.services import offer_kubernetes_refresh
 from tests.api.conftest import offer, succeeded
@@ -76,13 +76,13 @@ def test_a_capability_edit_changes_capability_filter_counts_at_once(api, world, 
 
 
 def test_every_write_raises_the_data_version(world):
-    version = selectors.data_version()
+    version = versions.data_version()
     new_offer(world, "beta-new")
-    after_insert = selectors.data_version()
+    after_insert = versions.data_version()
     Offer.objects.filter(instance_type="beta-new").update(price_hour=2)
-    after_update = selectors.data_version()
+    after_update = versions.data_version()
     Offer.objects.filter(instance_type="beta-new").delete()
-    assert version < after_insert < after_update < selectors.data_version()
+    assert version < after_insert < after_update < versions.data_version()
 
 
 def test_without_a_version_row_counts_are_not_kept(api, world, cached):

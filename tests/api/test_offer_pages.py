@@ -60,9 +60,9 @@ def test_the_merged_ranges_are_the_plain_querys_page(crowd, query, offset, limit
     assert filterset.is_valid(), filterset.errors
     assert selectors._range_split(filterset) is not None  # the merged path is the one under test
     expected = plain_ids(filterset, offset, limit)
-    assert selectors.offer_page_ids(filterset=filterset, offset=offset, limit=limit) == expected
+    assert selectors.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
     # the one-statement page: the same offers, as offer_rows reads them
-    assert selectors.offer_page(filterset=filterset, offset=offset, limit=limit) == selectors.offer_rows(ids=expected)
+    assert selectors.offer_page(filters=filterset, offset=offset, limit=limit) == selectors.offer_rows(ids=expected)
 
 
 @pytest.mark.parametrize("query", ["", "gpu=h100-sxm", "gpu=h100-sxm,l4&ordering=-gpu_memory",
@@ -72,8 +72,8 @@ def test_queries_no_index_range_serves_read_the_plain_way(crowd, query):
     filterset = offer_filterset(QueryDict(query))
     assert filterset.is_valid(), filterset.errors
     assert selectors._range_split(filterset) is None
-    assert selectors.offer_page_ids(filterset=filterset, offset=3, limit=7) == plain_ids(filterset, 3, 7)
-    assert selectors.offer_page(filterset=filterset, offset=3, limit=7) == selectors.offer_rows(
+    assert selectors.offer_page_ids(filters=filterset, offset=3, limit=7) == plain_ids(filterset, 3, 7)
+    assert selectors.offer_page(filters=filterset, offset=3, limit=7) == selectors.offer_rows(
         ids=plain_ids(filterset, 3, 7))
 
 

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from providers import selectors
+from providers import selectors, versions
 from providers.models import PriceObservation
 from tests.api.conftest import capabilities, instance_facts, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -34,7 +34,7 @@ def many(world):
 
 
 def queries(api, url) -> int:
-    selectors.remembered_forget()  # the first request after a change of the data: nothing kept yet
+    versions.remembered_forget()  # the first request after a change of the data: nothing kept yet
     selectors._ANSWERS.clear()  # nor any offer's Kubernetes answers
     with CaptureQueriesContext(connection) as context:
         response = api.get(url)

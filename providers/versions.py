@@ -1,0 +1,66 @@
+"""Values kept until the data changes: the DataVersion the database raises on every write that can change a count
+or a filter lookup (migration 0009), and `remembered` lookups kept in this process under it. The filters
+(providers.filters) and the selectors both keep their small catalog reads here, so neither imports the other's
+internals."""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+
+from django.db import connection
+
+from .models import DataVersion
+
+
+def data_version() -> int | None:
+    """The current DataVersion (raised by the database after every write that can change a count or a filter
+    lookup; migration 0008), or None when its row is missing (a test database flushed by TRUNCATE), in which case
+    nothing is kept under it. Read once per request, so in plain SQL."""
+    table = connection.ops.quote_name(DataVersion._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT version FROM {table} WHERE id = 1")
+        row = cursor.fetchone()
+    return None if row is None else row[0]
+
+
+_request_version: contextvars.ContextVar[int | None] = contextvars.ContextVar("data_version", default=None)
+_remembered: dict[str, tuple[int, object]] = {}
+
+
+@contextlib.contextmanager
+def data_version_scope():
+    """Within it, `remembered` lookups are kept in this process under the data version read once on entry (the API's
+    offer list and the offers page open one per request). Yields that version."""
+    version = data_version()
+    token = _request_version.set(version)
+    try:
+        yield version
+    finally:
+        _request_version.reset(token)
+
+
+def scope_version() -> int | None:
+    """The data version of the current data_version_scope (None outside one)."""
+    return _request_version.get()
+
+
+def remembered(name: str, compute):
+    """`compute()`, kept in this process under the data version of the current data_version_scope: the small
+    catalog reads the OfferFilterSet repeats on every request (GPU and provider slugs, capability answers) are read
+    once per change of the data instead. Outside a scope (or without a version) it is computed every time."""
+    version = _request_version.get()
+    if version is None:
+        return compute()
+    hit = _remembered.get(name)
+    if hit is not None and hit[0] == version:
+        return hit[1]
+    value = compute()
+    if len(_remembered) > 1000:  # bounded: names are a fixed set of lookups and their arguments
+        _remembered.clear()
+    _remembered[name] = (version, value)
+    return value
+
+
+def remembered_forget() -> None:
+    _remembered.clear()

@@ -5,7 +5,9 @@
   "spot": {...}}}}` for 43 regions, data refreshed on 2026-08-03 (commit 373e2baa). We keep the
   accelerator-optimised machine types, whose GPUs come with the machine: Google's machine-type pages
   (`MACHINE_DOCS`) give each type's GPU model and count (A2 Standard = A100 40GB, A2 Ultra = A100 80GB, A3 High and
-  A3 Mega = H100 80GB, G2 = L4 by size, G4 = RTX PRO 6000 by size). A type whose GPU count the table below does not
+  A3 Mega = H100 80GB, G2 = L4 by size, G4 = RTX PRO 6000 by size; Google's GPU machine types page (`GPU_DOCS`)
+  names the A3 High and A3 Mega GPUs "NVIDIA H100 SXM GPUs", so those offers carry form factor sxm, while the other
+  series' form factor is not stated there and stays unset). A type whose GPU count the table below does not
   state (the smaller g4-standard sizes) is refused with that reason rather than guessed. N1 machines with attached
   GPUs are not in the file.
 - gpuhunt's TPU table (dstackai/gpuhunt, MPL-2.0, src/gpuhunt/resources/tpu_pricing.json): per TPU version and
@@ -36,6 +38,7 @@ TPUS = UpstreamFile("dstackai/gpuhunt", "35841515de3792fe6be73b0422ac8901b6b929c
                     "src/gpuhunt/resources/tpu_pricing.json", "tpu_pricing.json")
 TPUS_AS_OF = datetime(2024, 12, 23, tzinfo=UTC)  # the file's last change in gpuhunt
 MACHINE_DOCS = "https://cloud.google.com/compute/docs/accelerator-optimized-machines"
+GPU_DOCS = "https://cloud.google.com/compute/docs/gpus"  # "A3 High, A3 Edge | NVIDIA H100 SXM GPUs", "A3 Mega | ..."
 
 # (pattern, GPU name for gpus.toml, memory per GPU in GB, GPU count: None = the number in the name, or size -> count)
 MACHINE_GPUS: list[tuple[re.Pattern, str, int, dict[int, int] | None]] = [
@@ -47,6 +50,13 @@ MACHINE_GPUS: list[tuple[re.Pattern, str, int, dict[int, int] | None]] = [
     (re.compile(r"^g2-standard-(\d+)$"), "L4", 24, {4: 1, 8: 1, 12: 1, 16: 1, 32: 1, 24: 2, 48: 4, 96: 8}),
     (re.compile(r"^g4-standard-(\d+)$"), "RTXPRO6000S", 96, {48: 1, 96: 2, 192: 4, 384: 8}),
 ]
+# Machine series whose GPU form factor Google's GPU machine types page (GPU_DOCS) states; the rest stay unset.
+SERIES_FORM_FACTORS = {"a3-highgpu": "sxm", "a3-megagpu": "sxm"}
+
+
+def machine_form_factor(machine_type: str) -> str:
+    """'sxm' for the series Google's GPU page calls SXM, '' where it does not say."""
+    return SERIES_FORM_FACTORS.get(machine_type.rsplit("-", 1)[0], "")
 
 
 def machine_gpus(machine_type: str) -> tuple[str, int, int] | None:
@@ -125,7 +135,7 @@ def parse_machine_prices(data: object, result: ScrapeResult) -> None:
             name, memory, count = gpus
             result.offers.append(ScrapedOffer(
                 instance_type=machine_type, region=region, gpu_name=name, gpu_count=Decimal(count),
-                gpu_memory_gb=Decimal(memory), currency="USD",
+                gpu_memory_gb=Decimal(memory), form_factor=machine_form_factor(machine_type), currency="USD",
                 price_hour=_round(price), spot_price_hour=_round(spot_price),
                 price_as_of=PRICES_AS_OF, price_source_url=PRICES.blob_url,
             ))

@@ -10,8 +10,10 @@ from scrapers import cncf_ai_conformance, registry
 
 # The share of unknown cells may only go down: lower this when research answers more cells. Issue 13 asks for 25%;
 # the goal test below says how far off that is and fails loudly (strict xfail) once it is reached, so the bound
-# can be tightened.
-MAX_UNKNOWN_SHARE = 0.345
+# can be tightened. The one rise (0.345 -> 0.346, 262 of 759) came from withdrawing answers the sources did not
+# support (three RWX "no" cells that rested only on a block-only CSI driver, Runpod's "other accelerators" no),
+# never from losing a sourced answer.
+MAX_UNKNOWN_SHARE = 0.346
 GOAL_UNKNOWN_SHARE = 0.25
 
 

@@ -37,6 +37,13 @@ def test_a3_high_in_us_central1_has_its_gpus_from_the_machine_type_and_both_pric
     assert "karpenter-provider-gcp/blob/417f047b" in a3.price_source_url
 
 
+def test_a3_gpus_are_sxm_as_googles_gpu_page_says_and_other_series_leave_the_form_factor_unset(result):
+    assert {o.form_factor for o in result.offers if o.instance_type.startswith(("a3-highgpu", "a3-megagpu"))} \
+        == {"sxm"}
+    assert {o.form_factor for o in result.offers if o.instance_type.startswith(("a2-", "g2-", "g4-", "tpu-"))} \
+        == {""}
+
+
 def test_gpu_counts_follow_the_machine_type(result):
     counts = {o.instance_type: o.gpu_count for o in result.offers}
     assert counts["a2-highgpu-4g"] == 4 and counts["a2-megagpu-16g"] == 16

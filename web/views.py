@@ -60,7 +60,13 @@ def offers(request: HttpRequest) -> HttpResponse:
     if not _is_htmx(request) and len(params.urlencode()) < len(request.GET.urlencode()):
         # A plain form submission sends every empty field; answer with the short, shareable URL.
         return HttpResponseRedirect(f"{request.path}{with_params(params)}" if params else request.path)
+    # One read of the data version per request, as the API does: the FilterSet's slug and capability lookups, the
+    # count and the snapshot's dates are kept under it until the data changes (selectors.data_version_scope).
+    with selectors.data_version_scope():
+        return _offers_page(request, params)
 
+
+def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit = display.conversion(), display.unit_value()

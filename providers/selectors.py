@@ -541,6 +541,13 @@ def kubernetes_answers_attach(rows: list[dict]) -> None:
             (row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]))
 
 
+def kubernetes_profile_answers(*, profile_id: int) -> tuple[object, dict] | None:
+    """(computed_at, answers) of one stored Kubernetes profile, or None when there is no such profile. One query."""
+    from .models import KubernetesProfile
+
+    return KubernetesProfile.objects.filter(id=profile_id).values_list("computed_at", "answers").first()
+
+
 def offer_get(*, offer_id: int) -> Offer | None:
     """One offer, active or not, with its provider, GPU model and source."""
     return offer_list(include_inactive=True).filter(pk=offer_id).first()

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import selectors
 
 from .currency import DISPLAY_CURRENCIES, Conversion, conversions
+from .widgets import RememberedLabelField, RememberedRendering, remembering
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 # --- display options (not filters) ------------------------------------------------------------------------------
 
 
-class OptionSelect(forms.Select):
+class OptionSelect(RememberedRendering, forms.Select):
     """A select whose options listed in `disabled_values` cannot be chosen (a currency with no rate loaded)."""
 
     disabled_values: frozenset[str] = frozenset()
@@ -37,8 +38,9 @@ UNITS = (("gpu", _("per GPU-hour")), ("instance", _("per instance-hour")))
 
 
 class DisplayForm(forms.Form):
+    bound_field_class = RememberedLabelField
     currency = forms.ChoiceField(label=_("Currency"), required=False, widget=OptionSelect)
-    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=forms.RadioSelect)
+    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=remembering(forms.RadioSelect()))
 
     def __init__(self, data, *, rates: dict[str, Conversion]):
         # Absent options mean the defaults, so the radio buttons and the select always show what is displayed.

@@ -27,7 +27,7 @@ from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 
 from .availability import share_text, when_text
-from .badges import kubernetes_cell_html
+from .badges import kubernetes_row_cell_html
 from .currency import Conversion
 from .querystrings import with_params
 
@@ -93,7 +93,8 @@ class RowFormat:
         for row in rows:
             key = cell_key(self.language, row)
             if key not in CELLS:
-                remember(key, kubernetes_cell_html(row["kubernetes_profile__answers"]))
+                remember(key, kubernetes_row_cell_html(row["kubernetes_profile__answers"],
+                                                       profile_id=row["kubernetes_profile_id"]))
             self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
@@ -109,9 +110,11 @@ class RowFormat:
         title = escape(gettext("AWS Spot Advisor savings share, not a price"))
         return f'<small title="{title}">{text}</small>'
 
-    def kubernetes_cell(self, row: dict) -> str:
-        """The offer's own Kubernetes answers (not its provider's): one cell per profile."""
-        return self.kubernetes_cells[row["kubernetes_profile_id"]]
+    def kubernetes_cell(self, row: dict, offer_url: str) -> str:
+        """The offer's own Kubernetes answers (not its provider's): one cell per profile, around a link to the
+        offer's page (where the answers are without JavaScript)."""
+        head, tail = self.kubernetes_cells[row["kubernetes_profile_id"]]
+        return f"{head}{offer_url}{tail}" if tail else head
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
@@ -162,20 +165,20 @@ class RowFormat:
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
-        offer_url = f"{self.offer_url_head}{row['id']}{self.offer_url_tail}"
+        offer_url = escape(f"{self.offer_url_head}{row['id']}{self.offer_url_tail}")
         return SafeString(
             "<tr>\n"
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
-            f'<td class="badges">{self.kubernetes_cell(row)}</td>\n'
+            f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
             f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
             f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
             f'<br><small class="as-of">{dated}</small></td>\n'
-            f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
             f"<td>{region}</td>\n"
             "</tr>\n"
         )
@@ -197,8 +200,10 @@ def price_number(language: str, amount: Decimal) -> str:
 
 NO_SPOT = '<span class="u">—</span>'
 
-# Rendered Kubernetes cells by (language, profile id, computed_at); bounded, oldest entries dropped first.
-CELLS: dict[tuple, str] = {}
+# Rendered Kubernetes cells (head, tail) and the answer lists their disclosures fetch, by (language, profile id,
+# computed_at); bounded, oldest entries dropped first.
+CELLS: dict[tuple, tuple[str, str]] = {}
+ANSWER_LISTS: dict[tuple, str] = {}
 MAX_CELLS = 4096
 
 
@@ -206,10 +211,15 @@ def cell_key(language: str, row: dict) -> tuple:
     return (language, row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"])
 
 
-def remember(key: tuple, html: str) -> None:
-    if len(CELLS) >= MAX_CELLS:
-        del CELLS[next(iter(CELLS))]
-    CELLS[key] = html
+def remember(key: tuple, cell: tuple[str, str]) -> None:
+    remember_in(CELLS, key, cell)
+
+
+def remember_in(store: dict, key: tuple, value):
+    if len(store) >= MAX_CELLS:
+        del store[next(iter(store))]
+    store[key] = value
+    return value
 
 
 

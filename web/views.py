@@ -28,7 +28,7 @@ from providers.filters import OfferFilterSet, offer_filterset, unknown_parameter
 from providers.models import Capability, Provider, in_language
 
 from .availability import duration_text, share_text, stock_text
-from .badges import label_cells, offer_kubernetes_html
+from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
@@ -189,6 +189,23 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
     })
+
+
+def kubernetes_answers(request: HttpRequest, profile_id: int) -> HttpResponse:
+    """The list of one Kubernetes profile's answers with their reasons and sources, in the page's language: what an
+    offers-table row's disclosure fetches when it is first opened (web.badges.kubernetes_row_cell_html). A fragment;
+    kept per (language, profile, computed_at) like the rows' cells."""
+    from .offer_rows import ANSWER_LISTS, remember_in
+
+    found = selectors.kubernetes_profile_answers(profile_id=profile_id)
+    if found is None:
+        raise Http404("no such Kubernetes profile")
+    computed_at, answers = found
+    key = (get_language(), profile_id, computed_at)
+    html = ANSWER_LISTS.get(key)
+    if html is None:
+        html = remember_in(ANSWER_LISTS, key, kubernetes_answers_html(answers))
+    return HttpResponse(html)
 
 
 def gpu_index(request: HttpRequest) -> HttpResponse:

@@ -160,3 +160,13 @@ def test_every_page_loads_without_console_errors_and_screenshots(site, data):
     for url in ("/providers/acme/", "/guides/kubernetes-support/", "/compare/?provider=acme&provider=metal"):
         chinese.goto(site.url + url)
     screenshot(chinese, "compare-zh-hans")
+
+
+def test_kubernetes_cell_without_javascript_links_to_the_offers_answers(site, data):
+    page = site(javascript=False)
+    page.goto(site.url + "/?provider=acme&gpu_family=H100")
+    cell = page.locator("td.badges details.k8s").first
+    cell.locator("summary").click()
+    cell.get_by_role("link", name="Every answer with its reason and sources").click()
+    expect(page).to_have_url(re.compile(r"/offers/\d+/#kubernetes$"))
+    expect(page.locator("details.k8s.full")).to_contain_text("can be a node of Acme Cloud")

@@ -149,18 +149,31 @@ def test_rows_show_freshness_and_flag_stale_sources(client, data):
 
 
 def test_each_row_carries_its_own_kubernetes_answers_in_one_disclosure(client, data):
-    """One compact cell per row (managed node, MIG, fabric), the offer's own answers, every answer with its reason
-    and source links inside a <details> that keyboards and screen readers reach."""
+    """One compact cell per row (managed node, MIG, fabric), the offer's own answers; every answer with its reason
+    and source links inside a <details> that keyboards and screen readers reach, fetched when it is first opened,
+    and a link to the offer's page (which lists them all) until then or without JavaScript."""
     html = client.get("/?provider=acme").content.decode()
     rows = {name: row for row in html.split("<tr>")[1:] for name in re.findall(r"<code>([^<]+)</code>", row)}
     big, small = rows["acme.h100x8"], rows["acme.l4"]
-    assert '<details class="k8s"><summary aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes">' in big
+    assert '<summary aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes">' in big
     assert '<span class="b y">IB</span>' in big
-    assert 'href="https://docs.acme.example.com/mig" rel="noopener">docs.acme.example.com</a>' in big
-    assert "MIG: no</strong> The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in small
-    assert "RDMA fabric: offered, but not on this machine</strong>" in small
+    assert "docs.acme.example.com" not in big  # the reasons and sources come on demand
+    offer = re.search(r'<a href="(/offers/\d+/)"><code>acme.h100x8</code>', big).group(1)
+    assert f'<a href="{offer}#kubernetes">Every answer with its reason and sources</a>' in big
+    big_answers = builders.answer_list(client, big)
+    assert 'href="https://docs.acme.example.com/mig" rel="noopener">docs.acme.example.com</a>' in big_answers
+    small_answers = builders.answer_list(client, small)
+    assert "MIG: no</strong> The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in small_answers
+    assert "RDMA fabric: offered, but not on this machine</strong>" in small_answers
+    assert 'id="kubernetes"' in client.get(offer).content.decode()  # where the link without JavaScript lands
     html = client.get("/?provider=metal&gpu_family=A100").content.decode()
-    assert "managed control plane: no" in html and "bring your own cluster: yes" in html
+    assert "managed control plane: no" in html
+    [row] = [row for row in html.split("<tr>")[1:] if "<code>" in row]
+    assert "bring your own cluster: yes" in builders.answer_list(client, row)
+
+
+def test_the_answer_list_of_an_unknown_profile_is_a_404(client, data):
+    assert client.get("/offers/kubernetes/999999/").status_code == 404
 
 
 def test_availability_is_shown_where_known(client, data):

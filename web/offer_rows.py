@@ -29,6 +29,7 @@ from providers.models import Offer, in_language
 from .availability import share_text, when_text
 from .badges import kubernetes_row_cell_html
 from .currency import Conversion
+from .display import HOURS_PER_MONTH
 from .querystrings import with_params
 
 logger = logging.getLogger(__name__)
@@ -52,12 +53,13 @@ def is_stale(offer: Offer, cutoff: datetime) -> bool:
     return confirmed < cutoff
 
 
-def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
+def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str, period: str = "hour") -> list[dict]:
     """Give each row of selectors.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
-    the display currency and unit, capability badges, freshness and links, in the active language.
+    the display currency, unit and period (per hour, or per month of HOURS_PER_MONTH), capability badges,
+    freshness and links, in the active language.
 
     One query (the capability answers of the providers on the page) whatever the number of rows."""
-    page = RowFormat(rows, conversion=conversion, unit=unit)
+    page = RowFormat(rows, conversion=conversion, unit=unit, period=period)
     for row in rows:
         row["html"] = page.row_html(row)
     return rows
@@ -69,11 +71,12 @@ class RowFormat:
     run share their last_seen). The offers page must stay within twice the API's time for the same query
     (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
 
-    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
+    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str, period: str = "hour"):
         self.language = get_language()
         self.zone = timezone.get_current_timezone_name()
         self.conversion = conversion
         self.per_gpu = unit == "gpu"
+        self.hours = HOURS_PER_MONTH if period == "month" else 1
         self.words = {word: escape(gettext(word)) for word in (
             "unknown", "not stated", "stale", "GPU name not in our catalog")}
         # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
@@ -120,6 +123,8 @@ class RowFormat:
         amount = self.conversion.convert(usd)
         if amount is None:
             return ""
+        if self.hours != 1:  # a month's cost: to the cent
+            return escape(f"{self.conversion.symbol}{price_number(self.language, amount * self.hours, '2g')}")
         return escape(f"{self.conversion.symbol}{price_number(self.language, amount)}")
 
     def row_html(self, row: dict) -> SafeString:
@@ -192,10 +197,10 @@ def datetime_text(language: str, zone: str, moment: datetime) -> str:
 
 
 @lru_cache(maxsize=8192)
-def price_number(language: str, amount: Decimal) -> str:
-    """A price with three decimals and grouping for the language given, which must be the active one (kept like
-    datetime_text: the same offers are listed on many pages)."""
-    return floatformat(amount, "3g")
+def price_number(language: str, amount: Decimal, digits: str = "3g") -> str:
+    """A price with three decimals (or `digits`, floatformat's argument) and grouping for the language given, which
+    must be the active one (kept like datetime_text: the same offers are listed on many pages)."""
+    return floatformat(amount, digits)
 
 
 NO_SPOT = '<span class="u">—</span>'
@@ -250,10 +255,14 @@ class Column:
     num: bool = False
 
 
-def offer_columns(params: QueryDict, unit: str, ordering: list[str]) -> list[Column]:
+PRICE_HEADERS = {("gpu", "hour"): _("Price / GPU-hour"), ("instance", "hour"): _("Price / hour"),
+                 ("gpu", "month"): _("Price / GPU-month"), ("instance", "month"): _("Price / month")}
+
+
+def offer_columns(params: QueryDict, unit: str, ordering: list[str], *, period: str = "hour") -> list[Column]:
     """The offers table's header: labels, and for sortable columns the link that sorts by them (or reverses)."""
     links = _sort_links(params, unit, ordering)
-    price = _("Price / GPU-hour") if unit == "gpu" else _("Price / hour")
+    price = PRICE_HEADERS.get((unit, period), PRICE_HEADERS[("gpu", "hour")])
     # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens.
     return [
         Column(_("Provider"), links["provider"]), Column(_("GPU")), Column(price, links["price"], num=True),

@@ -69,14 +69,14 @@ def offers(request: HttpRequest) -> HttpResponse:
 def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
-    conversion, unit = display.conversion(), display.unit_value()
+    conversion, unit, period = display.conversion(), display.unit_value(), display.period_value()
     unknown = _unknown_parameter_errors(params)
     valid = filterset.is_valid() and not unknown
     page = None
     unpriced = []
     if valid:
         page = offer_page(filterset, params.get("page"))
-        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
+        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:
             unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filterset=filterset)]
 
@@ -91,12 +91,13 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "display": display,
         "conversion": conversion,
         "unit": unit,
+        "period": period,
         "page": page,
         "unknown_parameters": unknown,
         "chips": active_filters(params, filterset.form),
-        "query_display": urlencode([(k, v) for k in ("currency", "unit") for v in params.getlist(k)]),
+        "query_display": urlencode([(k, v) for k in ("currency", "unit", "period") for v in params.getlist(k)]),
         "unpriced": unpriced,
-        "columns": offer_columns(params, unit, list(ordering or [])),
+        "columns": offer_columns(params, unit, list(ordering or []), period=period),
         "params": params,
         "query": params.urlencode(),
         "filter_query": filters_only,

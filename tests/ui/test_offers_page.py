@@ -121,6 +121,22 @@ def test_per_instance_toggle_shows_the_instance_price(client, data):
     assert "Prices in USD per instance-hour." in html
 
 
+def test_monthly_toggle_shows_730_hours_of_the_price_and_leaves_filters_and_api_per_hour(client, data):
+    html = client.get("/?gpu_family=H100&provider=acme&period=month").content.decode()
+    assert '<td class="num price">$1,825.00</td>' in html  # 2.50 per GPU-hour x 730
+    assert '<td class="num">$803.00</td>' in html  # spot 1.10 x 730
+    assert "Price / GPU-month" in html and "Price / GPU-hour" not in html
+    assert "Costs in USD per GPU for a month of 730 hours at the hourly price." in html
+    assert 'name="period" value="month" id="id_period_1" checked' in html
+    assert 'href="/api/v1/offers/?gpu_family=H100&amp;provider=acme"' in html  # the API stays per hour
+    html = client.get("/?gpu_family=H100&provider=acme&period=month&unit=instance").content.decode()
+    assert "$14,600.00" in html and "Price / month" in html  # 8 GPUs x 2.50 x 730
+    # Filters stay per hour: a cap of $3 per GPU-hour keeps the $2.50 offer whatever the display.
+    assert "acme.h100x8" in client.get("/?period=month&price_per_gpu_hour_max=3&provider=acme").content.decode()
+    assert client.get("/?period=hour&provider=acme").status_code == 302  # the default: dropped from the URL
+    assert client.get("/?period=year").status_code == 400
+
+
 def test_currency_without_a_loaded_rate_says_so_instead_of_converting(client, data):
     html = client.get("/").content.decode()
     assert re.search(r'<option value="EUR" disabled>EUR: no exchange rate loaded</option>', html)

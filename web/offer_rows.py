@@ -178,13 +178,13 @@ class RowFormat:
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
+            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f"<td>{region}</td>\n"
             f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
             f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
             f'<br><small class="as-of">{dated}</small></td>\n'
-            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
-            f"<td>{region}</td>\n"
             "</tr>\n"
         )
 
@@ -253,6 +253,7 @@ class Column:
     label: str
     sort: SortLink | None = None
     num: bool = False
+    key: str = ""  # a column the offers page's "Columns" chooser can hide (static/css/site.css `.hide-<key>`)
 
 
 PRICE_HEADERS = {("gpu", "hour"): _("Price / GPU-hour"), ("instance", "hour"): _("Price / hour"),
@@ -263,19 +264,21 @@ def offer_columns(params: QueryDict, unit: str, ordering: list[str], *, period: 
     """The offers table's header: labels, and for sortable columns the link that sorts by them (or reverses)."""
     links = _sort_links(params, unit, ordering)
     price = PRICE_HEADERS.get((unit, period), PRICE_HEADERS[("gpu", "hour")])
-    # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens.
+    # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens; then what the
+    # offer is (instance type, region), in view without scrolling at 1366 px; the rest can be hidden (site.js).
     return [
         Column(_("Provider"), links["provider"]), Column(_("GPU")), Column(price, links["price"], num=True),
-        Column(_("Spot"), links["spot"] if links["spot"].url else None, num=True), Column(_("Kubernetes")),
-        Column(_("GPUs"), links["gpu_count"], num=True), Column(_("Memory / GPU"), links["gpu_memory"], num=True),
-        Column(_("Availability")), Column(_("Last seen"), links["last_seen"]), Column(_("Instance")),
-        Column(_("Region")),
+        Column(_("Spot"), links["spot"] if links["spot"].url else None, num=True, key="spot"),
+        Column(_("Kubernetes"), key="kubernetes"), Column(_("Instance"), key="instance"),
+        Column(_("Region"), key="region"), Column(_("GPUs"), links["gpu_count"], num=True, key="gpus"),
+        Column(_("Memory / GPU"), links["gpu_memory"], num=True, key="memory"),
+        Column(_("Availability"), key="availability"), Column(_("Last seen"), links["last_seen"], key="seen"),
     ]
 
 
 def plain_columns() -> list[Column]:
     """The offers table's header without sort links (provider and GPU pages list offers cheapest first)."""
-    return [Column(column.label, None, column.num) for column in offer_columns(QueryDict(), "gpu", [])]
+    return [Column(column.label, None, column.num, column.key) for column in offer_columns(QueryDict(), "gpu", [])]
 
 
 def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, SortLink]:

@@ -294,9 +294,14 @@ class NoEmptyItemsCSVField(BaseCSVField):
 
 
 class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
-    """Orders with unknown values (no price, no memory) last either way, and ties broken by id so pages are stable."""
+    """Orders with unknown values (no price, no memory) last either way; ties are broken by the price per GPU-hour,
+    cheapest first (the offers of one provider, GPU count, memory or scrape run list their cheapest first), then by
+    id so pages are stable. An ordering by a price already (per GPU-hour or per instance-hour, which the price
+    indexes serve, see selectors.RANGE_INDEXED) gets only the id."""
 
     base_field_class = NoEmptyItemsCSVField
+    PRICES = frozenset({"price_per_gpu_hour", "price_hour"})
+    TIEBREAK = "price_per_gpu_hour_usd"
 
     def get_ordering_value(self, param):
         descending = param.startswith("-")
@@ -306,7 +311,10 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     def filter(self, qs, value):
         if not value:
             return qs
-        return qs.order_by(*[self.get_ordering_value(param) for param in value], "id")
+        terms = [self.get_ordering_value(param) for param in value]
+        if not any(param.lstrip("-") in self.PRICES for param in value):
+            terms.append(F(self.TIEBREAK).asc(nulls_last=True))
+        return qs.order_by(*terms, "id")
 
 
 class OfferFilterSet(filters.FilterSet):

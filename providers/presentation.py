@@ -2,7 +2,7 @@
 format through these, so "2.499" on the offers page is "2.499" in the digest. (The API and CSV give numbers, not
 text: they are not formatted here.) Staleness is one rule too, in providers.selectors (stale_expression and its
 Python twin is_stale); names in the active language are providers.models.in_language; answer words are
-providers.capabilities.VALUE_LABELS and providers.kubernetes.answer_words."""
+providers.capabilities (VALUE_LABELS, offer_state_text)."""
 
 from __future__ import annotations
 
@@ -17,17 +17,20 @@ from scrapers.normalize import per_gpu
 SUB_CENT = Decimal("0.01")
 
 
-def money(amount) -> str:
+def money(amount, *, total: bool = False) -> str:
     """A price as text: three decimals with the active language's grouping ("1,234.500", "2.499"), four below one
-    cent (spot GPU shares at 0.0035 USD/h are real); "—" when there is none. No currency: the caller says which."""
+    cent (spot GPU shares at 0.0035 USD/h are real); a `total` (a month's cost, the advisor's sums) to the cent
+    ("5,913.00"); "—" when there is none. No currency: the caller says which."""
     if amount is None or amount == "":
         return "—"
-    return _money(get_language(), Decimal(amount))
+    return _money(get_language(), Decimal(amount), total)
 
 
 @lru_cache(maxsize=8192)
-def _money(language: str, amount: Decimal) -> str:
+def _money(language: str, amount: Decimal, total: bool) -> str:
     # Keyed by the language, which must be the active one: the same prices are listed on many pages.
+    if total:
+        return floatformat(amount, "2g")
     return floatformat(amount, "4g" if 0 < abs(amount) < SUB_CENT else "3g")
 
 

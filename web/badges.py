@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
+from html import escape
 from urllib.parse import urlsplit
 
+from django.urls import reverse
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, pgettext_lazy
+from django.utils.translation import get_language, gettext, pgettext_lazy
 
 from providers.capabilities import (
     OFFER_SUMMARY_QUESTIONS,
@@ -17,6 +19,7 @@ from providers.capabilities import (
     offer_question_label,
     offer_state_text,
 )
+from providers.selectors import kubernetes_answers_of
 
 logger = logging.getLogger(__name__)
 
@@ -49,16 +52,8 @@ def _short(language: str, question: str) -> str:
     return str(CELL_SYMBOLS[question])
 
 
-def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeString:
-    """One offer's Kubernetes cell: a few symbols (managed node, MIG, RDMA fabric) in a <details> summary that a
-    keyboard and a screen reader reach, and every answer with its reason and source links inside. Every text from
-    the data is escaped."""
-    from html import escape
-
-    from providers.selectors import kubernetes_answers_of
-
-    parts = kubernetes_answers_of(answers)
-    language = get_language()
+def _summary_html(parts: dict, language: str) -> str:
+    """The cell's <summary>: the few symbols, and all of them in words for screen readers."""
     symbols, spoken = [], []
     for question in OFFER_SUMMARY_QUESTIONS:
         answer = parts[question]
@@ -67,8 +62,14 @@ def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeSt
             text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
         symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
         spoken.append(f"{offer_question_label(question)}: {offer_state_text(answer.state)}")
+    return f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'
+
+
+def kubernetes_answers_html(answers: dict | None) -> SafeString:
+    """Every answer of one offer's machine with its reason and source links, as a list (inside the cell's
+    disclosure). Every text from the data is escaped."""
     items, unsourced = [], []
-    for question, answer in parts.items():
+    for question, answer in kubernetes_answers_of(answers).items():
         if question == "fabric":
             continue
         if answer.state == UNKNOWN and not answer.sources:
@@ -81,10 +82,32 @@ def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeSt
         items.append(f"<li><strong>{escape(heading)}</strong> {escape(answer.reason)}{links}</li>")
     if unsourced:
         items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
-    return SafeString(
-        f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>'
-        f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'
-        f'<ul>{"".join(items)}</ul></details>')
+    return SafeString(f'<ul>{"".join(items)}</ul>')
+
+
+def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeString:
+    """One offer's Kubernetes cell: a few symbols (managed node, MIG, RDMA fabric) in a <details> summary that a
+    keyboard and a screen reader reach, and every answer with its reason and source links inside. Every text from
+    the data is escaped."""
+    summary = _summary_html(kubernetes_answers_of(answers), get_language())
+    return SafeString(f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>{summary}'
+                      f"{kubernetes_answers_html(answers)}</details>")
+
+
+def kubernetes_row_cell_html(answers: dict | None, *, profile_id: int | None) -> tuple[str, str]:
+    """The offers table's Kubernetes cell, as the (head, tail) around the offer's page URL: the same summary as
+    kubernetes_cell_html, but the list of answers is fetched when the disclosure is first opened (htmx, from
+    web.views.kubernetes_answers: one small response per profile), so a page of 50 rows does not carry 50 lists
+    (2.9 KB each, 146 KB of a 224 KB page). Without JavaScript, or until the list arrives, the disclosure holds a
+    link to the offer's page, which lists every answer with its reason and sources. An offer never derived has
+    only unknown answers without sources: its one-line list is written in place."""
+    summary = _summary_html(kubernetes_answers_of(answers), get_language())
+    if profile_id is None:
+        return f'<details class="k8s">{summary}{kubernetes_answers_html(answers)}</details>', ""
+    url = reverse("kubernetes-answers", args=[profile_id])
+    more = escape(gettext("Every answer with its reason and sources"))
+    return (f'<details class="k8s" hx-get="{url}" hx-trigger="toggle once" hx-target="find .more" '
+            f'hx-swap="outerHTML">{summary}<p class="more"><a href="', f'#kubernetes">{more}</a></p></details>')
 
 
 def offer_kubernetes_html(offer, *, open_: bool = False) -> SafeString:

@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import selectors
 
 from .currency import DISPLAY_CURRENCIES, Conversion, conversions
+from .widgets import RememberedLabelField, RememberedRendering, remembering
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +22,7 @@ logger = logging.getLogger(__name__)
 # --- display options (not filters) ------------------------------------------------------------------------------
 
 
-class OptionSelect(forms.Select):
+class OptionSelect(RememberedRendering, forms.Select):
     """A select whose options listed in `disabled_values` cannot be chosen (a currency with no rate loaded)."""
 
     disabled_values: frozenset[str] = frozenset()
@@ -34,16 +35,22 @@ class OptionSelect(forms.Select):
 
 
 UNITS = (("gpu", _("per GPU-hour")), ("instance", _("per instance-hour")))
+# A month of cost is 730 hours (8,760 a year / 12), as the providers' own monthly figures count it.
+HOURS_PER_MONTH = 730
+PERIODS = (("hour", _("per hour")), ("month", _("per month (730 hours)")))
 
 
 class DisplayForm(forms.Form):
+    bound_field_class = RememberedLabelField
     currency = forms.ChoiceField(label=_("Currency"), required=False, widget=OptionSelect)
-    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=forms.RadioSelect)
+    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=remembering(forms.RadioSelect()))
+    period = forms.ChoiceField(label=_("Cost"), required=False, choices=PERIODS,
+                               widget=remembering(forms.RadioSelect()))
 
     def __init__(self, data, *, rates: dict[str, Conversion]):
         # Absent options mean the defaults, so the radio buttons and the select always show what is displayed.
-        chosen = {key: data.get(key) for key in ("currency", "unit") if data.get(key)}
-        data = {"currency": "USD", "unit": "gpu", **chosen}
+        chosen = {key: data.get(key) for key in ("currency", "unit", "period") if data.get(key)}
+        data = {"currency": "USD", "unit": "gpu", "period": "hour", **chosen}
         super().__init__(data)
         self.rates = rates
         choices = []
@@ -75,6 +82,12 @@ class DisplayForm(forms.Form):
     def unit_value(self) -> str:
         unit = self.data.get("unit")
         return unit if unit in dict(UNITS) else "gpu"
+
+    def period_value(self) -> str:
+        """"hour" (the default) or "month": prices shown per hour, or times HOURS_PER_MONTH (display only; the
+        filters and the API stay per hour)."""
+        period = self.data.get("period")
+        return period if period in dict(PERIODS) else "hour"
 
 
 

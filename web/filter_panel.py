@@ -15,6 +15,7 @@ from django_filters import BooleanFilter, MultipleChoiceFilter
 from providers.filters import OfferFilterSet, choice_label
 
 from .guides import FILTER_GUIDES, guide_url
+from .widgets import RememberedLabelField, RememberedRendering, remembering
 
 logger = logging.getLogger(__name__)
 
@@ -91,27 +92,8 @@ ORDER_LABELS = {
 }
 
 
-class RememberedCheckboxes(forms.CheckboxSelectMultiple):
-    """Checkboxes whose HTML is kept for the exact inputs it was rendered from: the renderer, the name, the checked
-    values, the attributes, whether a value is required, and every choice's value and text in the active language.
-
-    The filter panel shows the same long lists (71 GPU models, every provider) on every page view, mostly with
-    nothing or the same few boxes checked. The key holds everything the HTML depends on, so a new label, a new
-    choice or another language is a new entry, never a stale one."""
-
-    remembered: dict[tuple, str] = {}
-    REMEMBER_AT_MOST = 4096
-
-    def render(self, name, value, attrs=None, renderer=None):
-        key = (type(self), type(renderer), name, tuple(self.format_value(value)),
-               tuple(self.build_attrs(self.attrs, attrs).items()), self.is_required,
-               tuple((str(choice), str(label)) for choice, label in self.choices))
-        html = self.remembered.get(key)
-        if html is None:
-            if len(self.remembered) >= self.REMEMBER_AT_MOST:
-                self.remembered.clear()
-            html = self.remembered[key] = super().render(name, value, attrs, renderer)
-        return html
+class RememberedCheckboxes(RememberedRendering, forms.CheckboxSelectMultiple):
+    """Checkboxes (instead of a multiple select) whose HTML is kept (RememberedRendering)."""
 
 
 class OfferPanelFilterSet(OfferFilterSet):
@@ -140,6 +122,8 @@ class OfferPanelFilterSet(OfferFilterSet):
             if isinstance(field.widget, forms.NumberInput):
                 field.widget.attrs.setdefault("step", "any")
                 field.widget.attrs.setdefault("inputmode", "decimal")
+            remembering(field.widget)
+            field.bound_field_class = RememberedLabelField
         return fields
 
     @property

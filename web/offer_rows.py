@@ -27,8 +27,9 @@ from providers.models import Offer, in_language
 from providers.presentation import money
 
 from .availability import share_text, when_text
-from .badges import kubernetes_cell_html
+from .badges import kubernetes_row_cell_html
 from .currency import Conversion
+from .display import HOURS_PER_MONTH
 from .querystrings import with_params
 
 logger = logging.getLogger(__name__)
@@ -37,12 +38,13 @@ logger = logging.getLogger(__name__)
 PER_PAGE = 50
 
 
-def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str) -> list[dict]:
+def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str, period: str = "hour") -> list[dict]:
     """Give each row of selectors.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
-    the display currency and unit, capability badges, freshness and links, in the active language.
+    the display currency, unit and period (per hour, or per month of HOURS_PER_MONTH), capability badges,
+    freshness and links, in the active language.
 
     One query (the capability answers of the providers on the page) whatever the number of rows."""
-    page = RowFormat(rows, conversion=conversion, unit=unit)
+    page = RowFormat(rows, conversion=conversion, unit=unit, period=period)
     for row in rows:
         row["html"] = page.row_html(row)
     return rows
@@ -54,11 +56,12 @@ class RowFormat:
     run share their last_seen). The offers page must stay within twice the API's time for the same query
     (bench/pages.py), and rendering a template per row took longer than the API's whole request."""
 
-    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str):
+    def __init__(self, rows: list[dict], *, conversion: Conversion, unit: str, period: str = "hour"):
         self.language = get_language()
         self.zone = timezone.get_current_timezone_name()
         self.conversion = conversion
         self.per_gpu = unit == "gpu"
+        self.hours = HOURS_PER_MONTH if period == "month" else 1
         self.words = {word: escape(gettext(word)) for word in (
             "unknown", "not stated", "stale", "GPU name not in our catalog")}
         # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
@@ -78,7 +81,8 @@ class RowFormat:
         for row in rows:
             key = cell_key(self.language, row)
             if key not in CELLS:
-                remember(key, kubernetes_cell_html(row["kubernetes_profile__answers"]))
+                remember(key, kubernetes_row_cell_html(row["kubernetes_profile__answers"],
+                                                       profile_id=row["kubernetes_profile_id"]))
             self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
@@ -94,14 +98,18 @@ class RowFormat:
         title = escape(gettext("AWS Spot Advisor savings share, not a price"))
         return f'<small title="{title}">{text}</small>'
 
-    def kubernetes_cell(self, row: dict) -> str:
-        """The offer's own Kubernetes answers (not its provider's): one cell per profile."""
-        return self.kubernetes_cells[row["kubernetes_profile_id"]]
+    def kubernetes_cell(self, row: dict, offer_url: str) -> str:
+        """The offer's own Kubernetes answers (not its provider's): one cell per profile, around a link to the
+        offer's page (where the answers are without JavaScript)."""
+        head, tail = self.kubernetes_cells[row["kubernetes_profile_id"]]
+        return f"{head}{offer_url}{tail}" if tail else head
 
     def price(self, usd: Decimal | None) -> str:
         amount = self.conversion.convert(usd)
         if amount is None:
             return ""
+        if self.hours != 1:  # a month's cost: a total, to the cent
+            return escape(f"{self.conversion.symbol}{money(amount * self.hours, total=True)}")
         return escape(f"{self.conversion.symbol}{money(amount)}")
 
     def row_html(self, row: dict) -> SafeString:
@@ -147,21 +155,21 @@ class RowFormat:
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
-        offer_url = f"{self.offer_url_head}{row['id']}{self.offer_url_tail}"
+        offer_url = escape(f"{self.offer_url_head}{row['id']}{self.offer_url_tail}")
         return SafeString(
             "<tr>\n"
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
             f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
-            f'<td class="badges">{self.kubernetes_cell(row)}</td>\n'
+            f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
+            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f"<td>{region}</td>\n"
             f'<td class="num">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
             f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
             f'<br><small class="as-of">{dated}</small></td>\n'
-            f'<td><a href="{escape(offer_url)}"><code>{escape(row["instance_type"])}</code></a></td>\n'
-            f"<td>{region}</td>\n"
             "</tr>\n"
         )
 
@@ -175,8 +183,10 @@ def datetime_text(language: str, zone: str, moment: datetime) -> str:
 
 NO_SPOT = '<span class="u">—</span>'
 
-# Rendered Kubernetes cells by (language, profile id, computed_at); bounded, oldest entries dropped first.
-CELLS: dict[tuple, str] = {}
+# Rendered Kubernetes cells (head, tail) and the answer lists their disclosures fetch, by (language, profile id,
+# computed_at); bounded, oldest entries dropped first.
+CELLS: dict[tuple, tuple[str, str]] = {}
+ANSWER_LISTS: dict[tuple, str] = {}
 MAX_CELLS = 4096
 
 
@@ -184,10 +194,15 @@ def cell_key(language: str, row: dict) -> tuple:
     return (language, row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"])
 
 
-def remember(key: tuple, html: str) -> None:
-    if len(CELLS) >= MAX_CELLS:
-        del CELLS[next(iter(CELLS))]
-    CELLS[key] = html
+def remember(key: tuple, cell: tuple[str, str]) -> None:
+    remember_in(CELLS, key, cell)
+
+
+def remember_in(store: dict, key: tuple, value):
+    if len(store) >= MAX_CELLS:
+        del store[next(iter(store))]
+    store[key] = value
+    return value
 
 
 
@@ -216,25 +231,32 @@ class Column:
     label: str
     sort: SortLink | None = None
     num: bool = False
+    key: str = ""  # a column the offers page's "Columns" chooser can hide (static/css/site.css `.hide-<key>`)
 
 
-def offer_columns(params: QueryDict, unit: str, ordering: list[str]) -> list[Column]:
+PRICE_HEADERS = {("gpu", "hour"): _("Price / GPU-hour"), ("instance", "hour"): _("Price / hour"),
+                 ("gpu", "month"): _("Price / GPU-month"), ("instance", "month"): _("Price / month")}
+
+
+def offer_columns(params: QueryDict, unit: str, ordering: list[str], *, period: str = "hour") -> list[Column]:
     """The offers table's header: labels, and for sortable columns the link that sorts by them (or reverses)."""
     links = _sort_links(params, unit, ordering)
-    price = _("Price / GPU-hour") if unit == "gpu" else _("Price / hour")
-    # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens.
+    price = PRICE_HEADERS.get((unit, period), PRICE_HEADERS[("gpu", "hour")])
+    # What decides a choice comes first (price, Kubernetes), so it stays in view on narrow screens; then what the
+    # offer is (instance type, region), in view without scrolling at 1366 px; the rest can be hidden (site.js).
     return [
         Column(_("Provider"), links["provider"]), Column(_("GPU")), Column(price, links["price"], num=True),
-        Column(_("Spot"), links["spot"] if links["spot"].url else None, num=True), Column(_("Kubernetes")),
-        Column(_("GPUs"), links["gpu_count"], num=True), Column(_("Memory / GPU"), links["gpu_memory"], num=True),
-        Column(_("Availability")), Column(_("Last seen"), links["last_seen"]), Column(_("Instance")),
-        Column(_("Region")),
+        Column(_("Spot"), links["spot"] if links["spot"].url else None, num=True, key="spot"),
+        Column(_("Kubernetes"), key="kubernetes"), Column(_("Instance"), key="instance"),
+        Column(_("Region"), key="region"), Column(_("GPUs"), links["gpu_count"], num=True, key="gpus"),
+        Column(_("Memory / GPU"), links["gpu_memory"], num=True, key="memory"),
+        Column(_("Availability"), key="availability"), Column(_("Last seen"), links["last_seen"], key="seen"),
     ]
 
 
 def plain_columns() -> list[Column]:
     """The offers table's header without sort links (provider and GPU pages list offers cheapest first)."""
-    return [Column(column.label, None, column.num) for column in offer_columns(QueryDict(), "gpu", [])]
+    return [Column(column.label, None, column.num, column.key) for column in offer_columns(QueryDict(), "gpu", [])]
 
 
 def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, SortLink]:

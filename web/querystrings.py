@@ -19,8 +19,8 @@ logger = logging.getLogger(__name__)
 
 
 # Query parameters that change how offers are shown, not which: kept out of API, chart and digest links.
-DISPLAY_PARAMS = ("currency", "unit", "page")
-DISPLAY_DEFAULTS = {"currency": "USD", "unit": "gpu"}
+DISPLAY_PARAMS = ("currency", "unit", "period", "page")
+DISPLAY_DEFAULTS = {"currency": "USD", "unit": "gpu", "period": "hour"}
 YES_NO = {"true": _("yes"), "1": _("yes"), "yes": _("yes"), "on": _("yes"),
           "false": _("no"), "0": _("no"), "no": _("no"), "off": _("no")}
 

@@ -8,6 +8,7 @@ urlpatterns = [
     path("", views.offers, name="home"),
     path("charts/", views.charts, name="charts"),
     path("offers/<int:pk>/", views.offer_detail, name="offer-detail"),
+    path("offers/kubernetes/<int:profile_id>/", views.kubernetes_answers, name="kubernetes-answers"),
     path("gpus/", views.gpu_index, name="gpu-index"),
     path("gpus/<slug:slug>/", views.gpu_detail, name="gpu-detail"),
     path("providers/", views.provider_index, name="provider-index"),

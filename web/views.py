@@ -22,14 +22,14 @@ from django.utils import timezone
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
-from providers import selectors
+from providers import selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 from providers.presentation import price_per_gpu
 
 from .availability import duration_text, share_text, stock_text
-from .badges import label_cells, offer_kubernetes_html
+from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions, gpu_name
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
@@ -61,17 +61,23 @@ def offers(request: HttpRequest) -> HttpResponse:
     if not _is_htmx(request) and len(params.urlencode()) < len(request.GET.urlencode()):
         # A plain form submission sends every empty field; answer with the short, shareable URL.
         return HttpResponseRedirect(f"{request.path}{with_params(params)}" if params else request.path)
+    # One read of the data version per request, as the API does: the FilterSet's slug and capability lookups, the
+    # count and the snapshot's dates are kept under it until the data changes (versions.data_version_scope).
+    with versions.data_version_scope():
+        return _offers_page(request, params)
 
+
+def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
-    conversion, unit = display.conversion(), display.unit_value()
+    conversion, unit, period = display.conversion(), display.unit_value(), display.period_value()
     unknown = _unknown_parameter_errors(params)
     valid = filterset.is_valid() and not unknown
     page = None
     unpriced = []
     if valid:
         page = offer_page(filterset, params.get("page"))
-        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit)
+        page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:
             unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filters=filterset)]
 
@@ -86,12 +92,13 @@ def offers(request: HttpRequest) -> HttpResponse:
         "display": display,
         "conversion": conversion,
         "unit": unit,
+        "period": period,
         "page": page,
         "unknown_parameters": unknown,
         "chips": active_filters(params, filterset.form),
-        "query_display": urlencode([(k, v) for k in ("currency", "unit") for v in params.getlist(k)]),
+        "query_display": urlencode([(k, v) for k in ("currency", "unit", "period") for v in params.getlist(k)]),
         "unpriced": unpriced,
-        "columns": offer_columns(params, unit, list(ordering or [])),
+        "columns": offer_columns(params, unit, list(ordering or []), period=period),
         "params": params,
         "query": params.urlencode(),
         "filter_query": filters_only,
@@ -181,6 +188,23 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
     })
+
+
+def kubernetes_answers(request: HttpRequest, profile_id: int) -> HttpResponse:
+    """The list of one Kubernetes profile's answers with their reasons and sources, in the page's language: what an
+    offers-table row's disclosure fetches when it is first opened (web.badges.kubernetes_row_cell_html). A fragment;
+    kept per (language, profile, computed_at) like the rows' cells."""
+    from .offer_rows import ANSWER_LISTS, remember_in
+
+    found = selectors.kubernetes_profile_answers(profile_id=profile_id)
+    if found is None:
+        raise Http404("no such Kubernetes profile")
+    computed_at, answers = found
+    key = (get_language(), profile_id, computed_at)
+    html = ANSWER_LISTS.get(key)
+    if html is None:
+        html = remember_in(ANSWER_LISTS, key, kubernetes_answers_html(answers))
+    return HttpResponse(html)
 
 
 def gpu_index(request: HttpRequest) -> HttpResponse:

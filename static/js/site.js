@@ -77,8 +77,36 @@
     });
   }
 
+  // The offers table's "Columns" chooser: unchecked columns are hidden (a class per column on the results area,
+  // outside what htmx swaps) and remembered in this browser.
+  var COLUMNS_KEY = "offers-hidden-columns";
+
+  function columnChooser() {
+    var chooser = document.getElementById("columns");
+    var area = chooser && chooser.closest(".results-area");
+    if (!area) { return; }
+    var hidden = [];
+    try { hidden = JSON.parse(window.localStorage.getItem(COLUMNS_KEY) || "[]"); } catch (error) { hidden = []; }
+    if (!Array.isArray(hidden)) { hidden = []; }
+    var boxes = chooser.querySelectorAll("input[name=column]");
+    function apply() {
+      boxes.forEach(function (box) { area.classList.toggle("hide-" + box.value, !box.checked); });
+      scrollableTables();
+    }
+    boxes.forEach(function (box) {
+      box.checked = hidden.indexOf(box.value) < 0;
+      box.addEventListener("change", function () {
+        hidden = Array.prototype.filter.call(boxes, function (b) { return !b.checked; }).map(function (b) { return b.value; });
+        try { window.localStorage.setItem(COLUMNS_KEY, JSON.stringify(hidden)); } catch (error) { /* not kept */ }
+        apply();
+      });
+    });
+    chooser.hidden = false;
+    apply();
+  }
+
   function start() {
-    navigation(); filtersPanel(); resultsSwaps(); scrollableTables();
+    navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser();
     window.addEventListener("resize", scrollableTables);
     document.body.addEventListener("htmx:afterSettle", scrollableTables);
   }

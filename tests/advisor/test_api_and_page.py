@@ -171,7 +171,7 @@ def test_page_shows_reasoning_sources_and_manifest(client, market):
     response = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"})
     html = response.content.decode()
     assert f'href="{SOURCE}known/nodes"' in html
-    assert "5,913.000" in html and "≥ 4,380.000" in html  # the incomplete cost is shown as a lower bound
+    assert "5,913.00" in html and "≥ 4,380.00" in html  # the incomplete cost is shown as a lower bound
     assert "kind: Job" in html
 
 
@@ -229,8 +229,8 @@ def test_page_lists_unverified_offers_apart_with_the_total_among_the_first_colum
     html = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2",
                                            "nodes": "2"}).content.decode()
     verified, unverified = html.split('id="unverified"')
-    assert "5,913.000" in verified and "4,380.000" not in verified
-    assert "≥ 4,380.000" in unverified
+    assert "5,913.00" in verified and "4,380.00" not in verified
+    assert "≥ 4,380.00" in unverified
     for table in html.split('<table class="offers advisor-options">')[1:]:
         headers = table.split("</tr></thead>")[0].split("<th ")
         assert "Total USD / month" in headers[3]  # #, offer, total: visible without scrolling at 1366 px

@@ -2,6 +2,8 @@
 each keeps exactly the offers it should, and each refuses a bad value with a 400 naming it. Both lists are checked
 against the FilterSet itself, so a new filter without a test fails here."""
 
+import re
+
 import pytest
 
 from providers.filters import OfferFilterSet
@@ -143,12 +145,14 @@ def test_empty_values_mean_no_filter(api, world):
     ("price_per_gpu_hour", ["alpha-l4", "beta-h100", "beta-mi300x8", "alpha-h100x8", "gamma-unknown-gpu"]),
     ("-price_per_gpu_hour", ["alpha-h100x8", "beta-mi300x8", "beta-h100", "alpha-l4", "gamma-unknown-gpu"]),
     ("price_hour", ["alpha-l4", "beta-h100", "beta-mi300x8", "alpha-h100x8", "gamma-unknown-gpu"]),
-    ("-gpu_memory", ["beta-mi300x8", "alpha-h100x8", "beta-h100", "alpha-l4", "gamma-unknown-gpu"]),
-    ("gpu_memory", ["alpha-l4", "alpha-h100x8", "beta-h100", "beta-mi300x8", "gamma-unknown-gpu"]),
+    # Equal memory (80 GB): the cheaper per GPU-hour first, either way.
+    ("-gpu_memory", ["beta-mi300x8", "beta-h100", "alpha-h100x8", "alpha-l4", "gamma-unknown-gpu"]),
+    ("gpu_memory", ["alpha-l4", "beta-h100", "alpha-h100x8", "beta-mi300x8", "gamma-unknown-gpu"]),
     ("provider,-price_hour", ["alpha-h100x8", "alpha-l4", "beta-mi300x8", "beta-h100", "gamma-unknown-gpu"]),
-    ("-provider", ["gamma-unknown-gpu", "beta-h100", "beta-mi300x8", "alpha-h100x8", "alpha-l4"]),
+    ("-provider", ["gamma-unknown-gpu", "beta-h100", "beta-mi300x8", "alpha-l4", "alpha-h100x8"]),
+    ("provider", ["alpha-l4", "alpha-h100x8", "beta-h100", "beta-mi300x8", "gamma-unknown-gpu"]),
 ])
-def test_ordering_puts_unknown_values_last_and_breaks_ties_by_id(api, world, ordering, expected):
+def test_ordering_puts_unknown_values_last_and_breaks_ties_by_price_then_id(api, world, ordering, expected):
     response = api.get("/api/v1/offers/", {"ordering": ordering} if ordering else {})
     assert result_ids(response) == [world.offers[name].id for name in expected]
 
@@ -222,3 +226,25 @@ def test_a_fee_that_is_paid_without_a_stated_amount_never_passes_a_maximum_fee(a
     Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").update(value="paid_unstated")
     response = api.get("/api/v1/offers/", {"control_plane_fee_max": "100"})
     assert set(result_ids(response)) == world.ids(*ALPHA)
+
+
+@pytest.mark.parametrize("ordering", ["provider", "-provider", "gpu_count", "-gpu_count", "gpu_memory", "-last_seen",
+                                      "spot_price_per_gpu_hour"])
+def test_every_ordering_lists_equal_values_cheapest_first_on_the_page_as_in_the_api(api, client, world, ordering):
+    """The tiebreak is the FilterSet's, so the offers page lists rows in the API's order."""
+    filterset = OfferFilterSet({"ordering": ordering})
+    assert filterset.is_valid()
+    terms = [str(term) for term in filterset.bare_qs.query.order_by]
+    assert "price_per_gpu_hour_usd" in terms[-2] and terms[-1] == "id"
+    api_ids = result_ids(api.get("/api/v1/offers/", {"ordering": ordering}))
+    page = client.get("/", {"ordering": ordering}).content.decode()
+    assert [int(pk) for pk in re.findall(r'<a href="/offers/(\d+)/"><code>', page)] == api_ids
+
+
+@pytest.mark.parametrize("ordering", ["price_per_gpu_hour", "-price_hour", "provider,price_hour"])
+def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
+    """So the price indexes keep serving it (selectors.RANGE_INDEXED reads the ordering's columns)."""
+    filterset = OfferFilterSet({"ordering": ordering})
+    assert filterset.is_valid()
+    terms = [str(term) for term in filterset.bare_qs.query.order_by]
+    assert len(terms) == len(ordering.split(",")) + 1 and terms[-1] == "id"

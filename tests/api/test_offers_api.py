@@ -96,7 +96,7 @@ def test_csv_by_format_parameter_streams_every_matching_row_with_flattened_colum
     assert response.status_code == 200 and response.streaming
     assert response["Content-Type"].startswith("text/csv")
     rows = list(csv.DictReader(io.StringIO(b"".join(response.streaming_content).decode())))
-    assert [row["instance_type"] for row in rows][:2] == ["alpha-h100x8", "alpha-l4"]
+    assert [row["instance_type"] for row in rows][:2] == ["alpha-l4", "alpha-h100x8"]  # one provider: cheapest first
     assert len(rows) == 6
     row = next(row for row in rows if row["instance_type"] == "beta-h100")
     assert row["provider.slug"] == "beta" and row["gpu.slug"] == "h100-sxm" and row["source.revision"] == "abc123"

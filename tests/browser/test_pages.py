@@ -160,3 +160,63 @@ def test_every_page_loads_without_console_errors_and_screenshots(site, data):
     for url in ("/providers/acme/", "/guides/kubernetes-support/", "/compare/?provider=acme&provider=metal"):
         chinese.goto(site.url + url)
     screenshot(chinese, "compare-zh-hans")
+
+
+def test_kubernetes_cell_without_javascript_links_to_the_offers_answers(site, data):
+    page = site(javascript=False)
+    page.goto(site.url + "/?provider=acme&gpu_family=H100")
+    cell = page.locator("td.badges details.k8s").first
+    cell.locator("summary").click()
+    cell.get_by_role("link", name="Every answer with its reason and sources").click()
+    expect(page).to_have_url(re.compile(r"/offers/\d+/#kubernetes$"))
+    expect(page.locator("details.k8s.full")).to_contain_text("can be a node of Acme Cloud")
+
+
+def right_edge_within_table_view(page, column: str) -> bool:
+    """Whether the header cell named `column` ends inside the table's visible width (no sideways scroll needed)."""
+    return page.evaluate("""(name) => {
+        const wrap = document.querySelector('.table-wrap');
+        const th = [...wrap.querySelectorAll('thead th')].find(th => th.textContent.trim().startsWith(name));
+        return th.getBoundingClientRect().right <= wrap.getBoundingClientRect().right + 1
+            && th.getBoundingClientRect().right <= window.innerWidth; }""", column)
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_instance_and_region_are_in_view_at_1366_and_columns_can_be_hidden_and_stay_hidden(site, data, language):
+    page = site(width=1366, language=language)
+    page.goto(site.url + "/")
+    instance, region = ("Instance", "Region") if language == "en" else ("实例", "地域")
+    assert right_edge_within_table_view(page, instance) and right_edge_within_table_view(page, region)
+    chooser = page.locator("details#columns")
+    chooser.locator("summary").focus()
+    page.keyboard.press("Enter")  # the chooser opens from the keyboard
+    spot = chooser.get_by_role("checkbox").first
+    spot.focus()
+    page.keyboard.press("Space")
+    expect(page.locator("table.offers thead th").nth(3)).to_be_hidden()
+    expect(page.locator("table.offers tbody tr").first.locator("td").nth(3)).to_be_hidden()
+    page.locator("table.offers thead th a").first.click()  # an htmx sort swaps the results: still hidden
+    expect(page).to_have_url(re.compile(r"ordering=provider"))
+    expect(page.locator("table.offers thead th").nth(3)).to_be_hidden()
+    page.reload()  # remembered in this browser
+    expect(page.locator("table.offers thead th").nth(3)).to_be_hidden()
+    expect(page.locator("details#columns input[name=column]").first).not_to_be_checked()
+    screenshot(page, f"offers-columns-{language}")
+
+
+def test_without_javascript_every_column_shows_and_the_chooser_is_absent(site, data):
+    page = site(width=1366, javascript=False)
+    page.goto(site.url + "/")
+    expect(page.locator("details#columns")).to_be_hidden()
+    expect(page.locator("table.offers thead th")).to_have_count(11)
+    expect(page.locator("table.offers thead th").nth(3)).to_be_visible()
+
+
+def test_monthly_cost_toggle_swaps_prices_and_header_in_place(site, data):
+    page = site(width=1366)
+    page.goto(site.url + "/?provider=acme&gpu_family=H100")
+    page.get_by_label("per month (730 hours)").check()
+    expect(page).to_have_url(re.compile(r"period=month"))
+    expect(page.locator("table.offers thead th").nth(2)).to_contain_text("Price / GPU-month")
+    expect(page.locator("table.offers td.price").first).to_have_text("$1,825.00")
+    assert right_edge_within_table_view(page, "Region")

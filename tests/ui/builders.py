@@ -6,6 +6,7 @@ provider whose only source has not succeeded for days (stale)."""
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -108,3 +109,11 @@ def rates(day=date(2026, 11, 27)):
     for currency, per_eur in (("USD", "1.25"), ("CNY", "9.00")):
         ExchangeRate.objects.create(currency=currency, date=day, per_eur=Decimal(per_eur),
                                     source_url="https://www.ecb.europa.eu/")
+
+
+def answer_list(client, row: str) -> str:
+    """The answers a row's disclosure fetches when opened (htmx), as the browser would ask for them."""
+    [url] = re.findall(r'<details class="k8s" hx-get="([^"]+)"', row)
+    response = client.get(url, HTTP_HX_REQUEST="true")
+    assert response.status_code == 200
+    return response.content.decode()

@@ -121,6 +121,22 @@ def test_per_instance_toggle_shows_the_instance_price(client, data):
     assert "Prices in USD per instance-hour." in html
 
 
+def test_monthly_toggle_shows_730_hours_of_the_price_and_leaves_filters_and_api_per_hour(client, data):
+    html = client.get("/?gpu_family=H100&provider=acme&period=month").content.decode()
+    assert '<td class="num price">$1,825.00</td>' in html  # 2.50 per GPU-hour x 730
+    assert '<td class="num">$803.00</td>' in html  # spot 1.10 x 730
+    assert "Price / GPU-month" in html and "Price / GPU-hour" not in html
+    assert "Costs in USD per GPU for a month of 730 hours at the hourly price." in html
+    assert 'name="period" value="month" id="id_period_1" checked' in html
+    assert 'href="/api/v1/offers/?gpu_family=H100&amp;provider=acme"' in html  # the API stays per hour
+    html = client.get("/?gpu_family=H100&provider=acme&period=month&unit=instance").content.decode()
+    assert "$14,600.00" in html and "Price / month" in html  # 8 GPUs x 2.50 x 730
+    # Filters stay per hour: a cap of $3 per GPU-hour keeps the $2.50 offer whatever the display.
+    assert "acme.h100x8" in client.get("/?period=month&price_per_gpu_hour_max=3&provider=acme").content.decode()
+    assert client.get("/?period=hour&provider=acme").status_code == 302  # the default: dropped from the URL
+    assert client.get("/?period=year").status_code == 400
+
+
 def test_currency_without_a_loaded_rate_says_so_instead_of_converting(client, data):
     html = client.get("/").content.decode()
     assert re.search(r'<option value="EUR" disabled>EUR: no exchange rate loaded</option>', html)
@@ -149,18 +165,31 @@ def test_rows_show_freshness_and_flag_stale_sources(client, data):
 
 
 def test_each_row_carries_its_own_kubernetes_answers_in_one_disclosure(client, data):
-    """One compact cell per row (managed node, MIG, fabric), the offer's own answers, every answer with its reason
-    and source links inside a <details> that keyboards and screen readers reach."""
+    """One compact cell per row (managed node, MIG, fabric), the offer's own answers; every answer with its reason
+    and source links inside a <details> that keyboards and screen readers reach, fetched when it is first opened,
+    and a link to the offer's page (which lists them all) until then or without JavaScript."""
     html = client.get("/?provider=acme").content.decode()
     rows = {name: row for row in html.split("<tr>")[1:] for name in re.findall(r"<code>([^<]+)</code>", row)}
     big, small = rows["acme.h100x8"], rows["acme.l4"]
-    assert '<details class="k8s"><summary aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes">' in big
+    assert '<summary aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes">' in big
     assert '<span class="b y">IB</span>' in big
-    assert 'href="https://docs.acme.example.com/mig" rel="noopener">docs.acme.example.com</a>' in big
-    assert "MIG: no</strong> The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in small
-    assert "RDMA fabric: offered, but not on this machine</strong>" in small
+    assert "docs.acme.example.com" not in big  # the reasons and sources come on demand
+    offer = re.search(r'<a href="(/offers/\d+/)"><code>acme.h100x8</code>', big).group(1)
+    assert f'<a href="{offer}#kubernetes">Every answer with its reason and sources</a>' in big
+    big_answers = builders.answer_list(client, big)
+    assert 'href="https://docs.acme.example.com/mig" rel="noopener">docs.acme.example.com</a>' in big_answers
+    small_answers = builders.answer_list(client, small)
+    assert "MIG: no</strong> The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in small_answers
+    assert "RDMA fabric: offered, but not on this machine</strong>" in small_answers
+    assert 'id="kubernetes"' in client.get(offer).content.decode()  # where the link without JavaScript lands
     html = client.get("/?provider=metal&gpu_family=A100").content.decode()
-    assert "managed control plane: no" in html and "bring your own cluster: yes" in html
+    assert "managed control plane: no" in html
+    [row] = [row for row in html.split("<tr>")[1:] if "<code>" in row]
+    assert "bring your own cluster: yes" in builders.answer_list(client, row)
+
+
+def test_the_answer_list_of_an_unknown_profile_is_a_404(client, data):
+    assert client.get("/offers/kubernetes/999999/").status_code == 404
 
 
 def test_availability_is_shown_where_known(client, data):

@@ -299,7 +299,7 @@ def test_offer_gpu_and_compare_pages_show_the_offers_own_kubernetes_answers(clie
     assert "The NVIDIA L4 24GB has no MIG: it has no MIG profiles." in html
     gpu_page = client.get("/gpus/h100-sxm/").content.decode()
     metal = next(row for row in gpu_page.split("<tr>") if "metal.h100" in row)
-    assert "managed control plane: no" in metal and "bring your own cluster: yes" in metal
+    assert "managed control plane: no" in metal and "bring your own cluster: yes" in builders.answer_list(client, metal)
     compare = client.get("/compare/?provider=acme&provider=metal").content.decode()
     assert 'aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes"' in compare
     assert "aria-label=\"managed control plane: no; MIG: unknown; RDMA fabric: unknown\"" in compare

@@ -18,6 +18,12 @@ def money(amount) -> str:
 
 
 @register.filter
+def money_total(amount) -> str:
+    """A total (a month's cost, the advisor's sums) in the site's one format, to the cent."""
+    return presentation.money(amount, total=True)
+
+
+@register.filter
 def gpu_name(name: str) -> str:
     return display.gpu_name(name or "")
 

@@ -1467,15 +1467,21 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
         offers = offers.filter(source_id__in=list(source_ids))
     elif provider_ids is not None:
         offers = offers.filter(provider_id__in=list(provider_ids))
-    rows = list(offers.values_list("id", "provider_id", "instance_type", "gpu_id", "gpu_count",
-                                   "kubernetes_profile_id"))
-    wanted_providers = {row[1] for row in rows}
+    offers = offers.order_by()
+    # The offers are read twice, streamed (a source may have a million): once for their distinct profiles, once to
+    # move those whose profile changed; only the profiles are held.
+    by_key: dict[str, tuple] = {}
+    for provider_id, instance_type, gpu_id, gpu_count in offers.values_list(
+            "provider_id", "instance_type", "gpu_id", "gpu_count").distinct().iterator(chunk_size=BATCH_SIZE):
+        by_key.setdefault(_profile_key(provider_id, instance_type, gpu_id, gpu_count),
+                          (provider_id, instance_type, gpu_id, gpu_count))
+    wanted_providers = {row[0] for row in by_key.values()}
     if provider_ids is not None:
         wanted_providers |= set(provider_ids)
     if source_ids is not None:
         wanted_providers |= set(DataSource.objects.filter(pk__in=list(source_ids)).values_list("provider_id",
                                                                                               flat=True))
-    if not rows:
+    if not by_key:
         KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
         return 0
     names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
@@ -1499,12 +1505,6 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
             mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
                                                           "source_url")}
 
-    by_key: dict[str, tuple] = {}
-    offer_keys: dict[int, tuple[str, int | None]] = {}
-    for offer_id, provider_id, instance_type, gpu_id, gpu_count, profile_id in rows:
-        key = _profile_key(provider_id, instance_type, gpu_id, gpu_count)
-        by_key.setdefault(key, (provider_id, instance_type, gpu_id, gpu_count))
-        offer_keys[offer_id] = (key, profile_id)
     existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
     to_create, to_update = [], []
     for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
@@ -1532,10 +1532,35 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
         to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
     profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+    del by_key
     # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
     # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
-    moves = [Offer(pk=offer_id, kubernetes_profile_id=profile_ids[key])
-             for offer_id, (key, current) in offer_keys.items() if profile_ids[key] != current]
-    Offer.objects.bulk_update(moves, ["kubernetes_profile"], batch_size=BATCH_SIZE)
+    moves: list[tuple[int, int]] = []
+    for offer_id, provider_id, instance_type, gpu_id, gpu_count, current in offers.values_list(
+            "id", "provider_id", "instance_type", "gpu_id", "gpu_count", "kubernetes_profile_id").iterator(
+            chunk_size=BATCH_SIZE):
+        profile_id = profile_ids[_profile_key(provider_id, instance_type, gpu_id, gpu_count)]
+        if profile_id != current:
+            moves.append((offer_id, profile_id))
+            if len(moves) == BATCH_SIZE:
+                _offer_profiles_set(moves)
+                moves = []
+    _offer_profiles_set(moves)
     KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
     return len(to_create) + len(to_update)
+
+
+def _offer_profiles_set(moves: list[tuple[int, int]]) -> None:
+    """Point each offer id at its profile id: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (as _offers_update
+    writes, not bulk_update's CASE per row), elsewhere bulk_update."""
+    if not moves:
+        return
+    if connection.vendor != "postgresql":
+        Offer.objects.bulk_update([Offer(pk=pk, kubernetes_profile_id=profile) for pk, profile in moves],
+                                  ["kubernetes_profile"])
+        return
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} AS o SET kubernetes_profile_id = v.profile FROM unnest(%s::bigint[], "
+                       f"%s::bigint[]) AS v(id, profile) WHERE o.id = v.id",
+                       [[pk for pk, _ in moves], [profile for _, profile in moves]])

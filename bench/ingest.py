@@ -13,8 +13,8 @@ regions, so 1,000,000 offers have 25,000 Kubernetes profiles) and only ever live
 Figures: seconds, offers/second, ratio to the raw insert and to COPY, and peak resident memory of this process. The
 response is handed to offers_sync as a generator of ScrapedOffer, as a client that parses as it reads does, so the
 peak is what the ingestion itself holds (`--list` hands it a list built first, as a client that returns a list does,
-and prints what that list alone costs). Targets from issue 3: first sync <= 3x the raw insert, unchanged re-run
-<= 1x, peak memory under 1 GiB.
+and prints what that list alone costs). Targets from issues 3 and 17: first sync <= 3x the raw
+insert, unchanged re-run <= 1x the raw COPY, peak memory under 1 GiB.
 
     .venv/bin/python bench/ingest.py [--offers 100000] [--changed 0.05] [--list]
 """
@@ -215,6 +215,15 @@ def run_benchmark(name: str, count: int, changed_share: float, as_list: bool = F
         offers = build_offers(count)
         logger.info("resident with the response built (a list of %s ScrapedOffer): %.0f MiB", f"{count:,}", rss_mib())
     logger.info("offers handed to offers_sync as %s", "a list built first" if as_list else "a generator")
+    # Making the offers is the client's work, not the ingestion's: the raw baselines build their rows outside the
+    # timed part, and so does a list. With a generator it happens inside the sync, so it is timed alone here, in the
+    # same run, and subtracted for the "net" figures (both are printed).
+    started = time.perf_counter()
+    for _ in stream_offers(count):
+        pass
+    making = 0.0 if as_list else time.perf_counter() - started
+    logger.info("making the %s offers alone (the generator, read to the end): %.2f s%s", f"{count:,}",
+                time.perf_counter() - started, "" if not as_list else " (not subtracted: the list is built first)")
     for label in ("first sync", "unchanged re-run"):
         seconds, counts = timed_sync(source, offers if as_list else stream_offers(count), label)
         results.append((label, seconds, counts, peak_rss_mib()))
@@ -225,19 +234,21 @@ def run_benchmark(name: str, count: int, changed_share: float, as_list: bool = F
     del response
     results.append(("5% changed re-run", seconds, counts, peak_rss_mib()))
 
-    logger.info("%-22s %9s %13s %12s %11s %15s", "", "seconds", "offers/s", "vs INSERT", "vs COPY", "peak RSS MiB")
-    logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15s", "raw INSERT (baseline)", raw_seconds,
-                f"{count / raw_seconds:,.0f}", 1.0, raw_seconds / copy_seconds, "")
-    logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15s", "raw COPY", copy_seconds, f"{count / copy_seconds:,.0f}",
+    logger.info("%-22s %9s %9s %12s %11s %15s", "", "seconds", "net", "vs INSERT", "vs COPY", "peak RSS MiB")
+    logger.info("%-22s %9.2f %9s %11.2fx %10.2fx %15s", "raw INSERT (baseline)", raw_seconds, "",
+                1.0, raw_seconds / copy_seconds, "")
+    logger.info("%-22s %9.2f %9s %11.2fx %10.2fx %15s", "raw COPY", copy_seconds, "",
                 copy_seconds / raw_seconds, 1.0, "")
     failures = []
     for label, seconds, counts, rss in results:
-        ratio = seconds / raw_seconds
-        logger.info("%-22s %9.2f %13s %11.2fx %10.2fx %15.0f   (created %s, updated %s, unchanged %s)", label,
-                    seconds, f"{count / seconds:,.0f}", ratio, seconds / copy_seconds, rss, counts.created,
+        net = seconds - making
+        logger.info("%-22s %9.2f %9.2f %11.2fx %10.2fx %15.0f   (created %s, updated %s, unchanged %s)", label,
+                    seconds, net, net / raw_seconds, net / copy_seconds, rss, counts.created,
                     counts.updated, counts.unchanged)
-        if label in TARGETS and ratio > TARGETS[label]:
-            failures.append(f"{label}: {ratio:.2f}x the raw insert (target <= {TARGETS[label]}x)")
+        if label in TARGETS:
+            baseline, name = (raw_seconds, "raw INSERT") if label == "first sync" else (copy_seconds, "raw COPY")
+            if net / baseline > TARGETS[label]:
+                failures.append(f"{label}: {net / baseline:.2f}x the {name} (target <= {TARGETS[label]}x)")
     peak = max(rss for *_, rss in results)
     if peak >= 1024:
         failures.append(f"peak memory {peak:.0f} MiB (target < 1024 MiB)")
@@ -249,7 +260,8 @@ def run_benchmark(name: str, count: int, changed_share: float, as_list: bool = F
     assert history == count + len(bumped), history
     assert Offer.objects.filter(source=source, is_active=True).count() == count
 
-    logger.info("\ntargets: first sync <= 3x raw INSERT, unchanged re-run <= 1x, peak memory < 1 GiB: %s",
+    logger.info("\ntargets (net): first sync <= 3x raw INSERT, unchanged re-run <= 1x raw COPY, peak memory < 1 GiB: "
+                "%s",
                 "met" if not failures else "MISSED: " + "; ".join(failures))
     return 1 if failures else 0
 

@@ -822,6 +822,9 @@ class OfferNormaliser:
             provider_id=source.provider_id, key="gpu_count").values(
             "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
         self._sku_counts: dict[str, Decimal | None] = {}
+        # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
+        self._provider_id = source.provider_id
+        self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
         if not self._sku_facts:
@@ -836,7 +839,12 @@ class OfferNormaliser:
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         scraped = self.checked(scraped, counts)
         # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
-        form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
+        form = scraped.form_factor
+        if not form:
+            names = (scraped.instance_type, scraped.gpu_name)
+            form = self._forms.get(names)
+            if form is None:
+                form = self._forms[names] = form_factor_in(*names)
         # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
         memory_of_one = scraped.gpu_memory_gb
         if memory_of_one is not None and scraped.gpu_fraction:
@@ -869,7 +877,7 @@ class OfferNormaliser:
                 memory = spec.memory_gb
         # The order is OFFER_FIELDS'.
         return (
-            self.source.provider_id,
+            self._provider_id,
             place[0],
             place[1],
             self.gpu_ids.get(slug) if slug else None,

@@ -6,8 +6,9 @@ One run does everything on this machine, all traffic to 127.0.0.1:
    catalog offers) and copies those offers in SQL under numbered extra regions until there are `--offers` rows
    (`grow`, which bench/scale.py uses too). The copies are load for the benchmark only, in a database that is
    dropped at the end;
-2. writes the same rows to a SQLite file as one flat table with each provider's capability answers as columns and
-   DATASETTE_INDEXES: one index for each of the API's, in the form Datasette's queries can use;
+2. writes the same rows to a SQLite file as one flat table with each offer's own Kubernetes answers as columns (its
+   profile's, which the API filters on) and the API's `kubernetes` object as JSON text, and DATASETTE_INDEXES: one
+   index for each of the API's, in the form Datasette's queries can use;
 3. serves three sides at once, each with `--workers` processes: the API with gunicorn as the Dockerfile does
    (production settings, `--threads` threads per process, keep-alive, persistent DB connections), the hand-tuned
    WSGI endpoint of bench/handtuned.py under the same gunicorn (the practical limit), and Datasette under uvicorn
@@ -60,7 +61,7 @@ QUERIES = [
     ("H100 under $4/GPU-h", "gpu=h100,h100-sxm,h100-pcie&price_per_gpu_hour_max=4",
      "is_active=1&gpu_slug__in=h100,h100-sxm,h100-pcie&price_per_gpu_hour_usd__lte=4&_sort=price_per_gpu_hour_usd"),
     ("managed k8s + MIG, N. America", "offering=managed&mig=yes&continent=NA",
-     "is_active=1&offering=managed&mig=yes&continent=NA&_sort=price_per_gpu_hour_usd"),
+     "is_active=1&managed_node=yes&mig=yes&continent=NA&_sort=price_per_gpu_hour_usd"),
     ("8+ GPUs, 80+ GB, by memory", "gpu_count_min=8&gpu_memory_min=80&ordering=-gpu_memory",
      "is_active=1&gpu_count__gte=8&gpu_memory_gb__gte=80&_sort_desc=gpu_memory_gb"),
     ("spot on two providers", "provider=azure,oci&spot=true&ordering=price_hour",
@@ -73,7 +74,10 @@ FLAT_COLUMNS = [
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
     "spot_price_per_gpu_hour_usd", "availability", "first_seen", "last_seen", "is_active",
 ]
-CAPABILITY_COLUMNS = ["offering", "mig", "mps", "time_slicing", "gpu_operator", "scale_to_zero", "spot_nodes"]
+# Each offer's own Kubernetes answers (its KubernetesProfile's columns, as the API filters them), and the whole
+# `kubernetes` object the API returns per offer as JSON text, so Datasette serves the same information.
+PROFILE_COLUMNS = ["managed_node", "byo", "mig", "mps", "time_slicing", "rdma", "fabric", "gpu_operator",
+                   "scale_to_zero", "spot_nodes"]
 SQLITE_TYPES = {
     "id": "INTEGER PRIMARY KEY", "is_active": "INTEGER", "gpu_count": "REAL", "gpu_memory_gb": "REAL", "vcpus": "REAL",
     "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL", "price_hour_usd": "REAL",
@@ -162,32 +166,34 @@ DATASETTE_INDEXES = {
 
 def export_sqlite(path: Path) -> int:
     """The same offers as one flat table (what a Datasette user would publish), with DATASETTE_INDEXES."""
-    from providers.models import Capability, Offer
+    import json
 
-    answers: dict[int, dict[str, str]] = {}
-    for provider_id, key, value in Capability.objects.values_list("provider_id", "key", "value"):
-        answers.setdefault(provider_id, {})[key] = value
+    from providers.kubernetes import QUESTIONS
+    from providers.models import KubernetesProfile, Offer
+
+    profiles = {row[0]: row[1:] for row in KubernetesProfile.objects.values_list("id", *PROFILE_COLUMNS, "answers")}
     rows = Offer.objects.order_by("id").values_list(
         "id", "provider__slug", "provider__name", "provider__kind", "source__slug", "instance_type", "region",
         "country", "continent", "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu_count", "gpu_memory_gb",
         "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
         "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "first_seen", "last_seen",
-        "is_active", "provider_id",
+        "is_active", "kubernetes_profile_id",
     )
     database = sqlite3.connect(path)
-    columns = FLAT_COLUMNS + CAPABILITY_COLUMNS
+    columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes"]
     # Typed columns, so that Datasette's text parameters compare as numbers where the column is numeric.
     definitions = ", ".join(f"{column} {SQLITE_TYPES.get(column, 'TEXT')}" for column in columns)
     database.execute(f"CREATE TABLE offers ({definitions})")
     placeholders = ", ".join("?" for _ in columns)
 
     def flat(row):
-        *values, provider_id = row
+        *values, profile_id = row
         values = [float(v) if hasattr(v, "as_tuple") else (v.isoformat() if hasattr(v, "isoformat") else v)
                   for v in values]
         values[-1] = 1 if values[-1] else 0
-        cells = answers.get(provider_id, {})
-        return [*values, *(cells.get(key, "unknown") for key in CAPABILITY_COLUMNS)]
+        *states, answers = profiles.get(profile_id) or (*(["unknown"] * len(PROFILE_COLUMNS)), None)
+        kubernetes = None if answers is None else json.dumps({question: answers[question] for question in QUESTIONS})
+        return [*values, *states, kubernetes]
 
     count = 0
     batch = []

@@ -4,8 +4,10 @@ API with.
 A plain WSGI function (no Django, no DRF, no form validation): psycopg with one connection per server thread, the
 slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
 (the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
-them is asked, as selectors.offer_page_ids does), and the same JSON fields and `count` rule as `/api/v1/offers/`:
-exact, kept until the data version changes (providers.DataVersion). orjson when it is installed, else json.
+them is asked, as selectors.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`: the ids
+of the matching profiles, read once per data version), and the same JSON fields (each offer's `kubernetes` answers
+from its stored profile included) and `count` rule as `/api/v1/offers/`: exact, kept until the data version changes
+(providers.DataVersion). orjson when it is installed, else json.
 
 It knows the parameters of the five benchmark queries only (gpu, provider, price_per_gpu_hour_max, offering, mig,
 continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
@@ -22,6 +24,8 @@ from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlencode
 
 import psycopg
+
+from providers.kubernetes import QUESTIONS  # plain Python: the question order of the API's `kubernetes` object
 
 try:
     import orjson
@@ -54,7 +58,7 @@ OFFER_COLUMNS = (
 SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
     + ", p.slug, p.name, p.name_zh, p.kind, g.slug, g.name, g.vendor, g.family, g.memory_gb,"
-    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at"
+    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, k.answers"
 )
 
 _local = threading.local()
@@ -84,7 +88,7 @@ def data_version(cursor) -> object:
 
 
 def catalog(cursor, version) -> dict:
-    """Slug -> id of GPUs and providers and every capability answer, read once per data version."""
+    """Slug -> id of GPUs and providers and the profiles by answer, read once per data version."""
     with _lock:
         if _catalog["version"] == version:
             return _catalog
@@ -92,11 +96,13 @@ def catalog(cursor, version) -> dict:
     gpus = dict(cursor.fetchall())
     cursor.execute("SELECT slug, id FROM providers_provider")
     providers = dict(cursor.fetchall())
-    cursor.execute("SELECT provider_id, key, value FROM providers_capability WHERE value <> 'unknown'")
-    answers: dict[tuple[str, str], set[int]] = {}
-    for provider_id, key, value in cursor.fetchall():
-        answers.setdefault((key, value), set()).add(provider_id)
-    fresh = {"version": version, "gpus": gpus, "providers": providers, "answers": answers}
+    # Each offer's own Kubernetes answers (its KubernetesProfile), as the API filters them: (column, state) -> ids.
+    cursor.execute("SELECT id, managed_node, byo, mig FROM providers_kubernetesprofile")
+    profiles: dict[tuple[str, str], set[int]] = {}
+    for profile_id, *states in cursor.fetchall():
+        for column, state in zip(("managed_node", "byo", "mig"), states, strict=True):
+            profiles.setdefault((column, state), set()).add(profile_id)
+    fresh = {"version": version, "gpus": gpus, "providers": providers, "profiles": profiles}
     with _lock:
         _catalog.clear()
         _catalog.update(fresh)
@@ -120,10 +126,16 @@ def where_clause(params: dict, cat: dict) -> tuple[list[str], list, tuple[str, l
     provider_ids = None
     if "provider" in params:
         provider_ids = {cat["providers"][slug] for slug in listed("provider")}
+    profile_ids = None
     for key in ("offering", "mig"):
         if key in params:
-            matching = set().union(*(cat["answers"].get((key, value), set()) for value in listed(key)))
-            provider_ids = matching if provider_ids is None else provider_ids & matching
+            atoms = ([("managed_node" if value == "managed" else "byo", "yes") for value in listed(key)]
+                     if key == "offering" else [("mig", value) for value in listed(key)])
+            matching = set().union(*(cat["profiles"].get(atom, set()) for atom in atoms))
+            profile_ids = matching if profile_ids is None else profile_ids & matching
+    if profile_ids is not None:
+        conditions.append("kubernetes_profile_id = ANY(%s)")
+        values.append(sorted(profile_ids))
     if provider_ids is not None:
         ids = sorted(provider_ids)
         conditions.append("provider_id = ANY(%s)")
@@ -159,7 +171,9 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
         values = [*values, size, offset]
     sql = (f"SELECT {SELECT_ROW} FROM ({ids}) page JOIN providers_offer o ON o.id = page.id "
            "JOIN providers_provider p ON p.id = o.provider_id LEFT JOIN providers_gpumodel g ON g.id = o.gpu_id "
-           f"JOIN providers_datasource s ON s.id = o.source_id ORDER BY page.k {direction}, page.id")
+           "JOIN providers_datasource s ON s.id = o.source_id "
+           "LEFT JOIN providers_kubernetesprofile k ON k.id = o.kubernetes_profile_id "
+           f"ORDER BY page.k {direction}, page.id")
     return sql, values
 
 
@@ -180,7 +194,7 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
      available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
      price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
      p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
-     s_license, s_revision, s_as_of, s_last_success) = row
+     s_license, s_revision, s_as_of, s_last_success, answers) = row
     return {
         "id": offer_id, "url": f"{url_head}{offer_id}/",
         "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
@@ -203,6 +217,8 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
                    "last_success_at": moment(s_last_success)},
+        # The stored answers are in the API's shape (services.offer_kubernetes_refresh), in question order.
+        "kubernetes": None if answers is None else {question: answers[question] for question in QUESTIONS},
     }
 
 

@@ -43,7 +43,7 @@ from .filters import (
     unknown_parameters,
 )
 from .filters import offer_filterset as build_offer_filterset
-from .renderers import CSVRenderer, csv_columns, csv_stream
+from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stream
 from .serializers import (
     CompareSerializer,
     GpuSerializer,
@@ -372,6 +372,8 @@ class OfferListApi(ReadOnlyApi):
     pagination_class = ApiPagination
     serializer_class = OfferSerializer
     query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS
+    # The same JSON as JSONRenderer's, each profile's Kubernetes answers encoded once (see the renderer).
+    renderer_classes = [OfferPageJSONRenderer, CSVRenderer]
 
     @extend_schema(
         operation_id="offers_list", tags=["offers"],

@@ -102,6 +102,35 @@ for _question in k8s.QUESTIONS:
     )(help_text=k8s.QUESTION_LABELS[_question])
 
 
+class SharedAnswers(dict):
+    """The `kubernetes` object of every offer of one stored profile: one object for all of them, across requests,
+    so a renderer may encode it once (providers.renderers.OfferPageJSONRenderer keeps its JSON in `encoded`).
+    Shared: never changed in place."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.encoded: str | None = None
+
+
+# Stored answers (the objects selectors keep per profile and computed_at, by identity; each kept alive here so its id
+# cannot be reused) -> their SharedAnswers. Cleared when full: it only saves work.
+_SHARED: dict[int, tuple[dict, SharedAnswers]] = {}
+MAX_SHARED_ANSWERS = 20_000
+
+
+def _kubernetes_shared(answers: dict | None) -> dict:
+    if answers is None:
+        return kubernetes_data(None)
+    entry = _SHARED.get(id(answers))
+    if entry is None or entry[0] is not answers:
+        if len(_SHARED) >= MAX_SHARED_ANSWERS:
+            _SHARED.clear()
+        entry = _SHARED[id(answers)] = (answers, SharedAnswers(kubernetes_data(answers)))
+    return entry[1]
+
+
 def kubernetes_data(answers: dict | None) -> dict:
     """The `kubernetes` object of an offer from its stored answers (KubernetesProfile.answers), in question order;
     every question unknown when none are stored."""
@@ -266,7 +295,7 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
             },
-            "kubernetes": kubernetes_data(row["kubernetes_profile__answers"]),
+            "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"]),
         })
     return data
 

@@ -12,8 +12,11 @@ import fcntl
 import itertools
 import json
 import logging
+import operator
+import pickle
 import re
 import tempfile
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -336,6 +339,12 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
     try:
         client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
+        # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus): noted as
+        # offers_sync reads the offers, which it does once (they may come from a generator).
+        stated: list[ScrapedAvailability] = []
+        if not offline:
+            # A copy (it shares the lists a generator may grow): the client's own result is left as it returned it.
+            result = replace(result, offers=_stock_noted(result.offers, stated))
         with transaction.atomic():
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at,
                                  allow_shrink=allow_shrink)
@@ -349,12 +358,8 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
             for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
                          "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
-            if not offline:
-                # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus).
-                stated = [ScrapedAvailability(o.instance_type, o.region, o.availability, o.available_count)
-                          for o in result.offers if o.availability in STATES]
-                if stated:
-                    availability_apply(source=source, states=stated, now=run.started_at)
+            if stated:
+                availability_apply(source=source, states=stated, now=run.started_at)
             run.unknown_gpus = dict(counts.unknown_gpus)
             run.status, run.error, run.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
             run.save()
@@ -388,6 +393,15 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
     return run
 
 
+def _stock_noted(offers: Iterable[ScrapedOffer], stated: list[ScrapedAvailability]) -> Iterator[ScrapedOffer]:
+    """`offers`, each passed on as it is read, with the stock of those that state one appended to `stated`."""
+    for offer in offers:
+        if offer.availability in STATES:
+            stated.append(ScrapedAvailability(offer.instance_type, offer.region, offer.availability,
+                                              offer.available_count))
+        yield offer
+
+
 def _fail(run: ScrapeRun, status: str, error: str) -> None:
     # Only these columns: the counts of a sync that was rolled back must not be saved with the failed run.
     run.status, run.error, run.finished_at = status, error, timezone.now()
@@ -411,14 +425,16 @@ def offers_sync(
       client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
 
-    Memory stays flat in the number of offers (bench/ingest.py: under 1 GiB at 1,000,000): the response is read as
-    positions by key, stored offers are streamed from the database in key-less chunks and compared as plain tuples
-    with the response's row normalised there and then (no model instances, nothing kept of an unchanged offer), and
-    changed and new offers are written in batches, normalised again as they are written. The number of queries grows
-    with the number of batches only. An unchanged re-run writes nothing but last_seen.
+    `result.offers` is read once, in order, and may be any iterable: a client may hand a generator that parses as it
+    goes (then what it refuses may be appended to `result.rejected`, `rejected_keys` and the like while it is read),
+    and no offer is kept once it is compared. Memory stays flat in the number of offers (bench/ingest.py: under
+    1 GiB at 1,000,000 from a generator): the source's stored offers are read first, in chunks, into a key -> index
+    map over arrays (id, a hash of the stored values, a hash of the history fields, the stored stock); each incoming
+    row is normalised and its hash compared there and then; the rows to write (changed or new) are spilled to a
+    temporary file as they are found. Nothing is written to the database until the whole response has been read
+    and the shrink guard has passed; then the spilled rows are written in batches and one COPY. The number of
+    queries grows with the number of batches only. An unchanged re-run writes nothing but last_seen.
     """
-    if not result.offers and not result.capabilities and not result.kubernetes_facts:
-        raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
     normaliser = OfferNormaliser(
         source=source,
         resolver=resolver or default_gpu_resolver(),
@@ -427,87 +443,105 @@ def offers_sync(
         as_of=_default_as_of(source),
     )
     counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
+    noted_rejected, noted_corrections = len(result.rejected), len(result.corrections)
     for reason in (*result.rejected, *result.corrections):
         counts.note(reason)
-    offers = result.offers
+    stored = _StoredOffers.read(source)
+    others = _same_sku_elsewhere(source=source)
 
-    # Pass 1: which rows can be stored, by key (the first of repeated keys wins). Positions only: the response's own
-    # strings are the keys, so this costs a dict entry per offer.
-    incoming: dict[tuple[str, str], int] = {}
-    # Keys of refused rows: the source still lists these offers, we only could not read this answer for them.
-    refused: set[tuple[str, str]] = set(result.rejected_keys)
-    for position, scraped in enumerate(offers):
-        key = (scraped.instance_type, scraped.region)
-        problem = _offer_problem(scraped) or ("repeats an earlier row's key" if key in incoming else None)
-        if problem:
-            if key not in incoming:
-                refused.add(key)
-            counts.skipped += 1
-            counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
-            continue
-        incoming[key] = position
-    displaced = _same_sku_elsewhere(source=source, incoming=incoming, counts=counts)
-    listed = len(incoming)
-
-    # Pass 2: the stored offers, streamed. What is matched leaves `incoming`, so what stays there is new.
-    active_before = 0
-    unseen_active: list[int] = []
-    unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
-    # (offer id, position in the response, price or availability changed, stored availability kept or None)
-    changed: list[tuple[int, int, bool, tuple | None]] = []
-    rejected_types = result.rejected_instance_types
-    stored_rows = (Offer.objects.filter(source=source).order_by()
-                   .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
-    for pk, instance_type, region, *stored in stored_rows:
-        active = stored[_ACTIVE]
-        active_before += active
-        key = (instance_type, region)
-        position = incoming.pop(key, None)
-        if position is None:
-            if key in refused or instance_type in rejected_types:
-                unread.append(pk)
-            elif active:
-                unseen_active.append(pk)
-            continue
-        values = normaliser.values(offers[position], counts)
-        kept = None
-        if values[_AVAILABILITY] == Availability.UNKNOWN:
-            # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last check
-            # found: the availability poll states it, with its age, and a price run must not wipe it back to unknown.
-            kept = tuple(stored[_AVAILABILITY:_AVAILABILITY + 2])
-            values = _with_availability(values, kept)
-        if tuple(stored) == values:
-            counts.unchanged += 1
-        else:
-            changed.append((pk, position, any(stored[index] != values[index] for index in _HISTORY), kept))
-    share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
-    if not allow_shrink and len(unseen_active) > max(1, share * active_before):
-        raise ShrinkRefusedError(
-            f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
-            f"{active_before} active ones (a {source.kind} source may lose at most {share:.0%} at once); refusing "
-            "it as a broken or partial response"
-        )
-
-    # Pass 3: writes, in batches. Rows are normalised again here (cheaper than keeping them); `uncounted` keeps the
-    # unknown-GPU counts of matched rows from being counted twice.
-    uncounted = SyncCounts()
-    for start in range(0, len(changed), BATCH_SIZE):
-        batch = changed[start:start + BATCH_SIZE]
-        updated = []
-        for pk, position, _, kept in batch:
-            values = normaliser.values(offers[position], uncounted)
-            if kept is not None:
+    # One pass over the response. `seen` marks stored offers the response names (LISTED, or NAMED when the row was
+    # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer.
+    seen = bytearray(len(stored))
+    seen_new: set[tuple[str, str]] = set()
+    refused: set[tuple[str, str]] = set()  # keys of refused rows: the source still lists these offers
+    displaced: list[int] = []
+    rows = listed = 0
+    history_of = operator.itemgetter(*_HISTORY)
+    with _Spill() as changed, _Spill() as created:
+        for scraped in result.offers:
+            rows += 1
+            key = (scraped.instance_type, scraped.region)
+            index = stored.index.get(key)
+            repeated = seen[index] if index is not None else key in seen_new
+            problem = _offer_problem(scraped) or ("repeats an earlier row's key" if repeated else None)
+            if problem:
+                if not repeated:
+                    refused.add(key)
+                counts.skipped += 1
+                counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
+                continue
+            other = others.get(key)
+            if other is not None:
+                other_id, other_slug, other_kind = other
+                if source.kind == "api" and other_kind != "api":
+                    displaced.append(other_id)
+                    counts.note(f"offer {key[0]!r} in {key[1]!r}: replaces {other_slug}'s row for the same SKU and "
+                                f"region (the provider's API over a copy)")
+                else:
+                    if index is not None:
+                        seen[index] = NAMED
+                    else:
+                        seen_new.add(key)
+                    counts.skipped += 1
+                    counts.note(f"offer {key[0]!r} in {key[1]!r}: {other_slug} already lists this SKU in this region; "
+                                f"one offer per SKU and region, so this row is refused")
+                    continue
+            listed += 1
+            values = normaliser.values(scraped, counts)
+            if index is None:
+                seen_new.add(key)
+                created.add((source.pk, *key, *values, now, now, run.pk))
+                continue
+            seen[index] = LISTED
+            kept = None
+            if values[_AVAILABILITY] == Availability.UNKNOWN:
+                # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last
+                # check found: the availability poll states it, with its age, and a price run must not wipe it back
+                # to unknown.
+                kept = stored.stock(index)
                 values = _with_availability(values, kept)
-            updated.append(Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True))))
-        _offers_update(updated)
-        PriceObservation.objects.bulk_create(
-            [_observation(offer, run, now) for offer, (_, _, history, _) in zip(updated, batch, strict=True)
-             if history])
-    created = len(incoming)
-    if created:
-        _offers_create((source.pk, key[0], key[1], *normaliser.values(offers[position], counts), now, now, run.pk)
-                       for key, position in incoming.items())
-    incoming.clear()
+            if hash(values) == stored.hashes[index]:
+                counts.unchanged += 1
+            else:
+                changed.add((stored.ids[index], hash(history_of(values)) != stored.history[index], values))
+        seen_new.clear()
+        # A generator may have noted what it refused while it was read.
+        for reason in (*result.rejected[noted_rejected:], *result.corrections[noted_corrections:]):
+            counts.note(reason)
+        counts.skipped += len(result.rejected) - noted_rejected
+        counts.corrected += len(result.corrections) - noted_corrections
+        if not rows and not result.capabilities and not result.kubernetes_facts:
+            raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
+        refused |= result.rejected_keys
+        rejected_types = result.rejected_instance_types
+        unseen_active: list[int] = []
+        unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
+        for key, index in stored.index.items():
+            if seen[index] == LISTED:
+                continue
+            if key in refused or key[0] in rejected_types:
+                unread.append(stored.ids[index])
+            elif stored.active[index]:
+                unseen_active.append(stored.ids[index])
+        share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
+        if not allow_shrink and len(unseen_active) > max(1, share * stored.active_count):
+            raise ShrinkRefusedError(
+                f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
+                f"{stored.active_count} active ones (a {source.kind} source may lose at most {share:.0%} at once); "
+                "refusing it as a broken or partial response"
+            )
+        del stored, seen
+
+        # Writes, in batches, from the spilled rows.
+        for batch in changed.batches():
+            updated = [Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True)))
+                       for pk, _, values in batch]
+            _offers_update(updated)
+            PriceObservation.objects.bulk_create(
+                [_observation(offer, run, now) for offer, (_, history, _) in zip(updated, batch, strict=True)
+                 if history])
+        if created.count:
+            _offers_create(row for batch in created.batches() for row in batch)
     if displaced:
         Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
@@ -517,12 +551,111 @@ def offers_sync(
     # created or changed the offer. A refused row's offer keeps its old last_seen too: its stored price was not
     # confirmed by this answer.
     Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).exclude(id__in=unread).update(last_seen=now)
-    if created:
+    if created.count:
         _history_of_created(source=source, run=run, now=now)
-    counts.created, counts.updated, counts.deactivated = created, len(changed), len(unseen_active)
+    counts.created, counts.updated, counts.deactivated = created.count, changed.count, len(unseen_active)
     # Every ingest recomputes the stored Kubernetes answers of the source's offers (new types get theirs at once).
     offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
+
+
+# How a stored offer was named by the response being read (offers_sync's `seen`).
+LISTED, NAMED = 1, 2
+_NO_COUNT = -(2**63)  # available_count None in _StoredOffers' array
+
+
+class _StoredOffers:
+    """A source's stored offers as offers_sync compares them, in about 100 bytes an offer besides the keys: key ->
+    index into arrays of ids, hashes of the stored OFFER_FIELDS values and of their history fields, the stored stock
+    (availability, available_count) and whether the offer is active. Read in key-less chunks, never as models.
+
+    Hashes compare as the values do (Python's hash agrees with ==: Decimal("3.99000") and Decimal("3.99") are one
+    price); two different tuples of values hashing alike, the odds of which are about one in 2**61 per changed row,
+    would leave that change unstored until the offer changes again.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, str], int] = {}
+        self.ids = array("q")
+        self.hashes = array("q")
+        self.history = array("q")
+        self.counts = array("q")
+        self.states = bytearray()
+        self.active = bytearray()
+        self.active_count = 0
+        self._state_names: list[str] = []
+        self._state_codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def read(cls, source: DataSource) -> _StoredOffers:
+        stored = cls()
+        history_of = operator.itemgetter(*_HISTORY)
+        rows = (Offer.objects.filter(source=source).order_by()
+                .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
+        for pk, instance_type, region, *values in rows:
+            values = tuple(values)
+            stored.index[(instance_type, region)] = len(stored.ids)
+            stored.ids.append(pk)
+            stored.hashes.append(hash(values))
+            stored.history.append(hash(history_of(values)))
+            state, count = values[_AVAILABILITY], values[_AVAILABILITY + 1]
+            code = stored._state_codes.get(state)
+            if code is None:
+                code = stored._state_codes[state] = len(stored._state_names)
+                stored._state_names.append(state)
+            stored.states.append(code)
+            stored.counts.append(_NO_COUNT if count is None else count)
+            stored.active.append(bool(values[_ACTIVE]))
+            stored.active_count += bool(values[_ACTIVE])
+        return stored
+
+    def stock(self, index: int) -> tuple[str, int | None]:
+        count = self.counts[index]
+        return self._state_names[self.states[index]], None if count == _NO_COUNT else count
+
+
+class _Spill:
+    """Rows offers_sync will write, kept on disk (a temporary file, pickled a batch at a time) until the whole
+    response has been read and the shrink guard has passed, so memory does not grow with them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._file = None
+        self._batch: list[tuple] = []
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def add(self, row: tuple) -> None:
+        self._batch.append(row)
+        self.count += 1
+        if len(self._batch) == BATCH_SIZE:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()
+        pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._batch = []
+
+    def batches(self) -> Iterator[list[tuple]]:
+        """The rows added, in order, a batch at a time (read once)."""
+        if self._file is not None:
+            self._file.seek(0)
+            while True:
+                try:
+                    yield pickle.load(self._file)
+                except EOFError:
+                    break
+        if self._batch:
+            yield self._batch
 
 
 def _with_availability(values: tuple, kept: tuple) -> tuple:
@@ -530,31 +663,17 @@ def _with_availability(values: tuple, kept: tuple) -> tuple:
     return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
 
 
-def _same_sku_elsewhere(*, source: DataSource, incoming: dict[tuple[str, str], object],
-                        counts: SyncCounts) -> list[int]:
-    """One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
+def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, str, str]]:
+    """The provider's offers active under its other sources, by key: (id, source slug, source kind).
+
+    One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
     SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
-    active: a provider API's row replaces a catalog's or curated table's (returned: the ids to deactivate), any
-    other row is refused and the other source's offer kept; either way the reason is kept on the run."""
+    active, offers_sync lets a provider API's row replace a catalog's or curated table's (deactivating that one) and
+    refuses any other row, keeping the other source's offer; either way the reason is kept on the run. Most providers
+    have one source: one query that finds nothing."""
     others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
-    if not incoming or not others.exists():  # most providers have one source: one cheap query
-        return []
-    displaced = []
-    for pk, instance_type, region, other_slug, other_kind in others.values_list(
-            "id", "instance_type", "region", "source__slug", "source__kind"):
-        key = (instance_type, region)
-        if key not in incoming:
-            continue
-        if source.kind == "api" and other_kind != "api":
-            displaced.append(pk)
-            counts.note(f"offer {instance_type!r} in {region!r}: replaces {other_slug}'s row for the same SKU and "
-                        f"region (the provider's API over a copy)")
-            continue
-        del incoming[key]
-        counts.skipped += 1
-        counts.note(f"offer {instance_type!r} in {region!r}: {other_slug} already lists this SKU in this region; "
-                    f"one offer per SKU and region, so this row is refused")
-    return displaced
+    return {(instance_type, region): (pk, slug, kind) for pk, instance_type, region, slug, kind in others.values_list(
+        "id", "instance_type", "region", "source__slug", "source__kind")}
 
 
 BATCH_SIZE = 2000
@@ -703,6 +822,9 @@ class OfferNormaliser:
             provider_id=source.provider_id, key="gpu_count").values(
             "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
         self._sku_counts: dict[str, Decimal | None] = {}
+        # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
+        self._provider_id = source.provider_id
+        self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
         if not self._sku_facts:
@@ -717,7 +839,12 @@ class OfferNormaliser:
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         scraped = self.checked(scraped, counts)
         # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
-        form = scraped.form_factor or form_factor_in(scraped.instance_type, scraped.gpu_name)
+        form = scraped.form_factor
+        if not form:
+            names = (scraped.instance_type, scraped.gpu_name)
+            form = self._forms.get(names)
+            if form is None:
+                form = self._forms[names] = form_factor_in(*names)
         # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
         memory_of_one = scraped.gpu_memory_gb
         if memory_of_one is not None and scraped.gpu_fraction:
@@ -750,7 +877,7 @@ class OfferNormaliser:
                 memory = spec.memory_gb
         # The order is OFFER_FIELDS'.
         return (
-            self.source.provider_id,
+            self._provider_id,
             place[0],
             place[1],
             self.gpu_ids.get(slug) if slug else None,
@@ -1348,15 +1475,21 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
         offers = offers.filter(source_id__in=list(source_ids))
     elif provider_ids is not None:
         offers = offers.filter(provider_id__in=list(provider_ids))
-    rows = list(offers.values_list("id", "provider_id", "instance_type", "gpu_id", "gpu_count",
-                                   "kubernetes_profile_id"))
-    wanted_providers = {row[1] for row in rows}
+    offers = offers.order_by()
+    # The offers are read twice, streamed (a source may have a million): once for their distinct profiles, once to
+    # move those whose profile changed; only the profiles are held.
+    by_key: dict[str, tuple] = {}
+    for provider_id, instance_type, gpu_id, gpu_count in offers.values_list(
+            "provider_id", "instance_type", "gpu_id", "gpu_count").distinct().iterator(chunk_size=BATCH_SIZE):
+        by_key.setdefault(_profile_key(provider_id, instance_type, gpu_id, gpu_count),
+                          (provider_id, instance_type, gpu_id, gpu_count))
+    wanted_providers = {row[0] for row in by_key.values()}
     if provider_ids is not None:
         wanted_providers |= set(provider_ids)
     if source_ids is not None:
         wanted_providers |= set(DataSource.objects.filter(pk__in=list(source_ids)).values_list("provider_id",
                                                                                               flat=True))
-    if not rows:
+    if not by_key:
         KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
         return 0
     names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
@@ -1380,12 +1513,6 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
             mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
                                                           "source_url")}
 
-    by_key: dict[str, tuple] = {}
-    offer_keys: dict[int, tuple[str, int | None]] = {}
-    for offer_id, provider_id, instance_type, gpu_id, gpu_count, profile_id in rows:
-        key = _profile_key(provider_id, instance_type, gpu_id, gpu_count)
-        by_key.setdefault(key, (provider_id, instance_type, gpu_id, gpu_count))
-        offer_keys[offer_id] = (key, profile_id)
     existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
     to_create, to_update = [], []
     for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
@@ -1413,10 +1540,35 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
         to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
     profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+    del by_key
     # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
     # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
-    moves = [Offer(pk=offer_id, kubernetes_profile_id=profile_ids[key])
-             for offer_id, (key, current) in offer_keys.items() if profile_ids[key] != current]
-    Offer.objects.bulk_update(moves, ["kubernetes_profile"], batch_size=BATCH_SIZE)
+    moves: list[tuple[int, int]] = []
+    for offer_id, provider_id, instance_type, gpu_id, gpu_count, current in offers.values_list(
+            "id", "provider_id", "instance_type", "gpu_id", "gpu_count", "kubernetes_profile_id").iterator(
+            chunk_size=BATCH_SIZE):
+        profile_id = profile_ids[_profile_key(provider_id, instance_type, gpu_id, gpu_count)]
+        if profile_id != current:
+            moves.append((offer_id, profile_id))
+            if len(moves) == BATCH_SIZE:
+                _offer_profiles_set(moves)
+                moves = []
+    _offer_profiles_set(moves)
     KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
     return len(to_create) + len(to_update)
+
+
+def _offer_profiles_set(moves: list[tuple[int, int]]) -> None:
+    """Point each offer id at its profile id: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (as _offers_update
+    writes, not bulk_update's CASE per row), elsewhere bulk_update."""
+    if not moves:
+        return
+    if connection.vendor != "postgresql":
+        Offer.objects.bulk_update([Offer(pk=pk, kubernetes_profile_id=profile) for pk, profile in moves],
+                                  ["kubernetes_profile"])
+        return
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"UPDATE {table} AS o SET kubernetes_profile_id = v.profile FROM unnest(%s::bigint[], "
+                       f"%s::bigint[]) AS v(id, profile) WHERE o.id = v.id",
+                       [[pk for pk, _ in moves], [profile for _, profile in moves]])

@@ -1,12 +1,13 @@
 """What every provider client returns and raises. Plain Python: nothing under scrapers/ touches the database.
 
 A client is a class with a `slug`, built around an injected `httpx.Client`, whose `fetch()` returns a
-`ScrapeResult` (offers plus what it noticed) or raises one of the errors below. The ingestion service
-(providers.services.offers_sync) is the only consumer.
+`ScrapeResult` (offers, a list or a generator, plus what it noticed) or raises one of the errors below. The ingestion
+service (providers.services.offers_sync) is the only consumer.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -99,7 +100,9 @@ class ScrapedCapability:
 
 @dataclass(slots=True)
 class ScrapeResult:
-    offers: list[ScrapedOffer]
+    # Any iterable, read once and in order by the ingestion service: a list, or a generator that parses as it goes
+    # (then the lists below may grow while it is read), so a large response never has to be held whole.
+    offers: Iterable[ScrapedOffer]
     # Rows the client refused (absurd values, unparsable numbers), with the reason: counted on the run.
     rejected: list[str] = field(default_factory=list)
     # Rows kept with a value the client corrected from the row's own facts, with the reason (counted on the run).

@@ -1,6 +1,7 @@
 """offers_sync against the real test database (PostgreSQL in CI): idempotent upsert, history only on change,
 deactivation instead of deletion, and refusal of a response that would wipe good data."""
 
+import weakref
 from datetime import timedelta
 from decimal import Decimal
 
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from providers import services
 from providers.models import ExchangeRate, GpuModel, Offer, PriceObservation, RunStatus, ScrapeRun
+from scrapers.base import ScrapedOffer, ScrapeResult
 from tests.factories import DataSourceFactory, result, scraped
 
 pytestmark = pytest.mark.django_db
@@ -171,3 +173,80 @@ def test_memory_per_gpu_comes_from_the_catalog_only_when_the_gpu_is_unambiguous(
     assert memory["a10"] == Decimal("24.0")  # the catalog's A10
     assert memory["h100"] is None  # "H100" alone: 80 GB SXM/PCIe or 94 GB NVL, so unknown
     assert memory["own"] == Decimal("22.5")  # what the source states wins
+
+
+class TrackedOffer(ScrapedOffer):
+    """A ScrapedOffer that can be watched with a weak reference (the dataclass itself has slots and no weakref)."""
+
+    __slots__ = ("__weakref__",)
+
+
+def watched_stream(offers, alive):
+    """Yield `offers` one at a time as TrackedOffer, recording before each how many of those already yielded are
+    still referenced by anyone: the consumer's current row at most, if it keeps none of them."""
+    refs = []
+    for offer in offers:
+        alive.append(sum(ref() is not None for ref in refs))
+        tracked = TrackedOffer(**{name: getattr(offer, name) for name in ScrapedOffer.__slots__})
+        refs.append(weakref.ref(tracked))
+        yield tracked
+        del tracked
+
+
+def test_sync_reads_a_generator_once_and_keeps_none_of_its_offers(source):
+    sync(source, result(*[scraped(f"i{n}", price="2.49") for n in range(300)]))
+    alive = []
+    offers = [scraped(f"i{n}", price="2.29" if n % 3 else "2.49") for n in range(300)]
+    offers += [scraped(f"new-{n}") for n in range(50)]
+    counts = sync(source, ScrapeResult(offers=watched_stream(offers, alive)))
+    assert (counts.created, counts.updated, counts.unchanged, counts.deactivated) == (50, 200, 100, 0)
+    # Never more than the row being compared is held: the sync does not need the whole response.
+    assert len(alive) == 350 and max(alive) <= 1
+    assert Offer.objects.filter(source=source, is_active=True).count() == 350
+    assert Offer.objects.get(instance_type="i1").price_hour == Decimal("2.29")
+    assert PriceObservation.objects.count() == 300 + 200 + 50
+
+
+def test_a_generator_that_refuses_rows_as_it_is_read_is_counted_after_reading(source):
+    sync(source, result(*[scraped(f"i{n}") for n in range(10)]))
+    res = ScrapeResult(offers=[])
+
+    def parse():
+        for n in range(10):
+            if n == 3:
+                # The client could not read this row but still names it: its stored offer must stay as it is.
+                res.rejected.append("i3: unparsable price")
+                res.rejected_keys.add(("i3", "us-east-1"))
+                continue
+            yield scraped(f"i{n}", price="3.00")
+
+    res.offers = parse()
+    counts = sync(source, res)
+    assert (counts.updated, counts.deactivated, counts.skipped) == (9, 0, 1)
+    assert "i3: unparsable price" in counts.rejections
+    assert Offer.objects.get(instance_type="i3").price_hour == Decimal("2.49")
+
+
+def test_a_shrunk_stream_is_refused_before_anything_is_written(source):
+    sync(source, result(*[scraped(f"i{n}") for n in range(10)]), now=timezone.now() - timedelta(hours=1))
+    before = list(Offer.objects.order_by("id").values())
+    from django.db import connection
+
+    # Four old offers at a new price and two new ones: the response would deactivate 6 of 10.
+    stream = (scraped(f"i{n}", price="9.99") if n < 4 else scraped(f"new-{n}") for n in range(6))
+    with CaptureQueriesContext(connection) as ctx, pytest.raises(services.ShrinkRefusedError,
+                                                                 match="lists 6 offers but would deactivate 6 of 10"):
+        sync(source, ScrapeResult(offers=stream))
+    writes = [q["sql"] for q in ctx.captured_queries
+              if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE", "COPY"))
+              and "providers_scraperun" not in q["sql"]]
+    assert writes == []
+    assert list(Offer.objects.order_by("id").values()) == before
+    assert PriceObservation.objects.count() == 10
+
+
+def test_an_empty_stream_is_refused(source):
+    sync(source, result(scraped()))
+    with pytest.raises(services.ShrinkRefusedError, match="empty"):
+        sync(source, ScrapeResult(offers=iter(())))
+    assert Offer.objects.get().is_active

@@ -535,10 +535,13 @@ class OfferFilterSet(filters.FilterSet):
             ids = remembered(key, lambda: list(profiles[:self.MAX_LITERAL_PROFILES + 1]))
             if len(ids) > self.MAX_LITERAL_PROFILES:
                 matching = Q(kubernetes_profile_id__in=profiles)
+                ids = None
             else:
                 matching = Q(kubernetes_profile_id__in=sorted(ids))
         if unknown:
             matching |= Q(kubernetes_profile__isnull=True)
+        elif ids is not None:
+            self.resolve("kubernetes_profile_id", ids)  # read as one index range per profile (selectors)
         return queryset.filter(matching)
 
     def _documented_profiles(self, clauses) -> set[int]:

@@ -433,6 +433,10 @@ class Offer(models.Model):
                          name="offer_active_gpu_price"),
             models.Index(fields=["provider", "price_per_gpu_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_provider_price"),
+            # Per machine profile by price: the per-offer Kubernetes filters resolve to profiles, read as one range
+            # each (selectors.offer_page_ids); without it "managed node + MIG" walked the whole price index.
+            models.Index(fields=["kubernetes_profile", "price_per_gpu_hour_usd", "id"],
+                         condition=models.Q(is_active=True), name="offer_active_profile_price"),
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one

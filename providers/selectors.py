@@ -393,7 +393,7 @@ def _offer_page_sql() -> str:
 
 # Orderings that a (gpu | provider, columns..., id) partial index on active offers serves, by the ordering's columns.
 RANGE_INDEXED = {
-    ("price_per_gpu_hour_usd",): ("gpu_id", "provider_id"),
+    ("price_per_gpu_hour_usd",): ("gpu_id", "provider_id", "kubernetes_profile_id"),
     ("price_hour_usd",): ("provider_id",),
 }
 
@@ -427,12 +427,15 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
         return None
     for column in columns:
         values = filters.resolved_ids.get(column)
-        if values is not None and 1 < len(values) <= MAX_RANGES:
+        if values is not None and 1 < len(values) <= MAX_RANGES.get(column, 40):
             return column, sorted(values)
     return None
 
 
-MAX_RANGES = 40
+# At most this many ranges per page statement. The per-offer Kubernetes questions resolve to machine profiles
+# (one per instance type and GPU), so their lists are longer than a list of GPU models or providers; a range that
+# holds no active offer costs one index probe.
+MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 
 
 # What the API shows of an offer, its provider, GPU model and source (serializers.offer_data renders these rows,

@@ -46,6 +46,9 @@ QUERIES = [
     "provider=crowd-0,crowd-2,alpha&offering=byo",
     "offering=managed,byo&gpu=h100-sxm,l4&ordering=price_per_gpu_hour",
     "provider_kind=gpu_cloud,hyperscaler,marketplace",
+    # per-offer Kubernetes answers: one range per matching machine profile (migration 0012)
+    "offering=managed&continent=NA",
+    "mig=no&offering=byo",
 ]
 
 
@@ -63,6 +66,22 @@ def test_the_merged_ranges_are_the_plain_querys_page(crowd, query, offset, limit
     assert selectors.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
     # the one-statement page: the same offers, as offer_rows reads them
     assert selectors.offer_page(filters=filterset, offset=offset, limit=limit) == selectors.offer_rows(ids=expected)
+
+
+def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
+    """Managed node + MIG: the offers' own answers resolve to profiles, each read as its own price range, instead
+    of walking the whole price index and filtering (15x slower at 1,000,000 offers than at 100,000)."""
+    filterset = offer_filterset(QueryDict("offering=managed&continent=NA"))
+    assert filterset.is_valid(), filterset.errors
+    column, profiles = selectors._range_split(filterset)
+    assert column == "kubernetes_profile_id" and len(profiles) > 1
+    managed = set(selectors.offers_filtered(filters=filterset).values_list("kubernetes_profile_id", flat=True))
+    assert managed <= set(profiles)  # every matching offer is in one of the ranges
+    # "unknown" allowed: offers without a profile match too, so no list of profiles bounds the page
+    loose = offer_filterset(QueryDict("mig=yes,unknown"))
+    assert loose.is_valid(), loose.errors
+    split = selectors._range_split(loose)
+    assert split is None or split[0] != "kubernetes_profile_id"
 
 
 @pytest.mark.parametrize("query", ["", "gpu=h100-sxm", "gpu=h100-sxm,l4&ordering=-gpu_memory",

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import django_filters as filters
 from django import forms
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField
@@ -357,6 +358,10 @@ class OfferFilterSet(filters.FilterSet):
     seen_within_hours = number(method="filter_seen_within", max_value=24 * 365, decimal_places=3,
                                label=_("Seen within the last N hours"))
     include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
+    one_per_machine = BooleanFilter(
+        method="filter_noop", label=_("One row per machine type (its cheapest region)"),
+        help_text=_("Of the offers that match, only the cheapest region of each provider's instance type and GPU "
+                    "count (cheapest per GPU-hour, then lowest id); the others are counted as its other regions"))
     ordering = NullsLastOrderingFilter(
         fields=(
             ("price_per_gpu_hour_usd", "price_per_gpu_hour"),
@@ -418,13 +423,17 @@ class OfferFilterSet(filters.FilterSet):
             self._bare_qs = self.filter_queryset(Offer.objects.all())
         return self._bare_qs
 
-    def filter_queryset(self, queryset):
+    def filter_queryset(self, queryset, *, machines: bool = True):
+        """The filters applied to `queryset`, ordered; with `one_per_machine` set (and `machines`), one offer per
+        machine (one_per_machine)."""
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
         self._profile_clauses: list = []
         queryset = self._apply_profile_filter(super().filter_queryset(queryset))
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
+        if machines and self.form.cleaned_data.get("one_per_machine"):
+            queryset = one_per_machine(queryset)
         return queryset
 
     # --- methods -----------------------------------------------------------------------------------------------
@@ -634,6 +643,21 @@ for _key in BOOLEAN_CAPABILITIES:
         field_name=_key, method="filter_capability", choices=YES_NO_CHOICES, label=QUESTIONS[_key].label,
         help_text=QUESTIONS[_key].help,
     )
+
+
+# An offer's machine: what a user rents, listed once per region. Its Kubernetes profile has the same key.
+MACHINE = ("provider_id", "instance_type", "gpu_id", "gpu_count")
+
+
+def one_per_machine(queryset: QuerySet[Offer]) -> QuerySet[Offer]:
+    """The cheapest matching offer of each machine (MACHINE), annotated with `machine_regions`, how many matching
+    offers that machine has (its regions). A window over the filtered offers (SQLite and PostgreSQL), so counts,
+    pages and the CSV agree; its cost grows with the matching offers, which is why it is an option."""
+    return queryset.annotate(
+        machine_rank=Window(RowNumber(), partition_by=[F(name) for name in MACHINE],
+                            order_by=[F("price_per_gpu_hour_usd").asc(nulls_last=True), F("id").asc()]),
+        machine_regions=Window(Count("id"), partition_by=[F(name) for name in MACHINE]),
+    ).filter(machine_rank=1)
 
 
 def choice_label(name: str, value: str, label):

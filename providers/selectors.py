@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import operator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -15,6 +16,7 @@ from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from .filters import MACHINE
 from .models import (
     Capability,
     DataSource,
@@ -341,7 +343,9 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
     ORDINALITY and joined to the offers, providers, GPUs and sources, around SQL built once per process; elsewhere
     offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
     if connection.vendor != "postgresql":
-        return offer_rows(ids=offer_page_ids(filters=filters, offset=offset, limit=limit), now=now)
+        rows = offer_rows(ids=offer_page_ids(filters=filters, offset=offset, limit=limit), now=now)
+        machine_regions_attach(rows, filters=filters)
+        return rows
 
     def build() -> tuple[str, tuple]:
         page = _page_ids_queryset(filters, offset, limit)
@@ -376,7 +380,21 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
             row["is_stale"] = last_success is None or last_success < cutoff
             rows.append(row)
     kubernetes_answers_attach(rows)
+    machine_regions_attach(rows, filters=filters)
     return rows
+
+
+def machine_regions_attach(rows: list[dict], *, filters) -> None:
+    """With `one_per_machine`, each row's `machine_regions`: how many matching offers (regions) its machine has."""
+    if not rows or not filters.form.cleaned_data.get("one_per_machine"):
+        return
+    key = operator.itemgetter(*MACHINE)
+    wanted = functools.reduce(operator.or_, (Q(**dict(zip(MACHINE, key(row), strict=True))) for row in rows))
+    matching = filters.filter_queryset(Offer.objects.all(), machines=False).filter(wanted)
+    counts = {key(found): found["regions"] for found in
+              matching.order_by().values(*MACHINE).annotate(regions=Count("id"))}
+    for row in rows:
+        row["machine_regions"] = counts.get(key(row))
 
 
 @functools.cache
@@ -422,6 +440,8 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
     """(column, values) to read as one index range per value, or None for the plain query."""
     if filters.form.cleaned_data.get("include_inactive"):
         return None  # the indexes are partial on active offers
+    if filters.form.cleaned_data.get("one_per_machine"):
+        return None  # a window over every matching offer: no index range serves it
     columns = RANGE_INDEXED.get(_order_columns(filters.bare_qs))
     if not columns:
         return None

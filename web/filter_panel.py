@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 # (legend, filters, open by default): the groups that answer "which GPU, what price, which Kubernetes" start open.
 FILTER_GROUPS = (
     (_("GPU"), ("gpu_family", "gpu", "vendor", "gpu_count_min", "gpu_count_max", "gpu_memory_min"), True),
-    (_("Price"), ("price_per_gpu_hour_max", "price_hour_max", "spot"), True),
+    (_("Price"), ("price_per_gpu_hour_max", "price_hour_max", "spot", "one_per_machine"), True),
     (_("Kubernetes"), ("offering", "control_plane_fee_max", "gpu_operator", "rdma", "mig", "mps", "time_slicing",
                        "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage",
                        "gang_scheduling", "documented_only"), True),

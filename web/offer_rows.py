@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, gettext
+from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from providers import selectors
@@ -155,6 +155,11 @@ class RowFormat:
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
+        others = (row.get("machine_regions") or 1) - 1
+        if others:  # one row per machine: the cheapest region, and how many more match
+            text = ngettext("also in %(count)s more region", "also in %(count)s more regions", others) % {
+                "count": intcomma(others)}
+            region = f'{region}<br><small class="also-in">{escape(text)}</small>'
         offer_url = escape(f"{self.offer_url_head}{row['id']}{self.offer_url_tail}")
         return SafeString(
             "<tr>\n"

@@ -1,0 +1,73 @@
+"""`one_per_machine=true`: a machine (provider, instance type, GPU, count) listed in many regions at the same or
+different prices is one row, its cheapest matching region, with how many matching regions it has; the count, the
+pages, the API and the CSV agree, and the other filters apply before the choice of the cheapest region."""
+
+import pytest
+from django.http import QueryDict
+
+from providers import selectors
+from providers.filters import offer_filterset
+from tests.api.conftest import offer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def regions(world):
+    """One Alpha machine in five regions (two in Europe), another in one; the world's own offers stay as they are."""
+    anchor = world.offers["alpha-h100x8"]
+    alpha, source, h100 = anchor.provider, anchor.source, anchor.gpu
+    prices = {"us-a": "16.00", "us-b": "14.00", "eu-a": "15.00", "eu-b": "18.00", "ap-a": "14.00"}
+    machines = {region: offer("p5.wide", alpha, source, h100, count="8", price=price, region=region,
+                              continent="EU" if region.startswith("eu") else "NA")
+                for region, price in prices.items()}
+    machines["single"] = offer("p4.small", alpha, source, h100, count="1", price="3.00", region="us-a", continent="NA")
+    return world, machines
+
+
+def page(query):
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    return filterset, selectors.offer_page(filters=filterset, offset=0, limit=100)
+
+
+def test_a_machine_is_one_row_at_its_cheapest_region_with_its_other_regions_counted(regions):
+    _world, machines = regions
+    filterset, rows = page("one_per_machine=true&provider=alpha")
+    wide = [row for row in rows if row["instance_type"] == "p5.wide"]
+    # 14.00 twice: the tie goes to the lower id, as every ordering's tiebreak
+    assert [(row["region"], row["machine_regions"]) for row in wide] == [("us-b", 5)]
+    assert [row["machine_regions"] for row in rows if row["instance_type"] == "p4.small"] == [1]
+    everything = offer_filterset(QueryDict("provider=alpha"))
+    assert everything.is_valid()
+    assert selectors.offer_count(filters=filterset) == selectors.offer_count(filters=everything) - 4
+    assert selectors.offer_count(filters=filterset) == len(rows)
+
+
+def test_the_other_filters_choose_among_the_matching_regions_first(regions):
+    _world, _machines = regions
+    _filterset, rows = page("one_per_machine=true&provider=alpha&continent=EU")
+    assert [(row["region"], row["machine_regions"]) for row in rows if row["instance_type"] == "p5.wide"] == [
+        ("eu-a", 2)]
+
+
+def test_the_api_and_the_csv_list_the_same_machines(api, regions):
+    listed = api.get("/api/v1/offers/?one_per_machine=true&provider=alpha&page_size=100").json()
+    regions_listed = [row["region"] for row in listed["results"] if row["instance_type"] == "p5.wide"]
+    assert regions_listed == ["us-b"] and listed["count"] == len(listed["results"])
+    response = api.get("/api/v1/offers/?one_per_machine=true&provider=alpha&format=csv")
+    body = b"".join(response.streaming_content).decode() if response.streaming else response.content.decode()
+    assert body.count("p5.wide") == 1
+
+
+def test_the_offers_page_says_how_many_more_regions_in_both_languages(client, regions):
+    html = client.get("/?one_per_machine=true&provider=alpha").content.decode()
+    assert "also in 4 more regions" in html
+    chinese = client.get("/?one_per_machine=true&provider=alpha", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "另有 4 个地区" in chinese
+
+
+def test_without_the_option_every_region_is_a_row(regions):
+    _filterset, rows = page("provider=alpha")
+    assert sum(row["instance_type"] == "p5.wide" for row in rows) == 5
+    assert all("machine_regions" not in row for row in rows)

@@ -160,7 +160,10 @@ DATASETTE_INDEXES = {
     "offer_active_provider_price": "is_active, provider_slug, price_per_gpu_hour_usd",
     "offer_active_price_hour": "is_active, price_hour_usd",
     "offer_active_provider_hour": "is_active, provider_slug, price_hour_usd, spot_price_hour",
-    "offer_active_memory_desc": "is_active, gpu_memory_gb DESC, gpu_count",
+    # ours breaks memory ties by price then id; Datasette's `_sort_desc` by rowid, which SQLite appends itself
+    "offer_active_memory_price": "is_active, gpu_memory_gb DESC, gpu_count",
+    # ours: (machine profile, price); the flat table holds each offer's answers, so: the answers the queries ask
+    "offer_active_profile_price": "is_active, managed_node, mig, price_per_gpu_hour_usd",
 }
 
 

@@ -443,8 +443,10 @@ class Offer(models.Model):
             # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0009).
             models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
                          condition=models.Q(is_active=True), name="offer_active_provider_hour"),
-            models.Index(models.F("gpu_memory_gb").desc(nulls_last=True), models.F("id"), include=["gpu_count"],
-                         condition=models.Q(is_active=True), name="offer_active_memory_desc"),
+            # By memory, largest first, then cheapest (every ordering's tiebreak) and id (PostgreSQL only).
+            models.Index(models.F("gpu_memory_gb").desc(nulls_last=True),
+                         models.F("price_per_gpu_hour_usd").asc(nulls_last=True), models.F("id"),
+                         include=["gpu_count"], condition=models.Q(is_active=True), name="offer_active_memory_price"),
         ]
 
     def __str__(self) -> str:

@@ -71,6 +71,8 @@ CASES = [
     ("seen_within_hours", "seen_within_hours=1.5", ACTIVE - {"beta-mi300x8", "beta-h100"}),
     ("include_inactive", "include_inactive=true", ACTIVE | {"gamma-gone"}),
     ("include_inactive", "include_inactive=false", ACTIVE),
+    # every offer of the world is its own machine; several regions of one: tests/api/test_one_per_machine.py
+    ("one_per_machine", "one_per_machine=true", ACTIVE),
     ("mig", "mig=yes", {"alpha-h100x8"}),
     ("mig", "mig=no", {"alpha-l4"}),
     ("mig", "mig=n/a", {"beta-mi300x8"}),
@@ -102,6 +104,7 @@ BAD = [
     ("continent", "XX"), ("region", "us\x00east"), ("search", "x" * 201), ("offering", "serverless"),
     ("gpu_operator", "n/a"),
     ("rdma", "nvlink"), ("control_plane_fee_max", "-0.1"), ("documented_only", "perhaps"),
+    ("one_per_machine", "perhaps"),
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
     ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
     ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),

@@ -315,3 +315,15 @@ def test_an_undated_offer_of_a_live_source_is_as_fresh_as_the_run_that_read_it(c
     DataSource.objects.filter(pk=offer.source_id).update(last_success_at=timezone.now())
     html = client.get("/?provider=acme").content.decode()
     assert "(read live)" in html
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_the_legend_explains_every_symbol_the_kubernetes_cells_use(client, data, language):
+    """The legend under the filters names each state glyph a row's cell can show (web.badges.STATE_GLYPHS), and
+    none the cells never use (the provider matrix's half circle once stood there for "not on this machine")."""
+    from web.badges import STATE_GLYPHS
+
+    html = client.get("/", HTTP_ACCEPT_LANGUAGE=language).content.decode()
+    legend = re.search(r'<p class="legend"><small>(.*?)</small></p>', html, re.S).group(1)
+    assert all(glyph in legend for glyph in STATE_GLYPHS.values())
+    assert "◐" not in legend

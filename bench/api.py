@@ -261,7 +261,7 @@ def measure(url: str, clients: int, seconds: float) -> tuple[list[float], float]
     sent = [0]
 
     def client_loop():
-        with httpx.Client(timeout=60) as client:
+        with httpx.Client(timeout=60, headers={"Accept-Encoding": ACCEPT_ENCODING}) as client:
             while True:  # at least one request each, however short the turn
                 with lock:
                     if sent[0] >= MAX_REQUESTS:
@@ -282,6 +282,10 @@ def measure(url: str, clients: int, seconds: float) -> tuple[list[float], float]
         for future in [pool.submit(client_loop) for _ in range(clients)]:
             future.result()
     return latencies, time.perf_counter() - started
+
+
+# What the measuring clients send as Accept-Encoding (--accept-encoding).
+ACCEPT_ENCODING = "identity"
 
 
 def figures(latencies: list[float], wall: float) -> dict:
@@ -386,7 +390,12 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=3, help="turns the sides take within those seconds")
     parser.add_argument("--workers", type=int, default=2, help="server processes of every side")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread, keep-alive)")
+    parser.add_argument("--accept-encoding", default="identity",
+                        help="what the clients accept (default identity: the same uncompressed JSON from every side; "
+                             "only the API compresses, so 'gzip' measures that extra work too)")
     args = parser.parse_args()
+    global ACCEPT_ENCODING
+    ACCEPT_ENCODING = args.accept_encoding
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 
     import django

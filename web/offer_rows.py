@@ -63,7 +63,7 @@ class RowFormat:
         self.per_gpu = unit == "gpu"
         self.hours = HOURS_PER_MONTH if period == "month" else 1
         self.words = {word: escape(gettext(word)) for word in (
-            "unknown", "not stated", "stale", "GPU name not in our catalog")}
+            "unknown", "not stated", "stale", "GPU name not in our catalog", "Spot", "GPUs")}
         # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
         self.words.update({
             "price as of": escape(gettext("price as of")),
@@ -166,11 +166,11 @@ class RowFormat:
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
             f'<td class="num price">{price}</td>\n'
-            f'<td class="num">{spot or self.spot_advice(row)}</td>\n'
+            f'<td class="num" data-label="{words["Spot"]}">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
             f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
             f"<td>{region}</td>\n"
-            f'<td class="num">{count}</td>\n'
+            f'<td class="num" data-label="{words["GPUs"]}">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
             f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'

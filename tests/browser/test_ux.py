@@ -190,6 +190,30 @@ def test_phone_navigation_collapses_and_results_come_before_filters(site, data, 
     screenshot(page, name("offers", language, width))
 
 
+SPOT = {"en": "Spot", "zh-hans": "抢占式"}
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_on_phones_each_offer_is_a_card_that_fits_the_screen(site, data, language, width):
+    """At 390 px a row is a card: provider and price on its first line, every cell within the screen (no sideways
+    scrolling), the spot cell saying what it is; at 1366 px the table's cells stay side by side on one line."""
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    row = page.locator("table.offers tbody tr").first
+    provider, price = row.locator("td").nth(0).bounding_box(), row.locator("td.price").bounding_box()
+    cells = [row.locator("td").nth(index).bounding_box() for index in range(row.locator("td").count())]
+    if width < 700:
+        assert abs(provider["y"] - price["y"]) < 4 and price["x"] > provider["x"]  # one line: provider, price
+        assert all(cell["x"] >= 0 and cell["x"] + cell["width"] <= width + 1 for cell in cells if cell)
+        label = row.locator("td").nth(3).evaluate("cell => getComputedStyle(cell, '::before').content")
+        assert SPOT[language] in label
+        screenshot(page, name("offer-cards", language, width))
+    else:
+        assert len({round(cell["y"]) for cell in cells if cell}) == 1  # a table row
+        label = row.locator("td").nth(3).evaluate("cell => getComputedStyle(cell, '::before').content")
+        assert label in ("none", "normal")
+
+
 TOOLBAR = {"en": "Download plot as a PNG", "zh-hans": "下载图表为PNG格式"}
 
 

@@ -124,7 +124,7 @@ def test_per_instance_toggle_shows_the_instance_price(client, data):
 def test_monthly_toggle_shows_730_hours_of_the_price_and_leaves_filters_and_api_per_hour(client, data):
     html = client.get("/?gpu_family=H100&provider=acme&period=month").content.decode()
     assert '<td class="num price">$1,825.00</td>' in html  # 2.50 per GPU-hour x 730
-    assert '<td class="num">$803.00</td>' in html  # spot 1.10 x 730
+    assert '<td class="num" data-label="Spot">$803.00</td>' in html  # spot 1.10 x 730
     assert "Price / GPU-month" in html and "Price / GPU-hour" not in html
     assert "Costs in USD per GPU for a month of 730 hours at the hourly price." in html
     assert 'name="period" value="month" id="id_period_1" checked' in html

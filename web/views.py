@@ -262,11 +262,12 @@ def provider_index(request: HttpRequest) -> HttpResponse:
     rows = []
     for provider in providers:
         cells = {cap.key: cap for cap in provider.capabilities.all()}
-        rows.append((provider, [cells.get(question.key) for question in CAPABILITIES]))
+        name = provider.name_zh if get_language() == "zh-hans" and provider.name_zh else provider.name
+        rows.append((provider, name, [(question, cells.get(question.key)) for question in CAPABILITIES]))
         label_cells(cells.values())
     if valid and sort:
         column = [q.key for q in CAPABILITIES].index(sort)
-        rows.sort(key=lambda row: ANSWER_RANK.get(row[1][column].value if row[1][column] else UNKNOWN, 5))
+        rows.sort(key=lambda row: ANSWER_RANK.get(row[2][column][1].value if row[2][column][1] else UNKNOWN, 5))
     questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "",
                   with_params(params, sort=None if sort == q.key else q.key)) for q in CAPABILITIES]
     form = filterset.form

@@ -25,6 +25,8 @@ TEXT = {
                 "404": "找不到页面", "500": "出错了", "noprices": "我们还没有 亚马逊云科技 的价格",
                 "chosen": "已选: 阿克米云", "one_more": "请在下方至少再选择一家厂商"},
 }
+SOURCE = {"en": "Source", "zh-hans": "来源"}
+VERIFIED = {"en": "verified Nov. 1, 2026", "zh-hans": "核实于 2026年11月1日"}
 
 
 @pytest.fixture
@@ -242,3 +244,41 @@ def test_the_matrix_filters_in_one_click_and_keeps_its_header_and_provider_colum
     box = wrap.bounding_box()
     assert abs(header["y"] - box["y"]) < 2 and abs(provider["x"] - box["x"]) < 2  # sticky row and column
     screenshot(page, name("matrix-query", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_a_matrix_cell_opens_from_the_keyboard_or_a_tap_and_escape_closes_it(site, data, language, width, browser):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/providers/")
+    acme = page.locator("table.matrix tbody tr").filter(has=page.locator('a[href="/providers/acme/"]'))
+    cell = acme.locator("details.cell").nth(1)
+    panel = cell.locator(".cell-pop")
+    expect(panel).to_be_hidden()
+    cell.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_role("link", name=SOURCE[language])).to_have_attribute("href", re.compile(r"^https://docs\.acme"))
+    expect(panel).to_contain_text(VERIFIED[language])
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe().run(page)
+    assert axe.violations_count == 0, axe.generate_report()  # the open panel too
+    box, wrap = panel.bounding_box(), page.locator(".matrix-wrap").bounding_box()
+    assert box["x"] >= wrap["x"] - 1 and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1  # inside the table
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    assert page.evaluate("document.activeElement.closest('details.cell') !== null")  # the focus stays on the cell
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing in a cell widens the page
+    screenshot(page, name("matrix-cell", language, width))
+    # A touch screen: a tap opens one cell, a tap on another swaps them, a tap outside closes.
+    touch = browser.new_context(viewport={"width": width, "height": 900}, has_touch=True, is_mobile=width < 500)
+    touch.add_cookies([{"name": "django_language", "value": language, "url": site.url}])
+    phone = touch.new_page()
+    phone.goto(site.url + "/providers/")
+    cells = phone.locator("table.matrix tbody tr").first.locator("details.cell")
+    cells.nth(0).locator("summary").tap()
+    expect(cells.nth(0).locator(".cell-pop")).to_be_visible()
+    cells.nth(2).locator("summary").tap()
+    expect(cells.nth(2).locator(".cell-pop")).to_be_visible()
+    expect(cells.nth(0).locator(".cell-pop")).to_be_hidden()
+    phone.locator("h1").tap()
+    expect(phone.locator("details.cell[open]")).to_have_count(0)
+    touch.close()

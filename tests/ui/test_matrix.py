@@ -57,7 +57,8 @@ def matrix_cell(html: str, provider: str, question_label: str) -> str:
     """The <details> cell of one provider's row whose panel names the question."""
     body = html.split("<tbody>")[1].split("</tbody>")[0]
     row = body.split(f'<a href="/providers/{provider}/">')[1].split("</tr>")[0]
-    return next(cell for cell in row.split('<details class="cell">')[1:] if f"<strong>{question_label}</strong>" in cell)
+    cells = row.split('<details class="cell">')[1:]
+    return next(cell for cell in cells if f"<strong>{question_label}</strong>" in cell)
 
 
 def test_each_matrix_cell_opens_to_its_detail_source_and_verified_date_without_a_tooltip(client, data):

@@ -282,3 +282,27 @@ def test_a_matrix_cell_opens_from_the_keyboard_or_a_tap_and_escape_closes_it(sit
     phone.locator("h1").tap()
     expect(phone.locator("details.cell[open]")).to_have_count(0)
     touch.close()
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_advisor_form_fields_never_overlap_or_widen_the_page(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/advisor/")
+    overlaps = page.evaluate("""() => {
+        const boxes = [...document.querySelectorAll('form.advisor .field')].map(field => {
+            // A field's extent is what it draws: its own box and every control or label inside it.
+            let r = field.getBoundingClientRect(), right = r.right, bottom = r.bottom;
+            field.querySelectorAll('*').forEach(el => { const b = el.getBoundingClientRect();
+                if (b.width) { right = Math.max(right, b.right); bottom = Math.max(bottom, b.bottom); } });
+            return {name: field.querySelector('label').textContent.trim(), left: r.left, top: r.top, right, bottom};
+        });
+        const found = [];
+        boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+            if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) {
+                found.push(a.name + ' / ' + b.name); }
+        }));
+        return found;
+    }""")
+    assert overlaps == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(page, name("advisor", language, width))

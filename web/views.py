@@ -134,12 +134,15 @@ def charts(request: HttpRequest) -> HttpResponse:
         return render(request, "charts.html", context, status=400)
     points = _named_in_language(selectors.offer_price_points(offers=filterset.qs))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
-    figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
+    figure = figures.price_distribution(points, conversion, title="", axis_title=axis,
+                                        max_points=figures.MAX_POINTS_PER_BOX)
     context.update({
         "valid": True,
         "figure": figures.figure_json(figure),
         "spread": figures.price_spread(points, conversion),
         "point_count": len(points),
+        "summarized": any(trace.type == "box" and trace.q1 is not None for trace in figure.data),
+        "max_points": figures.MAX_POINTS_PER_BOX,
         "axis_title": axis,
     })
     return render(request, "charts.html", context)

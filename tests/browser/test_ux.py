@@ -205,7 +205,7 @@ def test_charts_load_the_partial_plotly_bundle_with_the_page_language_toolbar(si
     expect(chart).to_have_class(re.compile("drawn"))
     expect(chart.locator(f'.modebar-btn[data-title="{TOOLBAR[language]}"]')).to_have_count(1)
     plotly = [url for url in requested if "plotly" in url]
-    assert any("plotly-cartesian-3.1.1.min.js" in url for url in plotly), plotly
+    assert any("plotly-box-3.1.1.min.js" in url for url in plotly), plotly
     assert any("plotly-locale-zh-cn" in url for url in plotly) == (language == "zh-hans")
     screenshot(page, name("charts", language, width))
     # Pages without charts never fetch plotly.

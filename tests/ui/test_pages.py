@@ -126,7 +126,7 @@ def test_gpu_page_shows_memory_mig_profiles_spread_and_offers(client, data):
     assert "<code>1g.10gb</code>" in html and "mig-user-guide" in html
     assert "metal.h100" in html and "dear.h100" in html
     assert 'data-figure="fig-spread"' in html and 'data-figure="fig-history"' in html
-    assert "/static/vendor/plotly-cartesian-3.1.1.min.js" in html  # loaded by charts.js when a chart comes into view
+    assert "/static/vendor/plotly-box-3.1.1.min.js" in html  # loaded by charts.js when a chart comes into view
     spread = html.split('<table class="spread">')[1].split("</table>")[0]
     assert spread.index("Metal Rentals") < spread.index("Dear Co")  # cheapest provider first
 
@@ -153,6 +153,22 @@ def test_charts_page_uses_the_same_filters_and_embeds_a_figure_with_a_table(clie
     assert '<script type="application/json" id="fig-distribution">' in html
     assert "NVIDIA L4" not in html.split('<table class="spread">')[1]
     assert "4 priced offers" in html
+
+
+def test_charts_page_preloads_plotly_beyond_phone_width_and_says_when_boxes_are_summaries(client, data, monkeypatch):
+    html = client.get("/charts/").content.decode()
+    head = html.split("</head>")[0]
+    assert re.search(r'<link rel="preload" as="script" href="/static/vendor/plotly-box-3\.1\.1\.min\.js" '
+                     r'media="\(min-width: 761px\)">', head)
+    assert "drawn as its box and whiskers" not in html  # every box small enough to show each offer
+    from web import charts
+
+    monkeypatch.setattr(charts, "MAX_POINTS_PER_BOX", 2)  # H100 has four offers: drawn from its summary
+    html = client.get("/charts/").content.decode()
+    assert "A GPU model with more than 2 offers is drawn as its box and whiskers" in html
+    assert '"q1":[' in html
+    html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "报价超过 2 个的 GPU 型号只画箱线图" in html
 
 
 def test_charts_page_with_a_bad_filter_shows_the_error(client, data):

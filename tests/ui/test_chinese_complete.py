@@ -86,3 +86,14 @@ def test_chart_labels_carry_translated_qualifiers(client, data):
     text = json.dumps(json.loads(figure), ensure_ascii=False)
     assert "NVIDIA H100 80GB （未注明规格）" in text
     assert "form factor not stated" not in text
+
+
+def test_gpu_choices_of_the_filter_panel_and_the_advisor_carry_translated_qualifiers(client, data):
+    def form(html):  # the filter panel or the advisor's form, without the results below them
+        return html.split("<form")[2].split("</form>")[0]
+
+    for url in ("/", "/advisor/"):
+        html = form(client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+        assert "form factor not stated" not in html, url
+        assert "NVIDIA H100 80GB （未注明规格）" in html, url
+        assert "NVIDIA H100 80GB (form factor not stated)" in form(client.get(url).content.decode()), url

@@ -34,6 +34,10 @@ def data():
     objects = builders.catalog()
     builders.rates()
     objects["aws"] = builders.provider("aws", "Amazon Web Services", caps=builders.FULL, name_zh="亚马逊云科技")
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=objects["aws"], key="offering").update(  # as long as real ones are
+        source_url="https://docs.aws.example.com/eks/latest/userguide/ml-eks-optimized-ami-and-gpu-nodes-amazon-linux.html")
     return objects
 
 
@@ -306,3 +310,18 @@ def test_the_advisor_form_fields_never_overlap_or_widen_the_page(site, data, lan
     assert overlaps == []
     assert page.evaluate("document.documentElement.scrollWidth") <= width
     screenshot(page, name("advisor", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_no_main_page_is_wider_than_the_screen(site, data, language, width):
+    """Wide tables scroll inside their wrapper; long source URLs wrap; nothing a cell hides widens the page."""
+    page = site(language=language, width=width)
+    wide = {}
+    for url in ("/", "/providers/", "/providers/acme/", "/providers/aws/", "/gpus/", "/gpus/h100-sxm/", "/charts/",
+                "/advisor/", "/digest/", "/compare/?provider=acme&provider=metal", "/sources/", "/guides/",
+                f"/offers/{data['acme_h100'].pk}/"):
+        page.goto(site.url + url)
+        scroll = page.evaluate("document.documentElement.scrollWidth")
+        if scroll > width:
+            wide[url] = scroll
+    assert wide == {}

@@ -26,11 +26,31 @@
     return loading;
   }
 
+  // On a phone the box plots' row names ("NVIDIA H100 80GB (form factor not stated)") took most of the width and
+  // left the boxes a sliver: there the axis shows short names (no vendor, no qualifier); the hover and the table
+  // below keep the full ones.
+  function narrow(el, figure) {
+    if (el.clientWidth >= 600) { return; }
+    var names = [];
+    figure.data.forEach(function (trace) {
+      if (trace.type === "box" && trace.orientation === "h" && names.indexOf(trace.name) < 0) { names.push(trace.name); }
+    });
+    if (!names.length) { return; }
+    figure.layout.yaxis = Object.assign({}, figure.layout.yaxis, {
+      tickmode: "array", tickvals: names, tickfont: {size: 10},
+      ticktext: names.map(function (name) {
+        var short = name.replace(/^(NVIDIA|AMD|Intel) /, "").replace(/\s*[(\uff08].*$/, "");
+        return short.length > 18 ? short.slice(0, 17) + "\u2026" : short;
+      })
+    });
+  }
+
   function draw(el) {
     var source = document.getElementById(el.dataset.figure);
     if (!source) { return; }
     plotly().then(function () {
       var figure = JSON.parse(source.textContent);
+      narrow(el, figure);
       var config = {responsive: true, displaylogo: false};
       if (me.dataset.locale) { config.locale = me.dataset.locale; }
       return window.Plotly.newPlot(el, figure.data, figure.layout, config);

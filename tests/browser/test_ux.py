@@ -325,3 +325,20 @@ def test_no_main_page_is_wider_than_the_screen(site, data, language, width):
         if scroll > width:
             wide[url] = scroll
     assert wide == {}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_the_box_plot_keeps_most_of_its_width_for_the_boxes(site, data, language):
+    from providers.models import GpuModel
+
+    GpuModel.objects.filter(slug="h100-sxm").update(name="NVIDIA H100 SXM5 80GB (form factor not stated)")
+    page = site(language=language, width=390)
+    page.goto(site.url + "/charts/")
+    chart = page.locator('[data-figure="fig-distribution"]')
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_have_class(re.compile("drawn"))
+    plot = chart.locator(".nsewdrag").first.bounding_box()  # plotly's plot area
+    assert plot["width"] > 0.6 * chart.bounding_box()["width"]
+    ticks = chart.locator(".ytick text").evaluate_all("els => els.map(el => el.textContent)")
+    assert "H100 SXM5 80GB" in ticks and not [tick for tick in ticks if "NVIDIA" in tick or "(" in tick]
+    expect(page.locator("table.spread")).to_contain_text("NVIDIA H100 SXM5 80GB")  # the table keeps full names

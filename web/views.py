@@ -337,7 +337,8 @@ class CompareForm(forms.Form):
 
     def __init__(self, data, *, providers: list[Provider], initial=None):
         super().__init__(data, initial=initial)
-        self.fields["provider"].choices = [(p.slug, p.name) for p in providers]
+        # Names in the page's language, as the chosen ones are shown above the form.
+        self.fields["provider"].choices = [(p.slug, in_language(p.name, p.name_zh)) for p in providers]
 
     def clean_provider(self):
         chosen = self.cleaned_data["provider"]

@@ -379,7 +379,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         for q in (q for q in CAPABILITIES if q.group == group_key):
             row_cells = [cells[p.id].get(q.key) for p in chosen]
             values = {cell.value if cell else UNKNOWN for cell in row_cells}
-            rows.append({"group": group_label, "question": q, "cells": row_cells, "differs": len(values) > 1,
+            named = [(in_language(p.name, p.name_zh), cell) for p, cell in zip(chosen, row_cells, strict=True)]
+            rows.append({"group": group_label, "question": q, "cells": named, "differs": len(values) > 1,
                          "guide": guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else ""})
     cheapest = selectors.cheapest_offers_by_gpu(provider_ids=[p.id for p in chosen])
     gpus = sorted({offer.gpu for offer in cheapest.values()}, key=lambda g: (g.vendor, g.family, g.name))

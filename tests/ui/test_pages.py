@@ -319,3 +319,15 @@ def test_offer_gpu_and_compare_pages_show_the_offers_own_kubernetes_answers(clie
     compare = client.get("/compare/?provider=acme&provider=metal").content.decode()
     assert 'aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes"' in compare
     assert "aria-label=\"managed control plane: no; MIG: unknown; RDMA fabric: unknown\"" in compare
+
+
+def test_compare_answers_open_to_their_detail_and_source(client, data):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=data["acme"], key="mig").update(detail="Seven instances per H100.")
+    html = client.get("/compare/?provider=acme&provider=metal").content.decode()
+    table = html.split('id="compare-capabilities"')[1].split("</table>")[0]
+    cell = next(c for c in table.split('<details class="cell">')[1:] if "Seven instances per H100." in c)
+    assert "<strong>MIG</strong> · Acme Cloud" in cell and 'href="https://docs.acme.example.com/mig"' in cell
+    answers = [td.split("</td>")[0] for td in table.split("</thead>")[1].split("<td>")[1:]]
+    assert answers and not [td for td in answers if 'title="' in td]  # nothing only in a tooltip

@@ -10,6 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
+from web.display import gpu_name
 
 from . import engine, sizing
 from .inputs import (
@@ -110,7 +111,8 @@ class AdvisorForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["gpu"].choices = [("", "—"), *gpu_choices()]
+        # Catalog names carry our qualifiers ("(form factor not stated)"), shown in the page's language.
+        self.fields["gpu"].choices = [("", "—"), *((slug, gpu_name(name)) for slug, name in gpu_choices())]
         self.fields["gpu_family"].choices = [("", "—"), *gpu_family_choices()]
 
     def clean(self):

@@ -21,6 +21,10 @@ from .currency import Conversion
 
 # At most this many GPU models in one distribution chart (the most offered ones): more boxes are unreadable.
 MAX_BOXES = 30
+# A box with more offers than this is sent as its five numbers plus the offers outside its whiskers, not as every
+# offer: on the unfiltered chart (up to 20,000 offers) the points were most of the inline JSON and of the time
+# plotly took to draw on a slow link, while a box of hundreds of overlapping dots shows no more than its summary.
+MAX_POINTS_PER_BOX = 200
 
 _LAYOUT = {
     "margin": {"l": 10, "r": 10, "t": 30, "b": 40},
@@ -74,10 +78,34 @@ def price_spread_by_provider(points: Iterable[tuple[str, str, Decimal]], convers
     return [{"provider": name, **{key: row[key] for key in stats.columns}} for name, row in stats.iterrows()]
 
 
+def _summary_traces(rows: pd.DataFrame, name: str, *, other: str, hover: str) -> list:
+    """One horizontal box from its precomputed quartiles (plotly's default linear method) and whiskers (the most
+    extreme prices within 1.5 IQR of the box), plus the offers beyond the whiskers as points on the same row."""
+    prices = rows["price"]
+    q1, median, q3 = (float(prices.quantile(q)) for q in (0.25, 0.5, 0.75))
+    reach = 1.5 * (q3 - q1)
+    inside = prices[(prices >= q1 - reach) & (prices <= q3 + reach)]
+    low, high = float(inside.min()), float(inside.max())
+    traces = [go.Box(
+        y=[name], q1=[round(q1, 4)], median=[round(median, 4)], q3=[round(q3, 4)], lowerfence=[round(low, 4)],
+        upperfence=[round(high, 4)], name=name, orientation="h", line={"width": 1}, showlegend=False,
+        boxpoints=False, hoverinfo="x",
+    )]
+    outliers = rows[(prices < low) | (prices > high)]
+    if not outliers.empty:
+        traces.append(go.Scatter(
+            x=outliers["price"].round(4).tolist(), y=[name] * len(outliers), name=name, mode="markers",
+            text=outliers[other].tolist(), marker={"size": 4, "opacity": 0.6}, showlegend=False,
+            hovertemplate=hover,
+        ))
+    return traces
+
+
 def price_distribution(points: Iterable[tuple[str, str, Decimal]], conversion: Conversion, *, by: str = "gpu",
-                       title: str = "", axis_title: str = "") -> go.Figure:
+                       title: str = "", axis_title: str = "", max_points: int = MAX_POINTS_PER_BOX) -> go.Figure:
     """Horizontal box plot of prices per GPU model (`by="gpu"`) or per provider (`by="provider"`), every offer a
-    point so outliers stay visible; the hover names the provider (or GPU). Boxes are ordered by median."""
+    point so outliers stay visible; the hover names the provider (or GPU). Boxes are ordered by median. A box of more
+    than `max_points` offers is drawn from its summary, with only its outliers as points."""
     frame = price_frame(points, conversion)
     other = "provider" if by == "gpu" else "gpu"
     figure = go.Figure()
@@ -85,15 +113,18 @@ def price_distribution(points: Iterable[tuple[str, str, Decimal]], conversion: C
         keep = frame[by].value_counts().index[:MAX_BOXES]
         frame = frame[frame[by].isin(keep)]
         order = frame.groupby(by)["price"].median().sort_values(ascending=False).index
+        hover = "%{text}<br>%{x:.3f} " + conversion.currency + "<extra>%{fullData.name}</extra>"
         for name in order:
             rows = frame[frame[by] == name]
-            figure.add_trace(go.Box(
-                x=rows["price"].round(4).tolist(), name=str(name), boxpoints="all", jitter=0.4, pointpos=0,
-                orientation="h", text=rows[other].tolist(), marker={"size": 4, "opacity": 0.6},
-                line={"width": 1}, showlegend=False,
-                hovertemplate="%{text}<br>%{x:.3f} " + conversion.currency + "<extra>%{fullData.name}</extra>",
-            ))
-    height = max(260, 60 + 26 * len(figure.data))
+            if len(rows) <= max_points:
+                figure.add_trace(go.Box(
+                    x=rows["price"].round(4).tolist(), name=str(name), boxpoints="all", jitter=0.4, pointpos=0,
+                    orientation="h", text=rows[other].tolist(), marker={"size": 4, "opacity": 0.6},
+                    line={"width": 1}, showlegend=False, hovertemplate=hover,
+                ))
+                continue
+            figure.add_traces(_summary_traces(rows, str(name), other=other, hover=hover))
+    height = max(260, 60 + 26 * len({trace.name for trace in figure.data}))
     figure.update_layout(**_LAYOUT, height=height, title={"text": title, "x": 0},
                          xaxis={"title": {"text": axis_title}, "rangemode": "tozero", "zeroline": False},
                          yaxis={"automargin": True})
@@ -190,6 +221,11 @@ def gpu_history(daily: pd.DataFrame, *, conversion: Conversion, names: dict[str,
 
 
 def figure_json(figure: go.Figure) -> str:
-    """The figure as JSON safe to place inside <script type="application/json"> (no closing tags, no entities)."""
-    text = json.dumps(json.loads(figure.to_json()), separators=(",", ":"))
+    """The figure as JSON safe to place inside <script type="application/json"> (no closing tags, no entities).
+
+    Without plotly.py's default template (6.5 KB of styles per chart, whose white grid was invisible on our white
+    background anyway): plotly.js's own defaults draw the same colours with a visible grey grid."""
+    data = json.loads(figure.to_json())
+    data.get("layout", {}).pop("template", None)
+    text = json.dumps(data, separators=(",", ":"))
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

@@ -14,6 +14,7 @@ from django_filters import BooleanFilter, MultipleChoiceFilter
 
 from providers.filters import OfferFilterSet, choice_label
 
+from .display import gpu_name
 from .guides import FILTER_GUIDES, guide_url
 from .widgets import RememberedLabelField, RememberedRendering, remembering
 
@@ -131,9 +132,12 @@ class OfferPanelFilterSet(OfferFilterSet):
         """The bound form, with choices read from the database (GPU models, providers) read once for this request
         rather than once by validation, once by the panel's layout and once by the widget."""
         if not hasattr(self, "_form"):
-            for field in super().form.fields.values():
+            for name, field in super().form.fields.items():
                 if isinstance(getattr(field, "choices", None), CallableChoiceIterator):
-                    field.choices = ChoicesRead(list(field.choices))
+                    choices = list(field.choices)
+                    if name == "gpu":  # catalog names carry our qualifiers, "(form factor not stated)": translated
+                        choices = [(value, gpu_name(label)) for value, label in choices]
+                    field.choices = ChoicesRead(choices)
         return self._form
 
 

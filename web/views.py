@@ -142,12 +142,15 @@ def charts(request: HttpRequest) -> HttpResponse:
         return render(request, "charts.html", context, status=400)
     points = _named_in_language(selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset)))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
-    figure = figures.price_distribution(points, conversion, title="", axis_title=axis)
+    figure = figures.price_distribution(points, conversion, title="", axis_title=axis,
+                                        max_points=figures.MAX_POINTS_PER_BOX)
     context.update({
         "valid": True,
         "figure": figures.figure_json(figure),
         "spread": figures.price_spread(points, conversion),
         "point_count": len(points),
+        "summarized": any(trace.type == "box" and trace.q1 is not None for trace in figure.data),
+        "max_points": figures.MAX_POINTS_PER_BOX,
         "axis_title": axis,
     })
     return render(request, "charts.html", context)
@@ -284,11 +287,12 @@ def provider_index(request: HttpRequest) -> HttpResponse:
     rows = []
     for provider in providers:
         cells = {cap.key: cap for cap in provider.capabilities.all()}
-        rows.append((provider, [cells.get(question.key) for question in CAPABILITIES]))
+        name = provider.name_zh if get_language() == "zh-hans" and provider.name_zh else provider.name
+        rows.append((provider, name, [(question, cells.get(question.key)) for question in CAPABILITIES]))
         label_cells(cells.values())
     if valid and sort:
         column = [q.key for q in CAPABILITIES].index(sort)
-        rows.sort(key=lambda row: ANSWER_RANK.get(row[1][column].value if row[1][column] else UNKNOWN, 5))
+        rows.sort(key=lambda row: ANSWER_RANK.get(row[2][column][1].value if row[2][column][1] else UNKNOWN, 5))
     questions = [(q, guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else "",
                   with_params(params, sort=None if sort == q.key else q.key)) for q in CAPABILITIES]
     form = filterset.form
@@ -355,7 +359,8 @@ class CompareForm(forms.Form):
 
     def __init__(self, data, *, providers: list[Provider], initial=None):
         super().__init__(data, initial=initial)
-        self.fields["provider"].choices = [(p.slug, p.name) for p in providers]
+        # Names in the page's language, as the chosen ones are shown above the form.
+        self.fields["provider"].choices = [(p.slug, in_language(p.name, p.name_zh)) for p in providers]
 
     def clean_provider(self):
         chosen = self.cleaned_data["provider"]
@@ -396,7 +401,8 @@ def compare(request: HttpRequest) -> HttpResponse:
         for q in (q for q in CAPABILITIES if q.group == group_key):
             row_cells = [cells[p.id].get(q.key) for p in chosen]
             values = {cell.value if cell else UNKNOWN for cell in row_cells}
-            rows.append({"group": group_label, "question": q, "cells": row_cells, "differs": len(values) > 1,
+            named = [(in_language(p.name, p.name_zh), cell) for p, cell in zip(chosen, row_cells, strict=True)]
+            rows.append({"group": group_label, "question": q, "cells": named, "differs": len(values) > 1,
                          "guide": guide_url(*CAPABILITY_GUIDES[q.key]) if q.key in CAPABILITY_GUIDES else ""})
     cheapest = selectors.cheapest_offers_by_gpu(provider_ids=[p.id for p in chosen])
     gpus = sorted({offer.gpu for offer in cheapest.values()}, key=lambda g: (g.vendor, g.family, g.name))

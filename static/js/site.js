@@ -105,8 +105,41 @@
     apply();
   }
 
+  // Matrix cells (details.cell): one open at a time; Escape closes it and gives the focus back to its summary; a tap or
+  // click elsewhere closes it; near the right edge of the table's wrapper its panel moves left to stay inside.
+  function cellDisclosures() {
+    var cells = document.querySelectorAll("details.cell");
+    if (!cells.length) { return; }
+    cells.forEach(function (cell) {
+      cell.addEventListener("toggle", function () {
+        if (!cell.open) { return; }
+        cells.forEach(function (other) { if (other !== cell && other.open) { other.open = false; } });
+        var pop = cell.querySelector(".cell-pop");
+        if (!pop) { return; }
+        // Shift the panel left just enough to end inside the table's wrapper, but never past its left edge.
+        pop.style.left = "";
+        var wrap = (cell.closest(".table-wrap") || document.documentElement).getBoundingClientRect();
+        var box = pop.getBoundingClientRect();
+        var over = box.right - wrap.right;
+        if (over > 0) { pop.style.left = -Math.min(over, Math.max(0, box.left - wrap.left)) + "px"; }
+      });
+    });
+    document.addEventListener("keydown", function (event) {
+      if (event.key !== "Escape") { return; }
+      var open = document.querySelector("details.cell[open]");
+      if (!open) { return; }
+      open.open = false;
+      open.querySelector("summary").focus();
+    });
+    document.addEventListener("click", function (event) {
+      document.querySelectorAll("details.cell[open]").forEach(function (cell) {
+        if (!cell.contains(event.target)) { cell.open = false; }
+      });
+    });
+  }
+
   function start() {
-    navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser();
+    navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser(); cellDisclosures();
     window.addEventListener("resize", scrollableTables);
     document.body.addEventListener("htmx:afterSettle", scrollableTables);
   }

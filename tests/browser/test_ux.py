@@ -25,6 +25,8 @@ TEXT = {
                 "404": "找不到页面", "500": "出错了", "noprices": "我们还没有 亚马逊云科技 的价格",
                 "chosen": "已选: 阿克米云", "one_more": "请在下方至少再选择一家厂商"},
 }
+SOURCE = {"en": "Source", "zh-hans": "来源"}
+VERIFIED = {"en": "verified Nov. 1, 2026", "zh-hans": "核实于 2026年11月1日"}
 
 
 @pytest.fixture
@@ -32,6 +34,10 @@ def data():
     objects = builders.catalog()
     builders.rates()
     objects["aws"] = builders.provider("aws", "Amazon Web Services", caps=builders.FULL, name_zh="亚马逊云科技")
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=objects["aws"], key="offering").update(  # as long as real ones are
+        source_url="https://docs.aws.example.com/eks/latest/userguide/ml-eks-optimized-ami-and-gpu-nodes-amazon-linux.html")
     return objects
 
 
@@ -227,7 +233,7 @@ def test_charts_load_the_partial_plotly_bundle_with_the_page_language_toolbar(si
     expect(chart).to_have_class(re.compile("drawn"))
     expect(chart.locator(f'.modebar-btn[data-title="{TOOLBAR[language]}"]')).to_have_count(1)
     plotly = [url for url in requested if "plotly" in url]
-    assert any("plotly-cartesian-3.1.1.min.js" in url for url in plotly), plotly
+    assert any("plotly-box-3.1.1.min.js" in url for url in plotly), plotly
     assert any("plotly-locale-zh-cn" in url for url in plotly) == (language == "zh-hans")
     screenshot(page, name("charts", language, width))
     # Pages without charts never fetch plotly.
@@ -266,3 +272,97 @@ def test_the_matrix_filters_in_one_click_and_keeps_its_header_and_provider_colum
     box = wrap.bounding_box()
     assert abs(header["y"] - box["y"]) < 2 and abs(provider["x"] - box["x"]) < 2  # sticky row and column
     screenshot(page, name("matrix-query", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_a_matrix_cell_opens_from_the_keyboard_or_a_tap_and_escape_closes_it(site, data, language, width, browser):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/providers/")
+    acme = page.locator("table.matrix tbody tr").filter(has=page.locator('a[href="/providers/acme/"]'))
+    cell = acme.locator("details.cell").nth(1)
+    panel = cell.locator(".cell-pop")
+    expect(panel).to_be_hidden()
+    cell.locator("summary").focus()
+    page.keyboard.press("Enter")
+    expect(panel).to_be_visible()
+    expect(panel.get_by_role("link", name=SOURCE[language])).to_have_attribute("href", re.compile(r"^https://docs\.acme"))
+    expect(panel).to_contain_text(VERIFIED[language])
+    axe = pytest.importorskip("axe_playwright_python.sync_playwright").Axe().run(page)
+    assert axe.violations_count == 0, axe.generate_report()  # the open panel too
+    box, wrap = panel.bounding_box(), page.locator(".matrix-wrap").bounding_box()
+    assert box["x"] >= wrap["x"] - 1 and box["x"] + box["width"] <= wrap["x"] + wrap["width"] + 1  # inside the table
+    page.keyboard.press("Escape")
+    expect(panel).to_be_hidden()
+    assert page.evaluate("document.activeElement.closest('details.cell') !== null")  # the focus stays on the cell
+    assert page.evaluate("document.documentElement.scrollWidth") <= width  # nothing in a cell widens the page
+    screenshot(page, name("matrix-cell", language, width))
+    # A touch screen: a tap opens one cell, a tap on another swaps them, a tap outside closes.
+    touch = browser.new_context(viewport={"width": width, "height": 900}, has_touch=True, is_mobile=width < 500)
+    touch.add_cookies([{"name": "django_language", "value": language, "url": site.url}])
+    phone = touch.new_page()
+    phone.goto(site.url + "/providers/")
+    cells = phone.locator("table.matrix tbody tr").first.locator("details.cell")
+    cells.nth(0).locator("summary").tap()
+    expect(cells.nth(0).locator(".cell-pop")).to_be_visible()
+    cells.nth(2).locator("summary").tap()
+    expect(cells.nth(2).locator(".cell-pop")).to_be_visible()
+    expect(cells.nth(0).locator(".cell-pop")).to_be_hidden()
+    phone.locator("h1").tap()
+    expect(phone.locator("details.cell[open]")).to_have_count(0)
+    touch.close()
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_the_advisor_form_fields_never_overlap_or_widen_the_page(site, data, language, width):
+    page = site(language=language, width=width)
+    page.goto(site.url + "/advisor/")
+    overlaps = page.evaluate("""() => {
+        const boxes = [...document.querySelectorAll('form.advisor .field')].map(field => {
+            // A field's extent is what it draws: its own box and every control or label inside it.
+            let r = field.getBoundingClientRect(), right = r.right, bottom = r.bottom;
+            field.querySelectorAll('*').forEach(el => { const b = el.getBoundingClientRect();
+                if (b.width) { right = Math.max(right, b.right); bottom = Math.max(bottom, b.bottom); } });
+            return {name: field.querySelector('label').textContent.trim(), left: r.left, top: r.top, right, bottom};
+        });
+        const found = [];
+        boxes.forEach((a, i) => boxes.slice(i + 1).forEach(b => {
+            if (a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1) {
+                found.push(a.name + ' / ' + b.name); }
+        }));
+        return found;
+    }""")
+    assert overlaps == []
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    screenshot(page, name("advisor", language, width))
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_no_main_page_is_wider_than_the_screen(site, data, language, width):
+    """Wide tables scroll inside their wrapper; long source URLs wrap; nothing a cell hides widens the page."""
+    page = site(language=language, width=width)
+    wide = {}
+    for url in ("/", "/providers/", "/providers/acme/", "/providers/aws/", "/gpus/", "/gpus/h100-sxm/", "/charts/",
+                "/advisor/", "/digest/", "/compare/?provider=acme&provider=metal", "/sources/", "/guides/",
+                f"/offers/{data['acme_h100'].pk}/"):
+        page.goto(site.url + url)
+        scroll = page.evaluate("document.documentElement.scrollWidth")
+        if scroll > width:
+            wide[url] = scroll
+    assert wide == {}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_the_box_plot_keeps_most_of_its_width_for_the_boxes(site, data, language):
+    from providers.models import GpuModel
+
+    GpuModel.objects.filter(slug="h100-sxm").update(name="NVIDIA H100 SXM5 80GB (form factor not stated)")
+    page = site(language=language, width=390)
+    page.goto(site.url + "/charts/")
+    chart = page.locator('[data-figure="fig-distribution"]')
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_have_class(re.compile("drawn"))
+    plot = chart.locator(".nsewdrag").first.bounding_box()  # plotly's plot area
+    assert plot["width"] > 0.6 * chart.bounding_box()["width"]
+    ticks = chart.locator(".ytick text").evaluate_all("els => els.map(el => el.textContent)")
+    assert "H100 SXM5 80GB" in ticks and not [tick for tick in ticks if "NVIDIA" in tick or "(" in tick]
+    expect(page.locator("table.spread")).to_contain_text("NVIDIA H100 SXM5 80GB")  # the table keeps full names

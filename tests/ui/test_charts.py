@@ -96,3 +96,19 @@ def test_pages_are_compressed_for_clients_that_accept_gzip(client):
     assert b"<!doctype html>" in gzip.decompress(response.content)
     assert "Accept-Encoding" in response["Vary"]
     assert "Content-Encoding" not in client.get("/guides/")  # and plain for clients that do not
+
+
+def test_a_crowded_box_is_sent_as_its_summary_with_only_the_outliers_as_points():
+    points = [("H100", f"P{i % 7}", Decimal("2.00") + Decimal(i % 50) / 100) for i in range(300)]
+    points += [("H100", "Dearest", Decimal("40")), ("L4", "Acme", Decimal("0.70"))]
+    figure = charts.price_distribution(points, USD, max_points=200)
+    box, outliers, small = figure.data
+    assert box.type == "box" and box.x is None and list(box.y) == ["H100"]
+    assert (box.q1[0], box.median[0], box.q3[0]) == (2.12, 2.25, 2.37)  # pandas' linear quartiles of the prices
+    assert box.upperfence[0] == 2.49 and box.lowerfence[0] == 2.0  # whiskers end at the last price within 1.5 IQR
+    assert outliers.type == "scatter" and list(outliers.x) == [40.0] and list(outliers.text) == ["Dearest"]
+    assert list(outliers.y) == ["H100"]  # drawn on the box's row
+    assert small.type == "box" and list(small.x) == [0.7]  # a small box keeps every offer as a point
+    text = charts.figure_json(figure)
+    # Not 301 points, nor plotly.py's 6.5 KB default template.
+    assert len(text) < 1500 and "template" not in json.loads(text)["layout"]

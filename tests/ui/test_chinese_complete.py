@@ -86,3 +86,21 @@ def test_chart_labels_carry_translated_qualifiers(client, data):
     text = json.dumps(json.loads(figure), ensure_ascii=False)
     assert "NVIDIA H100 80GB （未注明规格）" in text
     assert "form factor not stated" not in text
+
+
+def test_gpu_choices_of_the_filter_panel_and_the_advisor_carry_translated_qualifiers(client, data):
+    def form(html):  # the filter panel or the advisor's form, without the results below them
+        return html.split("<form")[2].split("</form>")[0]
+
+    for url in ("/", "/advisor/"):
+        html = form(client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode())
+        assert "form factor not stated" not in html, url
+        assert "NVIDIA H100 80GB （未注明规格）" in html, url
+        assert "NVIDIA H100 80GB (form factor not stated)" in form(client.get(url).content.decode()), url
+
+
+def test_compare_lists_providers_to_choose_in_the_page_language(client, data):
+    html = client.get("/compare/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    form = html.split("<form")[2].split("</form>")[0]
+    assert "阿克米云" in form and "Acme Cloud" not in form
+    assert "Acme Cloud" in client.get("/compare/").content.decode().split("<form")[2]

@@ -51,3 +51,37 @@ def test_presets_are_one_click_links(client, data):
     assert 'href="/providers/?mig=yes&amp;scale_to_zero=yes"' in html
     html = client.get("/providers/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     assert "4 家厂商中有 4 家符合条件。" in html
+
+
+def matrix_cell(html: str, provider: str, question_label: str) -> str:
+    """The <details> cell of one provider's row whose panel names the question."""
+    body = html.split("<tbody>")[1].split("</tbody>")[0]
+    row = body.split(f'<a href="/providers/{provider}/">')[1].split("</tr>")[0]
+    cells = row.split('<details class="cell">')[1:]
+    return next(cell for cell in cells if f"<strong>{question_label}</strong>" in cell)
+
+
+def test_each_matrix_cell_opens_to_its_detail_source_and_verified_date_without_a_tooltip(client, data):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=data["acme"], key="mig").update(
+        label="MIG on H100 and A100", detail="Seven instances per GPU on the managed node pools.")
+    html = client.get("/providers/").content.decode()
+    cell = matrix_cell(html, "acme", "MIG")
+    summary, panel = cell.split("</summary>")
+    assert "yes" in summary and "<a " not in summary  # the summary is the control, the link sits in the panel
+    assert "Acme Cloud" in panel and "MIG on H100 and A100" in panel
+    assert "Seven instances per GPU on the managed node pools." in panel
+    assert 'href="https://docs.acme.example.com/mig"' in panel and ">Source</a>" in panel
+    assert "verified Nov. 1, 2026" in panel
+    assert "Documented" in panel  # the confidence in words
+    assert 'title="' not in html.split("<tbody>")[1].split("</tbody>")[0]  # nothing lives only in a tooltip
+    unknown = matrix_cell(html, "metal", "MIG")
+    assert "no source we checked answers this yet." in unknown and "Source</a>" not in unknown
+
+
+def test_matrix_cells_speak_chinese_on_chinese_pages(client, data):
+    html = client.get("/providers/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    cell = matrix_cell(html, "metal", "MIG")
+    assert "未知" in cell and "no source we checked" not in cell
+    assert "阿克米云" in html.split("<tbody>")[1]

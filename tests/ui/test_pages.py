@@ -126,7 +126,7 @@ def test_gpu_page_shows_memory_mig_profiles_spread_and_offers(client, data):
     assert "<code>1g.10gb</code>" in html and "mig-user-guide" in html
     assert "metal.h100" in html and "dear.h100" in html
     assert 'data-figure="fig-spread"' in html and 'data-figure="fig-history"' in html
-    assert "/static/vendor/plotly-cartesian-3.1.1.min.js" in html  # loaded by charts.js when a chart comes into view
+    assert "/static/vendor/plotly-box-3.1.1.min.js" in html  # loaded by charts.js when a chart comes into view
     spread = html.split('<table class="spread">')[1].split("</table>")[0]
     assert spread.index("Metal Rentals") < spread.index("Dear Co")  # cheapest provider first
 
@@ -153,6 +153,22 @@ def test_charts_page_uses_the_same_filters_and_embeds_a_figure_with_a_table(clie
     assert '<script type="application/json" id="fig-distribution">' in html
     assert "NVIDIA L4" not in html.split('<table class="spread">')[1]
     assert "4 priced offers" in html
+
+
+def test_charts_page_preloads_plotly_beyond_phone_width_and_says_when_boxes_are_summaries(client, data, monkeypatch):
+    html = client.get("/charts/").content.decode()
+    head = html.split("</head>")[0]
+    assert re.search(r'<link rel="preload" as="script" href="/static/vendor/plotly-box-3\.1\.1\.min\.js" '
+                     r'media="\(min-width: 761px\)">', head)
+    assert "drawn as its box and whiskers" not in html  # every box small enough to show each offer
+    from web import charts
+
+    monkeypatch.setattr(charts, "MAX_POINTS_PER_BOX", 2)  # H100 has four offers: drawn from its summary
+    html = client.get("/charts/").content.decode()
+    assert "A GPU model with more than 2 offers is drawn as its box and whiskers" in html
+    assert '"q1":[' in html
+    html = client.get("/charts/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "报价超过 2 个的 GPU 型号只画箱线图" in html
 
 
 def test_charts_page_with_a_bad_filter_shows_the_error(client, data):
@@ -303,3 +319,15 @@ def test_offer_gpu_and_compare_pages_show_the_offers_own_kubernetes_answers(clie
     compare = client.get("/compare/?provider=acme&provider=metal").content.decode()
     assert 'aria-label="managed control plane: yes; MIG: yes; RDMA fabric: yes"' in compare
     assert "aria-label=\"managed control plane: no; MIG: unknown; RDMA fabric: unknown\"" in compare
+
+
+def test_compare_answers_open_to_their_detail_and_source(client, data):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider=data["acme"], key="mig").update(detail="Seven instances per H100.")
+    html = client.get("/compare/?provider=acme&provider=metal").content.decode()
+    table = html.split('id="compare-capabilities"')[1].split("</table>")[0]
+    cell = next(c for c in table.split('<details class="cell">')[1:] if "Seven instances per H100." in c)
+    assert "<strong>MIG</strong> · Acme Cloud" in cell and 'href="https://docs.acme.example.com/mig"' in cell
+    answers = [td.split("</td>")[0] for td in table.split("</thead>")[1].split("<td>")[1:]]
+    assert answers and not [td for td in answers if 'title="' in td]  # nothing only in a tooltip

@@ -10,7 +10,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
-from web.display import gpu_name
+from providers.presentation import gpu_name
 
 from . import engine, sizing
 from .inputs import (

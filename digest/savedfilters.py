@@ -20,6 +20,7 @@ from django.utils.translation import gettext as _
 
 from providers import selectors
 from providers.filters import OfferFilterSet, choice_label, offer_filterset
+from providers.presentation import gpu_name
 from providers.models import Offer
 
 # Presentation parameters of the offers page: how a list is shown, not which offers are in it. Dropped silently.
@@ -122,6 +123,6 @@ def saved_filter_summary(query: str) -> list[tuple[str, str]]:
             shown = _("yes") if values and values[0] == "true" else _("no")
         else:
             choices = dict(getattr(field_, "choices", ()) or ())
-            shown = ", ".join(str(choice_label(name, value, choices.get(value, value))) for value in values)
+            shown = ", ".join(gpu_name(str(choice_label(name, value, choices.get(value, value)))) for value in values)
         rows.append((str(field_.label or name), shown))
     return rows

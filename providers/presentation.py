@@ -1,16 +1,18 @@
-"""The site's one vocabulary for numbers shown to people: money and price per GPU. Pages, emails and the advisor
-format through these, so "2.499" on the offers page is "2.499" in the digest. (The API and CSV give numbers, not
+"""The site's one vocabulary for what people read: money, price per GPU and the catalog's GPU names in the active
+language. Pages, emails and the advisor format through these, so "2.499" on the offers page is "2.499" in the
+digest. (The API and CSV give numbers, not
 text: they are not formatted here.) Staleness is one rule too, in providers.selectors (stale_expression and its
 Python twin is_stale); names in the active language are providers.models.in_language; answer words are
 providers.capabilities (VALUE_LABELS, offer_state_text)."""
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from functools import lru_cache
 
 from django.template.defaultfilters import floatformat
-from django.utils.translation import get_language
+from django.utils.translation import get_language, gettext
 
 from scrapers.normalize import per_gpu
 
@@ -41,3 +43,23 @@ def price_per_gpu(price, gpu_count) -> Decimal | None:
     if price is None or not gpu_count:
         return None
     return per_gpu(Decimal(price), Decimal(gpu_count))
+
+
+# The catalog's names are English and carry qualifiers in parentheses (scrapers/data/gpus.toml): the product name
+# stays as the vendor spells it, the qualifier is ours and is translated.
+GPU_QUALIFIERS = (
+    (re.compile(r"\(form factor not stated\)"), lambda m: gettext("(form factor not stated)")),
+    (re.compile(r"\(edition not stated\)"), lambda m: gettext("(edition not stated)")),
+    (re.compile(r"\(memory variant not stated\)"), lambda m: gettext("(memory variant not stated)")),
+    (re.compile(r"\(per chip\)"), lambda m: gettext("(per chip)")),
+    (re.compile(r"\((\d+)GB per GPU, (\d+) GPUs per board\)"),
+     lambda m: gettext("(%(memory)sGB per GPU, %(count)s GPUs per board)") % {"memory": m[1], "count": m[2]}),
+    (re.compile(r"\((\d+)GB per GPU\)"), lambda m: gettext("(%(memory)sGB per GPU)") % {"memory": m[1]}),
+    (re.compile(r"\(1st gen, "), lambda m: gettext("(1st gen, ")),
+)
+
+def gpu_name(name: str) -> str:
+    """A catalog GPU name with its qualifier in the active language ("(form factor not stated)" -> "（未说明规格）")."""
+    for pattern, replacement in GPU_QUALIFIERS:
+        name = pattern.sub(replacement, name)
+    return name

@@ -4,7 +4,6 @@ and whether prices are per GPU-hour or per instance-hour."""
 from __future__ import annotations
 
 import logging
-import re
 
 from django import forms
 from django.utils.formats import date_format
@@ -98,26 +97,7 @@ def display_conversions() -> dict[str, Conversion]:
 
 # --- GPU names and form factors in the page's language ----------------------------------------------------------
 
-# The catalog's names are English and carry qualifiers in parentheses (scrapers/data/gpus.toml): the product name
-# stays as the vendor spells it, the qualifier is ours and is translated.
-GPU_QUALIFIERS = (
-    (re.compile(r"\(form factor not stated\)"), lambda m: gettext("(form factor not stated)")),
-    (re.compile(r"\(edition not stated\)"), lambda m: gettext("(edition not stated)")),
-    (re.compile(r"\(memory variant not stated\)"), lambda m: gettext("(memory variant not stated)")),
-    (re.compile(r"\(per chip\)"), lambda m: gettext("(per chip)")),
-    (re.compile(r"\((\d+)GB per GPU, (\d+) GPUs per board\)"),
-     lambda m: gettext("(%(memory)sGB per GPU, %(count)s GPUs per board)") % {"memory": m[1], "count": m[2]}),
-    (re.compile(r"\((\d+)GB per GPU\)"), lambda m: gettext("(%(memory)sGB per GPU)") % {"memory": m[1]}),
-    (re.compile(r"\(1st gen, "), lambda m: gettext("(1st gen, ")),
-)
 FORM_FACTORS = {"unspecified": _("not stated"), "superchip": _("superchip")}
-
-
-def gpu_name(name: str) -> str:
-    """A catalog GPU name with its qualifier in the active language ("(form factor not stated)" -> "（未说明规格）")."""
-    for pattern, replacement in GPU_QUALIFIERS:
-        name = pattern.sub(replacement, name)
-    return name
 
 
 def form_factor(value: str) -> str:

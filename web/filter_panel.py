@@ -13,8 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
 
 from providers.filters import OfferFilterSet, choice_label
+from providers.presentation import gpu_name
 
-from .display import gpu_name
 from .guides import FILTER_GUIDES, guide_url
 from .widgets import RememberedLabelField, RememberedRendering, remembering
 

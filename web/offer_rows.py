@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
-from providers.presentation import money
+from providers.presentation import gpu_name, money
 
 from .availability import share_text, when_text
 from .badges import kubernetes_row_cell_html
@@ -85,6 +85,8 @@ class RowFormat:
                                                        profile_id=row["kubernetes_profile_id"]))
             self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
+        # The catalog's qualifiers in the page's language ("(form factor not stated)" -> "（未说明规格）").
+        self.gpu_name = lru_cache(maxsize=None)(lambda name: escape(gpu_name(name)))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
@@ -119,7 +121,7 @@ class RowFormat:
         unknown = f'<span class="u">{words["unknown"]}</span>'
         provider = escape(in_language(row["provider__name"], row["provider__name_zh"]))
         if row["gpu_id"] is not None:
-            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{escape(row["gpu__name"])}</a>'
+            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{self.gpu_name(row["gpu__name"])}</a>'
         else:
             gpu = f'<span class="u" title="{words["GPU name not in our catalog"]}">{escape(row["gpu_name"])} ?</span>'
         price = self.price(row["price_per_gpu_hour_usd"] if self.per_gpu else row["price_hour_usd"]) or unknown

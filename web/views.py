@@ -26,11 +26,11 @@ from providers import selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
-from providers.presentation import price_per_gpu
+from providers.presentation import gpu_name, price_per_gpu
 
 from .availability import duration_text, share_text, stock_text
 from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
-from .display import DisplayForm, display_conversions, gpu_name
+from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
 from .offer_rows import decorate_offers, offer_columns, offer_page, plain_columns

@@ -20,6 +20,12 @@ register = template.Library()
 
 
 @register.filter
+def gpu_name(name) -> str:
+    """A catalog GPU name with its qualifier in the email's language (providers.presentation.gpu_name)."""
+    return presentation.gpu_name(name or "")
+
+
+@register.filter
 def money(value) -> str:
     """The site's one money format (providers.presentation.money), as on the pages."""
     return presentation.money(value)
@@ -65,7 +71,7 @@ def provider_name(provider) -> str:
 @register.filter
 def offer_text(offer) -> str:
     """One offer on a plain-text line: provider · GPU x count · instance type · region · its Kubernetes answers."""
-    gpu = offer.gpu.name if offer.gpu else offer.gpu_name
+    gpu = presentation.gpu_name(offer.gpu.name) if offer.gpu else offer.gpu_name
     return (f"{provider_name(offer.provider)} · {gpu} x{floatformat(offer.gpu_count, '-3')} · "
             f"{offer.instance_type} · {offer.region} · {kubernetes_summary(offer)}")
 

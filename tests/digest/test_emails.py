@@ -91,7 +91,8 @@ def test_answers_stock_states_and_questions_are_in_the_sites_words_in_both_langu
     lines = zh.text.splitlines()
     assert "- Lambda · Kubernetes 服务形态：自带集群 -> 托管控制平面" in lines
     assert "- Lambda · 缩容到零：— -> 是" in lines
-    assert f"- {scarce} · {answers(scarce_offer, 'zh-hans')}：可用 -> 不可用" in lines
+    scarce_zh = "Lambda · NVIDIA H100 80GB （未注明规格） x1 · scarce · us-east-1"  # the qualifier in Chinese
+    assert f"- {scarce_zh} · {answers(scarce_offer, 'zh-hans')}：可用 -> 不可用" in lines
     assert "可用 → <strong>不可用</strong>" in zh.html and "Kubernetes 服务形态" in zh.html
 
 
@@ -124,7 +125,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
         "您的筛选条件：GPU 型号：NVIDIA H100 80GB （未注明规格）；有抢占式价格：是",
         "在网站上查看这些报价：http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
-    offer = f"拉姆达云 · NVIDIA H100 80GB (form factor not stated) x1 · h100 · us-east-1 · {answers(h100, 'zh-hans')}"
+    offer = f"拉姆达云 · NVIDIA H100 80GB （未注明规格） x1 · h100 · us-east-1 · {answers(h100, 'zh-hans')}"
     assert f"\n\n【降价】（2）\n- {offer}：2.000 -> 1.000 USD / GPU·小时（-50.0%）\n" \
            f"- {offer}（竞价实例）：1.000 -> 0.500 USD / GPU·小时（-50.0%）\n\n" in zh.text
     # the heading keeps its own capitals: Chinese headings are not upper-cased like English ones

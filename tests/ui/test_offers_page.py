@@ -327,3 +327,17 @@ def test_the_legend_explains_every_symbol_the_kubernetes_cells_use(client, data,
     legend = re.search(r'<p class="legend"><small>(.*?)</small></p>', html, re.S).group(1)
     assert all(glyph in legend for glyph in STATE_GLYPHS.values())
     assert "◐" not in legend
+
+
+def test_offer_rows_show_the_catalogs_gpu_qualifiers_in_the_pages_language(client, data):
+    """A catalog GPU whose form factor is not stated: the row says so in Chinese on Chinese pages, as the GPU pages
+    and the filter panel's choices do."""
+    from providers.models import GpuModel
+
+    gpu = GpuModel.objects.filter(offers__is_active=True).first()
+    GpuModel.objects.filter(pk=gpu.pk).update(name=f"{gpu.name} (form factor not stated)")
+    english = client.get("/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    chinese = client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert f"{gpu.name} (form factor not stated)</a>" in english
+    assert f"{gpu.name} （未注明规格）</a>" in chinese or f"{gpu.name}（未注明规格）</a>" in chinese
+    assert "(form factor not stated)</a>" not in chinese

@@ -25,7 +25,7 @@ def money_total(amount) -> str:
 
 @register.filter
 def gpu_name(name: str) -> str:
-    return display.gpu_name(name or "")
+    return presentation.gpu_name(name or "")
 
 
 @register.filter

@@ -20,8 +20,8 @@ from django.utils.translation import gettext as _
 
 from providers import selectors
 from providers.filters import OfferFilterSet, choice_label, offer_filterset
-from providers.presentation import gpu_name
 from providers.models import Offer
+from providers.presentation import gpu_name
 
 # Presentation parameters of the offers page: how a list is shown, not which offers are in it. Dropped silently.
 PRESENTATION_PARAMS = frozenset({"ordering", "page"})

@@ -3,7 +3,7 @@ capability questions and answers by key (instead of raw `offering=byo`), and mon
 
 from django import template
 
-from providers import presentation
+from providers import presentation, source_names
 from providers.capabilities import QUESTIONS, VALUE_LABELS, offer_question_label, offer_state_text
 from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
 from web import display
@@ -15,6 +15,12 @@ register = template.Library()
 def money(amount) -> str:
     """A price in the site's one format (providers.presentation.money): the same figure on every page and email."""
     return presentation.money(amount)
+
+
+@register.filter
+def source_name(name) -> str:
+    """A data source's name in the page's language (providers.source_names)."""
+    return source_names.source_name(name)
 
 
 @register.filter

@@ -50,6 +50,7 @@ from .models import (
     Offer,
     Provider,
     ProviderKind,
+    in_language,
 )
 from .versions import remembered
 
@@ -279,8 +280,10 @@ def gpu_family_choices():
 
 
 def provider_choices():
-    return remembered("choices:provider",
-                       lambda: list(Provider.objects.order_by("name").values_list("slug", "name")))
+    """(slug, name) of every provider, the name in the active language (its Chinese name on Chinese pages)."""
+    rows = remembered("choices:provider", lambda: list(
+        Provider.objects.order_by("name").values_list("slug", "name", "name_zh")))
+    return [(slug, in_language(name, name_zh)) for slug, name, name_zh in rows]
 
 
 class NoEmptyItemsCSVField(BaseCSVField):

@@ -341,3 +341,15 @@ def test_offer_rows_show_the_catalogs_gpu_qualifiers_in_the_pages_language(clien
     assert f"{gpu.name} (form factor not stated)</a>" in english
     assert f"{gpu.name} （未注明规格）</a>" in chinese or f"{gpu.name}（未注明规格）</a>" in chinese
     assert "(form factor not stated)</a>" not in chinese
+
+
+def test_the_filter_panel_names_providers_in_the_pages_language(client, data):
+    from providers.models import Provider
+
+    provider = Provider.objects.filter(offers__is_active=True).first()
+    Provider.objects.filter(pk=provider.pk).update(name_zh="测试云")
+    chinese = client.get("/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    english = client.get("/", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    label = re.compile(rf'name="provider" value="{provider.slug}"[^>]*>\s*([^<]+)</label>')
+    assert label.search(chinese).group(1).strip() == "测试云"
+    assert label.search(english).group(1).strip() == provider.name

@@ -21,6 +21,9 @@ instance fact or a GPU changes), so filters read stored states and never run the
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fnmatch import fnmatchcase
@@ -67,6 +70,34 @@ QUESTION_LABELS = {
 MANAGED_FEATURES = ("vendor_sharing", "gpu_operator", "node_autoscaling", "scale_to_zero", "spot_nodes",
                     "rwx_storage", "gang_scheduling")
 GPU_OPERATOR_YES = ("preinstalled", "add_on")
+
+
+# The reasons are English; derive() under translated(gettext) writes them in that translation's language (the
+# services store a Chinese copy beside the English one). `_` marks the sentences for makemessages.
+_TRANSLATE: contextvars.ContextVar[Callable[[str], str] | None] = contextvars.ContextVar("translate", default=None)
+
+
+def _(text: str) -> str:
+    translate = _TRANSLATE.get()
+    return translate(text) if translate is not None else text
+
+
+@contextlib.contextmanager
+def translated(gettext: Callable[[str], str]):
+    """Within it, derive() writes its reasons through `gettext` (Django's, under translation.override)."""
+    token = _TRANSLATE.set(gettext)
+    try:
+        yield
+    finally:
+        _TRANSLATE.reset(token)
+
+
+# FABRIC_LABELS' one sentence-like label, marked for makemessages (the rules translate it where they use it).
+_("RDMA (protocol not stated)")
+
+
+def _detail(fact) -> str:
+    return f" {fact.detail}" if fact is not None and fact.detail else ""
 
 
 @dataclass(frozen=True)
@@ -181,55 +212,63 @@ def _managed_node(provider: str, instance_type: str, cells: dict[str, Cell], fac
     offering = cells.get("offering")
     fact = facts.get("managed_node")
     if offering is None or offering.value == UNKNOWN:
-        return Answer(UNKNOWN, f"We do not know whether {provider} offers a managed Kubernetes.")
+        return Answer(UNKNOWN, _("We do not know whether {provider} offers a managed Kubernetes.").format(
+            provider=provider))
     if offering.value != "managed":
-        kind = "bring-your-own-cluster machines" if offering.value == "byo" else "no Kubernetes"
-        return Answer(NO, f"{provider} has no managed Kubernetes of its own (it offers {kind}).", _urls(offering),
-                      _inferred(offering))
+        if offering.value == "byo":
+            text = _("{provider} has no managed Kubernetes of its own (it offers bring-your-own-cluster machines).")
+        else:
+            text = _("{provider} has no managed Kubernetes of its own (it offers no Kubernetes).")
+        return Answer(NO, text.format(provider=provider), _urls(offering), _inferred(offering))
     if fact is None or fact.value == UNKNOWN:
-        return Answer(UNKNOWN, f"{provider} has a managed Kubernetes, but we have no source saying whether "
-                               f"{instance_type} can be one of its nodes.", _urls(offering))
-    detail = f" {fact.detail}" if fact.detail else ""
+        return Answer(UNKNOWN, _("{provider} has a managed Kubernetes, but we have no source saying whether "
+                                 "{instance_type} can be one of its nodes.").format(
+            provider=provider, instance_type=instance_type), _urls(offering))
     if fact.value == YES:
-        return Answer(YES, f"{instance_type} can be a node of {provider}'s managed Kubernetes.{detail}",
+        text = _("{instance_type} can be a node of {provider}'s managed Kubernetes.")
+        return Answer(YES, text.format(instance_type=instance_type, provider=provider) + _detail(fact),
                       _urls(fact, offering), _inferred(fact, offering))
-    return Answer(NOT_HERE, f"{provider} has a managed Kubernetes, but {instance_type} cannot be one of its "
-                            f"nodes.{detail}", _urls(fact, offering), _inferred(fact, offering))
+    text = _("{provider} has a managed Kubernetes, but {instance_type} cannot be one of its nodes.")
+    return Answer(NOT_HERE, text.format(provider=provider, instance_type=instance_type) + _detail(fact),
+                  _urls(fact, offering), _inferred(fact, offering))
 
 
 def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
     fact = facts.get("byo")
     if fact is not None and fact.value != UNKNOWN:
-        detail = f" {fact.detail}" if fact.detail else ""
         if fact.value == YES:
-            return Answer(YES, f"{instance_type} is a machine you can join to your own cluster.{detail}",
-                          _urls(fact), _inferred(fact))
-        return Answer(NO, f"{instance_type} cannot be joined to your own cluster.{detail}", _urls(fact),
-                      _inferred(fact))
+            text = _("{instance_type} is a machine you can join to your own cluster.")
+            return Answer(YES, text.format(instance_type=instance_type) + _detail(fact), _urls(fact),
+                          _inferred(fact))
+        text = _("{instance_type} cannot be joined to your own cluster.")
+        return Answer(NO, text.format(instance_type=instance_type) + _detail(fact), _urls(fact), _inferred(fact))
     offering = cells.get("offering")
     if offering is not None and offering.value == "byo":
-        return Answer(YES, f"{provider} rents raw GPU machines you join to your own cluster.", _urls(offering),
-                      _inferred(offering))
+        return Answer(YES, _("{provider} rents raw GPU machines you join to your own cluster.").format(
+            provider=provider), _urls(offering), _inferred(offering))
     if offering is not None and offering.value == "none":
-        return Answer(NO, f"{provider} offers no Kubernetes and no machine to join to a cluster.", _urls(offering),
-                      _inferred(offering))
-    return Answer(UNKNOWN, f"We have no source saying whether {instance_type} can be joined to your own cluster.")
+        return Answer(NO, _("{provider} offers no Kubernetes and no machine to join to a cluster.").format(
+            provider=provider), _urls(offering), _inferred(offering))
+    return Answer(UNKNOWN, _("We have no source saying whether {instance_type} can be joined to your own "
+                             "cluster.").format(instance_type=instance_type))
 
 
 def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str) -> Answer | None:
     """The answer when the provider's own cell already decides it (unknown, n/a, no); None when it says yes."""
     cell = cells.get(key)
     if cell is None or cell.value == UNKNOWN:
-        return Answer(UNKNOWN, f"We do not know whether {provider} supports {word} on its managed Kubernetes.")
+        return Answer(UNKNOWN, _("We do not know whether {provider} supports {feature} on its managed "
+                                 "Kubernetes.").format(provider=provider, feature=_(word)))
     if cell.value == NA:
-        return Answer(NA, f"{word} on a managed Kubernetes does not apply: {provider} has none.", _urls(cell),
-                      _inferred(cell))
+        return Answer(NA, _("{feature} on a managed Kubernetes does not apply: {provider} has none.").format(
+            feature=_(word), provider=provider), _urls(cell), _inferred(cell))
     if cell.value in (YES, *GPU_OPERATOR_YES):
         return None
     if key == "gpu_operator" and cell.value == "user_installs":
-        return Answer(NO, f"On {provider} you install the NVIDIA driver / GPU Operator yourself.", _urls(cell),
-                      _inferred(cell))
-    return Answer(NO, f"{provider} does not support {word} on its managed Kubernetes.", _urls(cell), _inferred(cell))
+        return Answer(NO, _("On {provider} you install the NVIDIA driver / GPU Operator yourself.").format(
+            provider=provider), _urls(cell), _inferred(cell))
+    return Answer(NO, _("{provider} does not support {feature} on its managed Kubernetes.").format(
+        provider=provider, feature=_(word)), _urls(cell), _inferred(cell))
 
 
 def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, node: Answer, word: str) -> Answer:
@@ -237,11 +276,12 @@ def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, 
     if node.state == YES:
         return answer_yes
     if node.state == UNKNOWN:
-        return Answer(UNKNOWN, f"{provider} supports {word} on its managed Kubernetes, but we do not know whether "
-                               f"{instance_type} can be one of its nodes.", _urls(cell))
-    return Answer(NOT_HERE, f"{provider} supports {word} on its managed Kubernetes, but {instance_type} cannot be "
-                            f"one of its nodes.", [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]],
-                  _inferred(cell) or node.inferred)
+        return Answer(UNKNOWN, _("{provider} supports {feature} on its managed Kubernetes, but we do not know "
+                                 "whether {instance_type} can be one of its nodes.").format(
+            provider=provider, feature=_(word), instance_type=instance_type), _urls(cell))
+    text = _("{provider} supports {feature} on its managed Kubernetes, but {instance_type} cannot be one of its nodes.")
+    return Answer(NOT_HERE, text.format(provider=provider, feature=_(word), instance_type=instance_type),
+                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
 
 
 def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer) -> Answer:
@@ -251,32 +291,36 @@ def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[st
         return decided
     cell = cells[key]
     sources = [*_urls(cell), *[url for url in node.sources if url not in _urls(cell)]]
-    how = f" ({cell.value.replace('_', '-')})" if key == "gpu_operator" else ""
-    yes = Answer(YES, f"{word}{how}: {provider} supports it on its managed Kubernetes and {instance_type} can be a "
-                      f"node.", sources, _inferred(cell) or node.inferred)
+    feature = _(word) + (f" ({_(cell.value.replace('_', '-'))})" if key == "gpu_operator" else "")
+    text = _("{feature}: {provider} supports it on its managed Kubernetes and {instance_type} can be a node.")
+    yes = Answer(YES, text.format(feature=feature, provider=provider, instance_type=instance_type), sources,
+                 _inferred(cell) or node.inferred)
     return _on_node(yes, provider, instance_type, cell, node, word)
 
 
 def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | None, node: Answer,
          fraction: Decimal | None, share: Fact | None) -> Answer:
     if gpu is None:
-        return Answer(UNKNOWN, "The GPU of this offer is not in our catalog, so we cannot tell whether it has MIG.")
+        return Answer(UNKNOWN, _("The GPU of this offer is not in our catalog, so we cannot tell whether it has "
+                                 "MIG."))
     if not gpu.mig_profiles:
-        state = NA if gpu.vendor != "nvidia" else NO
-        why = "MIG is an NVIDIA feature" if gpu.vendor != "nvidia" else "it has no MIG profiles"
-        return Answer(state, f"The {gpu.name} has no MIG: {why}.", _urls(gpu))
+        if gpu.vendor != "nvidia":
+            return Answer(NA, _("The {gpu} has no MIG: MIG is an NVIDIA feature.").format(gpu=gpu.name), _urls(gpu))
+        return Answer(NO, _("The {gpu} has no MIG: it has no MIG profiles.").format(gpu=gpu.name), _urls(gpu))
     decided = _provider_feature("mig", provider, cells, "MIG")
     if decided is not None:
         return decided
     cell = cells["mig"]
     if fraction is not None:
-        return Answer(NOT_HERE, f"{provider} supports MIG, but {instance_type} is a fraction of a GPU "
-                                f"({fraction.normalize()} of a {gpu.name}); MIG needs a whole GPU.",
+        return Answer(NOT_HERE, _("{provider} supports MIG, but {instance_type} is a fraction of a GPU ({fraction} "
+                                  "of a {gpu}); MIG needs a whole GPU.").format(
+            provider=provider, instance_type=instance_type, fraction=fraction.normalize(), gpu=gpu.name),
                       [*_urls(cell), *_urls(share)], _inferred(cell, share))
     mig_url = gpu.mig_source_url or gpu.source_url
-    yes = Answer(YES, f"{provider} supports MIG on its managed Kubernetes, the {gpu.name} has MIG profiles "
-                      f"({', '.join(gpu.mig_profiles[:3])}{', ...' if len(gpu.mig_profiles) > 3 else ''}) and "
-                      f"{instance_type} is a managed node with whole GPUs.",
+    profiles = ", ".join(gpu.mig_profiles[:3]) + (", ..." if len(gpu.mig_profiles) > 3 else "")
+    yes = Answer(YES, _("{provider} supports MIG on its managed Kubernetes, the {gpu} has MIG profiles ({profiles}) "
+                        "and {instance_type} is a managed node with whole GPUs.").format(
+        provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type),
                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)], *([mig_url] if mig_url else [])],
                  _inferred(cell) or node.inferred)
     return _on_node(yes, provider, instance_type, cell, node, "MIG")
@@ -285,17 +329,18 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
 def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cells: dict[str, Cell],
                     gpu: Gpu | None, node: Answer) -> Answer:
     if gpu is not None and gpu.vendor != "nvidia":
-        return Answer(NA, f"{word} is an NVIDIA device-plugin feature; the {gpu.name} is not an NVIDIA GPU.",
-                      _urls(gpu))
+        return Answer(NA, _("{feature} is an NVIDIA device-plugin feature; the {gpu} is not an NVIDIA GPU.").format(
+            feature=_(word), gpu=gpu.name), _urls(gpu))
     decided = _provider_feature(key, provider, cells, word)
     if decided is not None:
         return decided
     if gpu is None:
-        return Answer(UNKNOWN, f"{provider} supports {word}, but the GPU of this offer is not in our catalog.",
-                      _urls(cells[key]))
+        return Answer(UNKNOWN, _("{provider} supports {feature}, but the GPU of this offer is not in our "
+                                 "catalog.").format(provider=provider, feature=_(word)), _urls(cells[key]))
     cell = cells[key]
-    yes = Answer(YES, f"{provider} supports {word} on its managed Kubernetes, the {gpu.name} is an NVIDIA GPU and "
-                      f"{instance_type} can be a node.",
+    yes = Answer(YES, _("{provider} supports {feature} on its managed Kubernetes, the {gpu} is an NVIDIA GPU and "
+                        "{instance_type} can be a node.").format(
+        provider=provider, feature=_(word), gpu=gpu.name, instance_type=instance_type),
                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
     return _on_node(yes, provider, instance_type, cell, node, word)
 
@@ -307,28 +352,34 @@ def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict
     provider_fabrics = [kind for kind, key in PROVIDER_FABRIC_CELL.items()
                         if kind != "gpudirect_tcpxo" and cells.get(key) is not None and cells[key].value == YES]
     if fact is not None and fact.value in FABRICS:
-        label = FABRIC_LABELS[fact.value]
+        label = _(FABRIC_LABELS[fact.value])
         interfaces = int(fact.number) if fact.value == "efa" and fact.number is not None else None
-        count = f" with {interfaces} EFA interfaces" if interfaces is not None else ""
-        detail = f" {fact.detail}" if fact.detail else ""
-        return Answer(YES, f"{instance_type} has {label}{count}.{detail}", _urls(fact), _inferred(fact),
-                      fabric=fact.value, efa_interfaces=interfaces)
+        if interfaces is not None:
+            text = _("{instance_type} has {fabric} with {interfaces} EFA interfaces.")
+        else:
+            text = _("{instance_type} has {fabric}.")
+        return Answer(YES, text.format(instance_type=instance_type, fabric=label, interfaces=interfaces)
+                      + _detail(fact), _urls(fact), _inferred(fact), fabric=fact.value, efa_interfaces=interfaces)
     if fact is not None and fact.value == "none":
-        detail = f" {fact.detail}" if fact.detail else ""
+        detail = _detail(fact)
         if provider_fabrics:
             names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
-            return Answer(NOT_HERE, f"{provider} offers {names}, but not on {instance_type}.{detail}",
+            text = _("{provider} offers {fabrics}, but not on {instance_type}.").format(
+                provider=provider, fabrics=names, instance_type=instance_type)
+            return Answer(NOT_HERE, text + detail,
                           [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics))],
                           _inferred(fact), fabric="none")
-        return Answer(NO, f"{instance_type} has no RDMA fabric between nodes.{detail}", _urls(fact), _inferred(fact),
-                      fabric="none")
+        return Answer(NO, _("{instance_type} has no RDMA fabric between nodes.").format(instance_type=instance_type)
+                      + detail, _urls(fact), _inferred(fact), fabric="none")
     fabric_cells = [cells.get(key) for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")]
     if all(cell is not None and cell.value in (NO, NA) for cell in fabric_cells):
-        return Answer(NO, f"{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).",
+        return Answer(NO, _("{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).").format(
+            provider=provider),
                       _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none")
     if provider_fabrics:
         names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
-        return Answer(UNKNOWN, f"{provider} offers {names} on some machines; we have no source for {instance_type}'s "
-                               f"fabric.", _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)),
-                      fabric=UNKNOWN)
-    return Answer(UNKNOWN, f"We have no source for {instance_type}'s fabric between nodes.", fabric=UNKNOWN)
+        text = _("{provider} offers {fabrics} on some machines; we have no source for {instance_type}'s fabric.")
+        return Answer(UNKNOWN, text.format(provider=provider, fabrics=names, instance_type=instance_type),
+                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN)
+    return Answer(UNKNOWN, _("We have no source for {instance_type}'s fabric between nodes.").format(
+        instance_type=instance_type), fabric=UNKNOWN)

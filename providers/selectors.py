@@ -29,6 +29,7 @@ from .models import (
     PriceObservation,
     Provider,
     ScrapeRun,
+    in_language,
 )
 from .versions import data_version, remembered, scope_version
 
@@ -719,6 +720,12 @@ class OfferAnswer:
     sources: list[str] = field(default_factory=list)
     fabric: str | None = None
     efa_interfaces: int | None = None
+    reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (services.offer_kubernetes_refresh)
+
+    @property
+    def reason_shown(self) -> str:
+        """The reason in the active language: the Chinese sentence on Chinese pages when there is one."""
+        return in_language(self.reason, self.reason_zh)
 
 
 NOT_DERIVED = "Not derived yet: the offer has not been through an ingest since its facts changed."
@@ -737,10 +744,10 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
             result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
             continue
         result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
-                                       stored.get("fabric"), stored.get("efa_interfaces"))
+                                       stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
-                                   rdma.efa_interfaces)
+                                   rdma.efa_interfaces, rdma.reason_zh)
     return result
 
 

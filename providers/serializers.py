@@ -83,6 +83,8 @@ class KubernetesAnswerSerializer(serializers.Serializer):
         "yes / no / unknown / n/a (does not apply) / not_on_this_machine (the provider offers it, not on this "
         "machine)"))
     reason = serializers.CharField(help_text="Why, in English, naming the facts the rule used")
+    reason_zh = serializers.CharField(required=False, help_text=(
+        "The same reason in Simplified Chinese (the facts' own details stay as their sources state them)"))
     sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
 
 

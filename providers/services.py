@@ -29,7 +29,7 @@ import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
 from django.db.models import Max
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from scrapers import registry
 from scrapers.availability import IN_STOCK, STATES, ScrapedAvailability
@@ -1492,7 +1492,10 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
     if not by_key:
         KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
         return 0
-    names = dict(Provider.objects.filter(pk__in=wanted_providers).values_list("id", "name"))
+    names, names_zh = {}, {}
+    for provider_id, name, name_zh in Provider.objects.filter(pk__in=wanted_providers).values_list(
+            "id", "name", "name_zh"):
+        names[provider_id], names_zh[provider_id] = name, name_zh or name
     cells: dict[int, dict[str, k8s.Cell]] = {}
     for provider_id, key, value, url, confidence in Capability.objects.filter(
             provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence"):
@@ -1516,15 +1519,17 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
     existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
     to_create, to_update = [], []
     for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
-        answers = k8s.derive(
-            provider_name=names.get(provider_id, "The provider"), instance_type=instance_type, gpu_count=gpu_count,
-            cells=cells.get(provider_id, {}), facts=k8s.facts_for(instance_type, facts.get(provider_id, [])),
-            gpu=gpus.get(gpu_id),
-        )
+        machine = {"instance_type": instance_type, "gpu_count": gpu_count, "cells": cells.get(provider_id, {}),
+                   "facts": k8s.facts_for(instance_type, facts.get(provider_id, [])), "gpu": gpus.get(gpu_id)}
+        answers = k8s.derive(provider_name=names.get(provider_id, "The provider"), **machine)
+        # The same rules in Chinese, kept beside the English reason (pages and emails in Chinese show it).
+        with translation.override("zh-hans"), k8s.translated(translation.gettext):
+            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"), **machine)
         values = {question: answer.state for question, answer in answers.items()}
         values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
         values["efa_interfaces"] = answers["rdma"].efa_interfaces
-        values["answers"] = {question: answer.as_dict() for question, answer in answers.items()}
+        values["answers"] = {question: {**answer.as_dict(), "reason_zh": chinese[question].reason}
+                             for question, answer in answers.items()}
         values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
         profile = existing.get(key)
         if profile is None:

@@ -79,7 +79,7 @@ def kubernetes_answers_html(answers: dict | None) -> SafeString:
                          for url in answer.sources)
         heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
         links = f" {links}" if links else ""
-        items.append(f"<li><strong>{escape(heading)}</strong> {escape(answer.reason)}{links}</li>")
+        items.append(f"<li><strong>{escape(heading)}</strong> {escape(answer.reason_shown)}{links}</li>")
     if unsourced:
         items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
     return SafeString(f'<ul>{"".join(items)}</ul>')

@@ -1,9 +1,9 @@
 """The site's one vocabulary for what people read: money, price per GPU and the catalog's GPU names in the active
 language. Pages, emails and the advisor format through these, so "2.499" on the offers page is "2.499" in the
-digest. (The API and CSV give numbers, not
-text: they are not formatted here.) Staleness is one rule too, in providers.selectors (stale_expression and its
-Python twin is_stale); names in the active language are providers.models.in_language; answer words are
-providers.capabilities (VALUE_LABELS, offer_state_text)."""
+digest (the API and CSV give numbers, not text). Staleness is one rule too, in providers.selectors
+(stale_expression and its Python twin is_stale); provider names in the active language are
+providers.models.in_language, data-source names providers.source_names; answer words are providers.capabilities
+(VALUE_LABELS, offer_state_text)."""
 
 from __future__ import annotations
 
@@ -57,6 +57,7 @@ GPU_QUALIFIERS = (
     (re.compile(r"\((\d+)GB per GPU\)"), lambda m: gettext("(%(memory)sGB per GPU)") % {"memory": m[1]}),
     (re.compile(r"\(1st gen, "), lambda m: gettext("(1st gen, ")),
 )
+
 
 def gpu_name(name: str) -> str:
     """A catalog GPU name with its qualifier in the active language ("(form factor not stated)" -> "（未说明规格）")."""

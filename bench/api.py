@@ -7,8 +7,9 @@ One run does everything on this machine, all traffic to 127.0.0.1:
    (`grow`, which bench/scale.py uses too). The copies are load for the benchmark only, in a database that is
    dropped at the end;
 2. writes the same rows to a SQLite file as one flat table with each offer's own Kubernetes answers as columns (its
-   profile's, which the API filters on) and the API's `kubernetes` object as JSON text, and DATASETTE_INDEXES: one
-   index for each of the API's, in the form Datasette's queries can use;
+   profile's, which the API filters on) and the `kubernetes` object the API lists (the answers without their
+   reasons) as JSON text, and DATASETTE_INDEXES: one index for each of the API's, in the form Datasette's queries
+   can use;
 3. serves three sides at once, each with `--workers` processes: the API with gunicorn as the Dockerfile does
    (production settings, `--threads` threads per process, keep-alive, persistent DB connections), the hand-tuned
    WSGI endpoint of bench/handtuned.py under the same gunicorn (the practical limit), and Datasette under uvicorn
@@ -74,8 +75,9 @@ FLAT_COLUMNS = [
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
     "spot_price_per_gpu_hour_usd", "availability", "first_seen", "last_seen", "is_active",
 ]
-# Each offer's own Kubernetes answers (its KubernetesProfile's columns, as the API filters them), and the whole
-# `kubernetes` object the API returns per offer as JSON text, so Datasette serves the same information.
+# Each offer's own Kubernetes answers (its KubernetesProfile's columns, as the API filters them), and the
+# `kubernetes` object the API lists per offer (the answers without their reasons) as JSON text, so Datasette serves
+# the same information.
 PROFILE_COLUMNS = ["managed_node", "byo", "mig", "mps", "time_slicing", "rdma", "fabric", "gpu_operator",
                    "scale_to_zero", "spot_nodes"]
 SQLITE_TYPES = {
@@ -171,8 +173,8 @@ def export_sqlite(path: Path) -> int:
     """The same offers as one flat table (what a Datasette user would publish), with DATASETTE_INDEXES."""
     import json
 
-    from providers.kubernetes import QUESTIONS
     from providers.models import KubernetesProfile, Offer
+    from providers.serializers import kubernetes_data, kubernetes_states
 
     profiles = {row[0]: row[1:] for row in KubernetesProfile.objects.values_list("id", *PROFILE_COLUMNS, "answers")}
     rows = Offer.objects.order_by("id").values_list(
@@ -195,7 +197,7 @@ def export_sqlite(path: Path) -> int:
                   for v in values]
         values[-1] = 1 if values[-1] else 0
         *states, answers = profiles.get(profile_id) or (*(["unknown"] * len(PROFILE_COLUMNS)), None)
-        kubernetes = None if answers is None else json.dumps({question: answers[question] for question in QUESTIONS})
+        kubernetes = json.dumps(kubernetes_states(kubernetes_data(answers)))  # as the API lists it
         return [*values, *states, kubernetes]
 
     count = 0

@@ -5,9 +5,10 @@ A plain WSGI function (no Django, no DRF, no form validation): psycopg with one 
 slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
 (the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
 them is asked, as selectors.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`: the ids
-of the matching profiles, read once per data version), and the same JSON fields (each offer's `kubernetes` answers
-from its stored profile included) and `count` rule as `/api/v1/offers/`: exact, kept until the data version changes
-(providers.DataVersion). orjson when it is installed, else json.
+of the matching profiles, read once per data version), and the same JSON fields (each offer's `kubernetes` answers,
+the states its stored profile holds as columns, as the list gives them without kubernetes_reasons) and `count` rule
+as `/api/v1/offers/`: exact, kept until the data version changes (providers.DataVersion). orjson when it is
+installed, else json.
 
 It knows the parameters of the five benchmark queries only (gpu, provider, price_per_gpu_hour_max, offering, mig,
 continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
@@ -58,8 +59,12 @@ OFFER_COLUMNS = (
 SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
     + ", p.slug, p.name, p.name_zh, p.kind, g.slug, g.name, g.vendor, g.family, g.memory_gb,"
-    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, k.answers"
+    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, k.id, "
+    + ", ".join(f"k.{question}" for question in QUESTIONS) + ", k.fabric, k.efa_interfaces"
 )
+# An offer without a stored profile: every answer unknown, as the API gives it.
+NO_PROFILE = {question: ({"answer": "unknown", "fabric": "unknown", "efa_interfaces": None} if question == "rdma"
+                         else {"answer": "unknown"}) for question in QUESTIONS}
 
 _local = threading.local()
 _lock = threading.Lock()
@@ -194,7 +199,8 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
      available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
      price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
      p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
-     s_license, s_revision, s_as_of, s_last_success, answers) = row
+     s_license, s_revision, s_as_of, s_last_success, profile_id, *states) = row
+    *states, fabric, efa = states
     return {
         "id": offer_id, "url": f"{url_head}{offer_id}/",
         "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
@@ -217,8 +223,9 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
                    "last_success_at": moment(s_last_success)},
-        # The stored answers are in the API's shape (services.offer_kubernetes_refresh), in question order.
-        "kubernetes": None if answers is None else {question: answers[question] for question in QUESTIONS},
+        "kubernetes": NO_PROFILE if profile_id is None else {
+            question: ({"answer": state, "fabric": fabric, "efa_interfaces": efa} if question == "rdma"
+                       else {"answer": state}) for question, state in zip(QUESTIONS, states, strict=True)},
     }
 
 

@@ -47,6 +47,7 @@ from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stre
 from .serializers import (
     CompareSerializer,
     GpuSerializer,
+    OfferListSerializer,
     OfferSerializer,
     PriceObservationSerializer,
     ProviderDetailSerializer,
@@ -222,6 +223,22 @@ def detail_responses(serializer_class) -> dict:
             (429, "application/json"): ERROR_429}
 
 
+KUBERNETES_REASONS = "kubernetes_reasons"
+KUBERNETES_REASONS_PARAMETER = OpenApiParameter(
+    KUBERNETES_REASONS, bool, default=False,
+    description="true: each offer's Kubernetes answers with their reasons (English and Chinese) and source URLs, as "
+                "/api/v1/offers/{id}/ gives them; false (the default): the answers only (and the fabric), a third "
+                "of the page.")
+
+
+def _true_or_false(name: str, raw: str | None) -> bool:
+    if raw in (None, "", "false"):
+        return False
+    if raw == "true":
+        return True
+    raise ValidationError({name: ["Must be true or false."]})
+
+
 FORMAT_PARAMETER = OpenApiParameter(
     "format", str, enum=["json", "csv"], description="Response format; `Accept: text/csv` works too."
 )
@@ -370,8 +387,9 @@ class OfferListApi(ReadOnlyApi):
     """GET /api/v1/offers/: offers filtered by the OfferFilterSet, a page at a time or as one CSV stream."""
 
     pagination_class = ApiPagination
-    serializer_class = OfferSerializer
-    query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS
+    serializer_class = OfferListSerializer
+    query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS | {KUBERNETES_REASONS}
+    kubernetes_reasons = False  # this request's kubernetes_reasons
     # The same JSON as JSONRenderer's, each profile's Kubernetes answers encoded once (see the renderer).
     renderer_classes = [OfferPageJSONRenderer, CSVRenderer]
 
@@ -381,25 +399,31 @@ class OfferListApi(ReadOnlyApi):
         description="Active offers (add include_inactive=true for offers no longer listed), cheapest per GPU-hour "
                     "first. The same filters as the web page's. Without page or page_size, the CSV format streams "
                     "every matching row.",
-        parameters=[*filterset_parameters(OfferFilterSet), FORMAT_PARAMETER],
-        responses=list_responses(OfferSerializer),
+        parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER, FORMAT_PARAMETER],
+        responses=list_responses(OfferListSerializer),
     )
     def get(self, request):
+        self.kubernetes_reasons = reasons = _true_or_false(KUBERNETES_REASONS,
+                                                           request.query_params.get(KUBERNETES_REASONS))
         # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
         # kept under it (versions.data_version_scope).
         with versions.data_version_scope():
             filterset = build_offer_filterset(request.query_params, request=request)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
-            context = {"request": request}
+            context = {"request": request, "kubernetes_reasons": reasons}
             if self.wants_csv_stream(request):
                 offers = selectors.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
-                return self.csv_response(offers, OfferSerializer(context=context), "offers.csv")
+                return self.csv_response(offers, self.csv_serializer(context=context), "offers.csv")
             rows = self.paginator.paginate_queryset(
                 selectors.offer_ids(filters=filterset), request, view=self,
                 count=selectors.offer_count(filters=filterset),
                 fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
-        return self.get_paginated_response(offer_data(rows, request=request))
+        return self.get_paginated_response(offer_data(rows, request=request, reasons=reasons))
+
+    def csv_serializer(self, context: dict | None = None):
+        """With the reasons, OfferSerializer's columns (each answer's reason and sources too); else the list's."""
+        return (OfferSerializer if self.kubernetes_reasons else OfferListSerializer)(context=context or {})
 
 
 def _offer_or_404(offer_id: str):

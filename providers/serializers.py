@@ -78,19 +78,28 @@ class OfferSourceSerializer(OutputSerializer):
 # --- offers --------------------------------------------------------------------------------------------------------
 
 
-class KubernetesAnswerSerializer(serializers.Serializer):
-    answer = serializers.ChoiceField(choices=list(k8s.STATES), help_text=(
-        "yes / no / unknown / n/a (does not apply) / not_on_this_machine (the provider offers it, not on this "
-        "machine)"))
+ANSWER_HELP = ("yes / no / unknown / n/a (does not apply) / not_on_this_machine (the provider offers it, not on this "
+               "machine)")
+
+
+class KubernetesStateSerializer(serializers.Serializer):
+    answer = serializers.ChoiceField(choices=list(k8s.STATES), help_text=ANSWER_HELP)
+
+
+class KubernetesAnswerSerializer(KubernetesStateSerializer):
     reason = serializers.CharField(help_text="Why, in English, naming the facts the rule used")
     reason_zh = serializers.CharField(required=False, help_text=(
         "The same reason in Simplified Chinese (the facts' own details stay as their sources state them)"))
     sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
 
 
-class KubernetesRdmaAnswerSerializer(KubernetesAnswerSerializer):
+class KubernetesRdmaStateSerializer(KubernetesStateSerializer):
     fabric = serializers.ChoiceField(choices=list(k8s.FABRIC_VALUES), help_text="The fabric between nodes")
     efa_interfaces = serializers.IntegerField(allow_null=True, help_text="EFA interfaces (EFA only)")
+
+
+class KubernetesRdmaAnswerSerializer(KubernetesAnswerSerializer, KubernetesRdmaStateSerializer):
+    pass
 
 
 class OfferKubernetesSerializer(serializers.Serializer):
@@ -102,6 +111,25 @@ for _question in k8s.QUESTIONS:
     OfferKubernetesSerializer._declared_fields[_question] = (
         KubernetesRdmaAnswerSerializer if _question == "rdma" else KubernetesAnswerSerializer
     )(help_text=k8s.QUESTION_LABELS[_question])
+
+
+class OfferKubernetesStatesSerializer(serializers.Serializer):
+    """The list's `kubernetes` object: every answer about this offer's machine without its reason and sources, which
+    the offer's own `url` gives (or the list with kubernetes_reasons=true)."""
+
+
+for _question in k8s.QUESTIONS:
+    OfferKubernetesStatesSerializer._declared_fields[_question] = (
+        KubernetesRdmaStateSerializer if _question == "rdma" else KubernetesStateSerializer
+    )(help_text=k8s.QUESTION_LABELS[_question])
+
+
+def kubernetes_states(data: dict) -> dict:
+    """kubernetes_data's object without the reasons and sources: what the offers list gives by default."""
+    return {question: ({"answer": answer["answer"], "fabric": answer["fabric"],
+                        "efa_interfaces": answer["efa_interfaces"]} if question == "rdma" else
+                       {"answer": answer["answer"]})
+            for question, answer in data.items()}
 
 
 class SharedAnswers(dict):
@@ -117,20 +145,23 @@ class SharedAnswers(dict):
 
 
 # Stored answers (the objects selectors keep per profile and computed_at, by identity; each kept alive here so its id
-# cannot be reused) -> their SharedAnswers. Cleared when full: it only saves work.
-_SHARED: dict[int, tuple[dict, SharedAnswers]] = {}
+# cannot be reused) -> their SharedAnswers: the states only, and with the reasons. Cleared when full: it only saves
+# work.
+_SHARED: dict[int, tuple[dict, SharedAnswers, SharedAnswers]] = {}
 MAX_SHARED_ANSWERS = 20_000
 
 
-def _kubernetes_shared(answers: dict | None) -> dict:
+def _kubernetes_shared(answers: dict | None, *, reasons: bool) -> dict:
     if answers is None:
-        return kubernetes_data(None)
+        data = kubernetes_data(None)
+        return data if reasons else kubernetes_states(data)
     entry = _SHARED.get(id(answers))
     if entry is None or entry[0] is not answers:
         if len(_SHARED) >= MAX_SHARED_ANSWERS:
             _SHARED.clear()
-        entry = _SHARED[id(answers)] = (answers, SharedAnswers(kubernetes_data(answers)))
-    return entry[1]
+        data = kubernetes_data(answers)
+        entry = _SHARED[id(answers)] = (answers, SharedAnswers(kubernetes_states(data)), SharedAnswers(data))
+    return entry[2] if reasons else entry[1]
 
 
 def kubernetes_data(answers: dict | None) -> dict:
@@ -207,6 +238,17 @@ class OfferSerializer(OutputSerializer):
         return _absolute(self.context.get("request"), reverse("api:offer-detail", args=[offer.id]))
 
 
+class OfferListSerializer(OfferSerializer):
+    """An offer as the offers list gives it: `kubernetes` holds each answer's state (and the fabric), not its reason
+    and sources, which the offer's `url` gives; with the context's `kubernetes_reasons`, all of it, as
+    OfferSerializer. The reasons are three quarters of a page's JSON (255 KB for 50 offers, 94 KB without)."""
+
+    @extend_schema_field(OfferKubernetesStatesSerializer)
+    def get_kubernetes(self, offer: Offer) -> dict:
+        data = super().get_kubernetes(offer)
+        return data if self.context.get("kubernetes_reasons") else kubernetes_states(data)
+
+
 _DATETIME = serializers.DateTimeField()
 _DATE = serializers.DateField()
 _URL_ID = "offer-id"  # stands for the id in the detail URL reversed once per page
@@ -232,12 +274,13 @@ def _datetime_renderer():
     return render
 
 
-def offer_data(rows: list[dict], *, request=None) -> list[dict]:
-    """OfferSerializer's output for rows of selectors.offer_rows, built as plain dicts.
+def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list[dict]:
+    """OfferListSerializer's output for rows of selectors.offer_rows, built as plain dicts (with `reasons`, each
+    Kubernetes answer's reason and sources too, as OfferSerializer gives them).
 
     The API's list pages use this: DRF's per-field machinery cost as much as the rest of the request for 50 offers.
-    The same keys in the same order and the same values (tests/api/test_offer_data.py compares it with
-    OfferSerializer on every kind of offer), so the JSON and CSV do not change; OfferSerializer stays the definition
+    The same keys in the same order and the same values (tests/api/test_offer_data.py compares it with the
+    serializers on every kind of offer), so the JSON and CSV do not change; the serializers stay the definition
     (the schema, details, compare and the streamed CSV use it). Text columns are used as they come: the database
     gives str or None, which is what DRF's CharField makes of them."""
     url_head, url_tail = _absolute(request, reverse("api:offer-detail", args=[_URL_ID])).rsplit(_URL_ID, 1)
@@ -297,7 +340,7 @@ def offer_data(rows: list[dict], *, request=None) -> list[dict]:
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
             },
-            "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"]),
+            "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"], reasons=reasons),
         })
     return data
 

@@ -40,7 +40,7 @@ def test_every_stored_answer_has_its_chinese_reason_and_pages_show_it(world, cli
     assert escape(managed["reason_zh"]) in client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
     english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert escape(managed["reason"]) in english and escape(managed["reason_zh"]) not in english
-    row = next(r for r in api.get("/api/v1/offers/?page_size=100", HTTP_ACCEPT_LANGUAGE="zh-hans").json()["results"]
-               if r["instance_type"] == "alpha-h100x8")
+    listed = api.get("/api/v1/offers/?page_size=100&kubernetes_reasons=true", HTTP_ACCEPT_LANGUAGE="zh-hans")
+    row = next(r for r in listed.json()["results"] if r["instance_type"] == "alpha-h100x8")
     assert row["kubernetes"]["managed_node"]["reason"] == managed["reason"]  # the API's reason stays English
     assert row["kubernetes"]["managed_node"]["reason_zh"] == managed["reason_zh"]

@@ -1,5 +1,6 @@
 """The offers list renders its rows with serializers.offer_data (plain dicts from selectors.offer_rows) instead of
-OfferSerializer: the two must give the same JSON, key for key and byte for byte, for every kind of offer."""
+OfferListSerializer (or OfferSerializer, with kubernetes_reasons=true): they must give the same JSON, key for key and
+byte for byte, for every kind of offer."""
 
 import json
 from datetime import date, timedelta
@@ -13,7 +14,7 @@ from providers import selectors
 from providers.api import OfferListApi
 from providers.models import Offer
 from providers.renderers import CSVRenderer
-from providers.serializers import OfferSerializer, offer_data
+from providers.serializers import OfferListSerializer, OfferSerializer, offer_data
 from tests.api.conftest import offer
 
 pytestmark = pytest.mark.django_db
@@ -47,16 +48,40 @@ def listed_offers(ids):
     return [found[offer_id] for offer_id in ids]
 
 
-def test_offer_data_renders_exactly_what_offer_serializer_renders(varied):
+@pytest.mark.parametrize("reasons", [False, True])
+def test_offer_data_renders_exactly_what_the_serializers_render(varied, reasons):
     request = APIRequestFactory().get("/api/v1/offers/")
     ids = list(Offer.objects.order_by("id").values_list("id", flat=True))
     assert len(ids) == 7
-    expected = OfferSerializer(listed_offers(ids), many=True, context={"request": request}).data
-    actual = offer_data(selectors.offer_rows(ids=ids), request=request)
+    serializer = OfferSerializer if reasons else OfferListSerializer
+    expected = serializer(listed_offers(ids), many=True, context={"request": request}).data
+    actual = offer_data(selectors.offer_rows(ids=ids), request=request, reasons=reasons)
     renderer = JSONRenderer()
     assert actual == expected
     assert [list(row) for row in actual] == [list(row) for row in expected]  # same key order
     assert renderer.render(actual) == renderer.render(expected)
+
+
+def test_the_list_gives_the_answers_and_the_detail_their_reasons(api, varied):
+    """By default each listed offer's Kubernetes answers are their states (and the fabric); the reasons and sources
+    are on the offer's own URL, or in the list with kubernetes_reasons=true; anything else there is a 400."""
+    listed = api.get("/api/v1/offers/?include_inactive=true").json()["results"]
+    full = api.get("/api/v1/offers/?include_inactive=true&kubernetes_reasons=true").json()["results"]
+    assert [row["id"] for row in listed] == [row["id"] for row in full]
+    some_reason = False
+    for light, heavy in zip(listed, full, strict=True):
+        detail = api.get(light["url"]).json()
+        assert heavy["kubernetes"] == detail["kubernetes"]
+        assert list(light["kubernetes"]) == list(detail["kubernetes"])
+        for question, answer in light["kubernetes"].items():
+            whole = detail["kubernetes"][question]
+            assert answer == {key: whole[key] for key in answer}
+            assert set(answer) == ({"answer", "fabric", "efa_interfaces"} if question == "rdma" else {"answer"})
+            some_reason = some_reason or bool(whole["reason"])
+    assert some_reason
+    response = api.get("/api/v1/offers/?kubernetes_reasons=yes")
+    assert response.status_code == 400
+    assert response.json() == {"kubernetes_reasons": ["Must be true or false."]}
 
 
 def test_offer_rows_keep_the_order_of_the_ids_and_skip_missing_ones(varied):
@@ -65,17 +90,21 @@ def test_offer_rows_keep_the_order_of_the_ids_and_skip_missing_ones(varied):
     assert [row["id"] for row in rows] == ids
 
 
-def test_offer_list_pages_equal_the_serializer_output_in_json_and_csv(api, varied):
-    query = "include_inactive=true&ordering=-gpu_memory&page_size=3"
+@pytest.mark.parametrize("reasons", [False, True])
+def test_offer_list_pages_equal_the_serializer_output_in_json_and_csv(api, varied, reasons):
+    query = "include_inactive=true&ordering=-gpu_memory&page_size=3" + ("&kubernetes_reasons=true" if reasons else "")
+    view = OfferListApi()
+    view.kubernetes_reasons = reasons
+    serializer = OfferSerializer if reasons else OfferListSerializer
     for page in (1, 2, 3):
         response = api.get(f"/api/v1/offers/?{query}&page={page}")
         assert response.status_code == 200, response.content
         ids = [row["id"] for row in response.json()["results"]]
-        expected = OfferSerializer(listed_offers(ids), many=True,
-                                   context={"request": response.wsgi_request}).data
+        expected = serializer(listed_offers(ids), many=True, context={"request": response.wsgi_request}).data
         assert response.json()["results"] == json.loads(JSONRenderer().render(expected))
         csv = api.get(f"/api/v1/offers/?{query}&page={page}&format=csv").content
-        assert csv == CSVRenderer().render(list(expected), renderer_context={"view": OfferListApi()})
+        assert csv == CSVRenderer().render(list(expected), renderer_context={"view": view})
+        assert (b"kubernetes.mig.reason" in csv) is reasons
 
 
 def test_offer_pages_are_written_byte_for_byte_as_drfs_json_renderer_writes_them(api, varied):
@@ -90,14 +119,16 @@ def test_offer_pages_are_written_byte_for_byte_as_drfs_json_renderer_writes_them
     answers["mig"] = {**answers["mig"], "reason": "line\u2028separator and \"quotes\" and 中文"}
     KubernetesProfile.objects.filter(pk=profile.pk).update(answers=answers, computed_at=timezone.now())
     for query in ("include_inactive=true&page_size=3", "include_inactive=true&page_size=3&page=2",
-                  "include_inactive=true&ordering=-gpu_memory", "spot=true"):
+                  "include_inactive=true&ordering=-gpu_memory", "spot=true",
+                  "include_inactive=true&page_size=3&kubernetes_reasons=true",
+                  "include_inactive=true&ordering=-gpu_memory&kubernetes_reasons=true"):
         response = api.get(f"/api/v1/offers/?{query}")
         assert response.status_code == 200, response.content
         assert any(type(row["kubernetes"]) is SharedAnswers for row in response.data["results"])
         assert response.content == JSONRenderer().render(response.data)
         # Twice: the second time from the encodings kept.
         assert OfferPageJSONRenderer().render(response.data) == JSONRenderer().render(response.data)
-    assert b"\\u2028separator" in api.get("/api/v1/offers/?include_inactive=true").content
+    assert b"\\u2028separator" in api.get("/api/v1/offers/?include_inactive=true&kubernetes_reasons=true").content
     # Anything else is JSONRenderer's own: an error, an indented page.
     bad = api.get("/api/v1/offers/?gpu_count_min=lots")
     assert bad.status_code == 400 and bad.content == JSONRenderer().render(bad.data)

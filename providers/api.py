@@ -40,9 +40,9 @@ from .filters import (
     MultipleChoice,
     NullsLastOrderingFilter,
     OfferFilterSet,
+    kept_offer_filterset,
     unknown_parameters,
 )
-from .filters import offer_filterset as build_offer_filterset
 from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stream
 from .serializers import (
     CompareSerializer,
@@ -408,7 +408,7 @@ class OfferListApi(ReadOnlyApi):
         # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
         # kept under it (versions.data_version_scope).
         with versions.data_version_scope():
-            filterset = build_offer_filterset(request.query_params, request=request)
+            filterset = kept_offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
             context = {"request": request, "kubernetes_reasons": reasons}

@@ -45,10 +45,11 @@ def scope_version() -> int | None:
     return _request_version.get()
 
 
-def remembered(name: str, compute):
+def remembered(name: str, compute, *, keep=None):
     """`compute()`, kept in this process under the data version of the current data_version_scope: the small
     catalog reads the OfferFilterSet repeats on every request (GPU and provider slugs, capability answers) are read
-    once per change of the data instead. Outside a scope (or without a version) it is computed every time."""
+    once per change of the data instead. Outside a scope (or without a version) it is computed every time; so is a
+    value for which `keep(value)` is false."""
     version = _request_version.get()
     if version is None:
         return compute()
@@ -56,7 +57,9 @@ def remembered(name: str, compute):
     if hit is not None and hit[0] == version:
         return hit[1]
     value = compute()
-    if len(_remembered) > 1000:  # bounded: names are a fixed set of lookups and their arguments
+    if keep is not None and not keep(value):
+        return value
+    if len(_remembered) > 1000:  # bounded: names are lookups and their arguments, and the queries last asked
         _remembered.clear()
     _remembered[name] = (version, value)
     return value

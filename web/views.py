@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 
 from providers import selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
-from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
+from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
 
@@ -68,7 +68,7 @@ def offers(request: HttpRequest) -> HttpResponse:
 
 
 def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
-    filterset = OfferPanelFilterSet(params, request=request)
+    filterset = kept_offer_filterset(params, filterset_class=OfferPanelFilterSet, variant=get_language())
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit, period = display.conversion(), display.unit_value(), display.period_value()
     unknown = _unknown_parameter_errors(params)

@@ -104,3 +104,13 @@ def test_compare_lists_providers_to_choose_in_the_page_language(client, data):
     form = html.split("<form")[2].split("</form>")[0]
     assert "阿克米云" in form and "Acme Cloud" not in form
     assert "Acme Cloud" in client.get("/compare/").content.decode().split("<form")[2]
+
+
+def test_the_filter_panel_speaks_each_requests_language_however_often_it_is_asked(client, data):
+    """The offers page keeps its validated FilterSet per query (providers.filters.kept_offer_filterset), and per
+    language: the GPU choices' qualifiers are translated when the panel's form is built."""
+    for _ in range(2):
+        english = client.get("/?gpu_family=H100", HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        chinese = client.get("/?gpu_family=H100", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+        assert "(form factor not stated)" in english and "未注明规格" not in english
+        assert "未注明规格" in chinese and "(form factor not stated)" not in chinese

@@ -376,7 +376,11 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
             parameters.append(OpenApiParameter(name, str, pattern=r"^([A-Za-z]{2}(,[A-Za-z]{2})*)?$",
                                                description=description))
         else:
-            parameters.append(OpenApiParameter(name, str, description=description))
+            # Text: Django's form fields refuse NUL characters (a 400 naming the parameter) and longer values.
+            schema = {"type": "string", "pattern": "^[^\\x00]*$"}
+            if field.extra.get("max_length"):
+                schema["maxLength"] = field.extra["max_length"]
+            parameters.append(OpenApiParameter(name, schema, description=description))
     return parameters
 
 

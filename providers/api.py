@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 
+from django import forms
 from django.conf import settings
 from django.core.paginator import EmptyPage
 from django.core.paginator import Paginator as DjangoPaginator
@@ -40,6 +41,7 @@ from .filters import (
     MultipleChoice,
     NullsLastOrderingFilter,
     OfferFilterSet,
+    StrictBooleanField,
     kept_offer_filterset,
     unknown_parameters,
 )
@@ -232,11 +234,11 @@ KUBERNETES_REASONS_PARAMETER = OpenApiParameter(
 
 
 def _true_or_false(name: str, raw: str | None) -> bool:
-    if raw in (None, "", "false"):
-        return False
-    if raw == "true":
-        return True
-    raise ValidationError({name: ["Must be true or false."]})
+    """A yes/no parameter read as the FilterSet's boolean filters read theirs (the same words, the same error)."""
+    try:
+        return bool(StrictBooleanField(required=False).clean(raw))
+    except forms.ValidationError as error:
+        raise ValidationError({name: error.messages}) from error
 
 
 FORMAT_PARAMETER = OpenApiParameter(

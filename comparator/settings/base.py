@@ -89,7 +89,6 @@ TEMPLATES = [
 ]
 
 
-
 def prepared_statements(database: dict) -> dict:
     """On PostgreSQL, server-side parameter binding and prepared statements: psycopg prepares a statement once it
     has run 5 times on a connection, so PostgreSQL plans the offers list's page query once per connection instead

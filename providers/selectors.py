@@ -137,12 +137,14 @@ def availability_polls_latest() -> dict[int, object]:
 
 
 def snapshot_dates() -> dict[str, object]:
-    """What the offers on the site are: whether any source was read live, and the oldest and newest date their data
-    states (for the home page's "bundled snapshot of <dates>" line). Two queries; inside a data_version_scope the
-    dates are kept until the offers change (reading them scans every active offer: 26 ms of the home page's time
-    at 100,000 offers), while `live` (data sources are not under the data version) is asked every time."""
+    """What the offers on the site are: whether any source was read live, the oldest and newest date their data
+    states and how many state none (for the home page's "bundled snapshot of <dates>" line). Two queries; inside a
+    data_version_scope the dates are kept until the offers change (reading them scans every active offer: 26 ms of
+    the home page's time at 100,000 offers), while `live` (data sources are not under the data version) is asked
+    every time."""
     row = dict(remembered("snapshot-dates", lambda: Offer.objects.filter(is_active=True).aggregate(
-        oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"))))
+        oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"),
+        undated=Count("id", filter=Q(price_as_of__isnull=True)))))
     row["live"] = DataSource.objects.filter(last_success_at__isnull=False).exists()
     return row
 

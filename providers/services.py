@@ -346,8 +346,9 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
             # A copy (it shares the lists a generator may grow): the client's own result is left as it returned it.
             result = replace(result, offers=_stock_noted(result.offers, stated))
         with transaction.atomic():
+            # A replayed recording's rows are as old as the recording (registry.RECORDED_ON), not undated.
             counts = offers_sync(source=source, run=run, result=result, now=run.started_at,
-                                 allow_shrink=allow_shrink)
+                                 allow_shrink=allow_shrink, recorded_on=registry.recorded_on(slug) if offline else None)
             dataset = getattr(client_class, "capability_dataset", False)
             if not offline or dataset:
                 # A replayed recording is not news from the provider: its Kubernetes facts would pose as "provider
@@ -410,7 +411,7 @@ def _fail(run: ScrapeRun, status: str, error: str) -> None:
 
 def offers_sync(
     *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None,
-    allow_shrink: bool = False,
+    allow_shrink: bool = False, recorded_on: date | None = None,
 ) -> SyncCounts:
     """Upsert one source's offers on (source, instance_type, region) in bulk; call inside a transaction.
 
@@ -440,7 +441,7 @@ def offers_sync(
         resolver=resolver or default_gpu_resolver(),
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
-        as_of=_default_as_of(source),
+        as_of=_default_as_of(source, recorded_on),
     )
     counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
     noted_rejected, noted_corrections = len(result.rejected), len(result.corrections)
@@ -750,12 +751,13 @@ def _offers_update(offers: list[Offer]) -> None:
             cursor.execute(sql, columns)
 
 
-def _default_as_of(source: DataSource) -> datetime | None:
-    """The date of rows that state none: the source's stated as-of date, else None. A live answer with no stated
-    date is as fresh as the run that read it, which `last_seen` and the source's `last_success_at` already say
-    (storing the fetch time here would rewrite every offer on every run); a replayed recording that states no date
-    has none, so "seen within the last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
-    as_of = source.as_of
+def _default_as_of(source: DataSource, recorded_on: date | None = None) -> datetime | None:
+    """The date of rows that state none: the day a replayed recording was captured (`recorded_on`), else the
+    source's stated as-of date, else None. A live answer with no stated date is as fresh as the run that read it,
+    which `last_seen` and the source's `last_success_at` already say (storing the fetch time here would rewrite
+    every offer on every run); a replayed recording whose capture day is not known has none, so "seen within the
+    last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
+    as_of = recorded_on or source.as_of
     if isinstance(as_of, str):  # as source_register set it, before a reload
         as_of = date.fromisoformat(as_of) if as_of else None
     if as_of:

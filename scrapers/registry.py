@@ -4,6 +4,7 @@ payloads and tests: tests/scrapers/test_registry.py checks that every source has
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 
 import httpx
@@ -135,6 +136,24 @@ SNAPSHOT_AVAILABILITY: dict[str, str] = {
     "verda": "2023-11-16",  # 3f0c56a "Add tests for datacrunch" (the spot list, then in test_datacrunch.py)
     "digitalocean": "2025-08-29",  # 0178e9b "Add digital ocean provider (#172)"
 }
+
+
+# The day each replayed API recording of prices was captured, as far as its public source shows it: every offer a
+# replay stores carries it as its "price as of" (a live run's offers carry the fetch time instead, through
+# last_seen). A go-vcr cassette keeps the live API's `Date` header, the moment the answer was given; a unit-test
+# fixture or a documentation example states no capture time, so its date is the day its rows first entered the
+# repository's history (`git log -S` on them): the answer is at least that old. recorded/<slug>/README.md says which.
+RECORDED_ON: dict[str, str] = {
+    "linode": "2024-07-11",  # TestTypes_List.yaml, `Date: Thu, 11 Jul 2024 18:32:53 GMT` (linode/linodego 676b9db)
+    "vultr": "2025-01-08",  # dstackai/gpuhunt 91eca44 "Add Vultr support (#110)": test_vultr.py's plans
+    "digitalocean": SNAPSHOT_AVAILABILITY["digitalocean"],  # the same sizes.json
+    "runpod": "2024-02-06",  # runpod/docs 007dd224: the get_gpu output's prices first appear in apis.md
+}
+
+
+def recorded_on(slug: str) -> date | None:
+    """The capture day of a source's recorded price answer (RECORDED_ON), or None where it is not known."""
+    return date.fromisoformat(RECORDED_ON[slug]) if slug in RECORDED_ON else None
 
 
 def availability_sources(environ=os.environ) -> list[str]:

@@ -113,3 +113,24 @@ def test_status_page_shows_last_success_age_and_stale_flag(client):
     page = client.get("/sources/").content.decode()
     assert "Last success" in page and "2\xa0hours" in page
     assert page.count("stale: its offers are flagged") == 1
+
+
+@pytest.mark.parametrize("slug", sorted(registry.RECORDED_ON))
+def test_a_replayed_recording_dates_its_prices_by_the_day_it_was_captured_a_live_read_does_not(slug, monkeypatch):
+    """The offline replay of an API recording says how old its prices are (registry.RECORDED_ON, the day the
+    recording is known to have been captured); the same answer read live is as fresh as the run (last_seen)."""
+    from datetime import UTC, datetime
+
+    from scrapers.http import RecordedTransport
+
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    services.source_scrape(slug=slug, offline=True)
+    captured = datetime.fromisoformat(registry.RECORDED_ON[slug]).replace(tzinfo=UTC)
+    replayed = Offer.objects.filter(source__slug=slug)
+    assert replayed and {offer.price_as_of for offer in replayed} == {captured}
+    assert not selectors.offer_list().filter(source__slug=slug, price_as_of__gte=timezone.now() - timedelta(days=1))
+    if key := registry.SOURCES[slug].info.api_key_env:
+        monkeypatch.setenv(key, "a-token")
+    services.source_scrape(slug=slug, transport=RecordedTransport(registry.recorded_routes(slug)))
+    assert {offer.price_as_of for offer in Offer.objects.filter(source__slug=slug)} == {None}

@@ -353,3 +353,25 @@ def test_the_filter_panel_names_providers_in_the_pages_language(client, data):
     label = re.compile(rf'name="provider" value="{provider.slug}"[^>]*>\s*([^<]+)</label>')
     assert label.search(chinese).group(1).strip() == "测试云"
     assert label.search(english).group(1).strip() == provider.name
+
+
+@pytest.mark.parametrize(("language", "undated_note"), [
+    ("en", "1 of 6 offers come from copies that state no date for their prices."),
+    ("zh-hans", "6 条报价中有 1 条来自未注明价格日期的副本。"),
+])
+def test_the_data_note_says_how_many_offers_state_no_price_date(client, data, language, undated_note):
+    """The home page's line on what the data is does not claim every row is dated: it counts the ones that are not
+    (the SkyPilot catalog copies in the bundled snapshot), and says nothing of them once all are dated."""
+    from datetime import UTC, datetime
+
+    from providers.models import Offer
+
+    Offer.objects.filter(is_active=True).update(price_as_of=datetime(2026, 8, 3, tzinfo=UTC))
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=None)
+    note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/", HTTP_ACCEPT_LANGUAGE=language)
+                     .content.decode(), re.S).group(1)
+    assert undated_note in " ".join(note.split())
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=datetime(2026, 8, 3, tzinfo=UTC))
+    note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/", HTTP_ACCEPT_LANGUAGE=language)
+                     .content.decode(), re.S).group(1)
+    assert undated_note not in " ".join(note.split())

@@ -69,6 +69,7 @@ from .models import (
     DataSource,
     GpuModel,
     KubernetesFact,
+    KubernetesProfile,
     LinkCheck,
     Offer,
     PriceObservation,
@@ -234,6 +235,7 @@ FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
 _AVAILABILITY = OFFER_FIELDS.index("availability")
+_GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
 
 
@@ -456,6 +458,9 @@ def offers_sync(
     seen_new: set[tuple[str, str]] = set()
     refused: set[tuple[str, str]] = set()  # keys of refused rows: the source still lists these offers
     displaced: list[int] = []
+    # The machines (instance type, GPU model, GPU count) of the rows to write: each gets its Kubernetes profile in
+    # the same write (a few thousand at most, however many offers).
+    machines: dict[tuple, int | None] = {}
     rows = listed = 0
     history_of = operator.itemgetter(*_HISTORY)
     with _Spill() as changed, _Spill() as created:
@@ -489,9 +494,11 @@ def offers_sync(
                     continue
             listed += 1
             values = normaliser.values(scraped, counts)
+            machine = (key[0], values[_GPU], values[_GPU_COUNT])
             if index is None:
                 seen_new.add(key)
                 created.add((source.pk, *key, *values, now, now, run.pk))
+                machines.setdefault(machine)
                 continue
             seen[index] = LISTED
             kept = None
@@ -504,7 +511,8 @@ def offers_sync(
             if hash(values) == stored.hashes[index]:
                 counts.unchanged += 1
             else:
-                changed.add((stored.ids[index], hash(history_of(values)) != stored.history[index], values))
+                changed.add((stored.ids[index], hash(history_of(values)) != stored.history[index], values, machine))
+                machines.setdefault(machine)
         seen_new.clear()
         # A generator may have noted what it refused while it was read.
         for reason in (*result.rejected[noted_rejected:], *result.corrections[noted_corrections:]):
@@ -534,15 +542,18 @@ def offers_sync(
         del stored, seen
 
         # Writes, in batches, from the spilled rows.
+        profiles = _offer_profiles_for(source, machines, now=now)
         for batch in changed.batches():
-            updated = [Offer(pk=pk, last_seen=now, last_run=run, **dict(zip(OFFER_FIELDS, values, strict=True)))
-                       for pk, _, values in batch]
+            updated = [Offer(pk=pk, last_seen=now, last_run=run, kubernetes_profile_id=profiles[machine],
+                             **dict(zip(OFFER_FIELDS, values, strict=True)))
+                       for pk, _, values, machine in batch]
             _offers_update(updated)
             PriceObservation.objects.bulk_create(
-                [_observation(offer, run, now) for offer, (_, history, _) in zip(updated, batch, strict=True)
+                [_observation(offer, run, now) for offer, (_, history, _, _) in zip(updated, batch, strict=True)
                  if history])
         if created.count:
-            _offers_create(row for batch in created.batches() for row in batch)
+            _offers_create((*row, profiles[row[1], row[3 + _GPU], row[3 + _GPU_COUNT]])
+                           for batch in created.batches() for row in batch)
     if displaced:
         Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
@@ -555,9 +566,24 @@ def offers_sync(
     if created.count:
         _history_of_created(source=source, run=run, now=now)
     counts.created, counts.updated, counts.deactivated = created.count, changed.count, len(unseen_active)
-    # Every ingest recomputes the stored Kubernetes answers of the source's offers (new types get theirs at once).
-    offer_kubernetes_refresh(source_ids=[source.pk], now=now)
+    if changed.count:
+        # A changed offer may have left its machine's profile (a new GPU count): drop profiles no offer uses.
+        KubernetesProfile.objects.filter(provider_id=source.provider_id, offers__isnull=True).delete()
+    if Offer.objects.filter(source=source, kubernetes_profile__isnull=True).exists():
+        # Offers stored before their machine had a profile (not by offers_sync): give them theirs.
+        offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
+
+
+def _offer_profiles_for(source: DataSource, machines: dict[tuple, int | None], *, now: datetime) -> dict[tuple, int]:
+    """(instance type, GPU model id, GPU count) -> the id of that machine's KubernetesProfile under the source's
+    provider, creating the profiles of machines new to it. Profiles already stored are taken as they are: every
+    service that changes one of their layers recomputes them (offer_kubernetes_refresh), so an ingest derives
+    answers only for machines it has not seen before."""
+    by_key = {machine: _profile_key(source.provider_id, *machine) for machine in machines}
+    ids, _ = _kubernetes_profiles_store({key: (source.provider_id, *machine) for machine, key in by_key.items()},
+                                        {source.provider_id}, now=now, missing_only=True)
+    return {machine: ids[key] for machine, key in by_key.items()}
 
 
 # How a stored offer was named by the response being read (offers_sync's `seen`).
@@ -678,8 +704,9 @@ def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[in
 
 
 BATCH_SIZE = 2000
-UPDATED_FIELDS = (*OFFER_FIELDS, "last_seen", "last_run_id")
-CREATED_COLUMNS = ("source_id", "instance_type", "region", *OFFER_FIELDS, "first_seen", "last_seen", "last_run_id")
+UPDATED_FIELDS = (*OFFER_FIELDS, "last_seen", "last_run_id", "kubernetes_profile_id")
+CREATED_COLUMNS = ("source_id", "instance_type", "region", *OFFER_FIELDS, "first_seen", "last_seen", "last_run_id",
+                   "kubernetes_profile_id")
 HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "currency",
                    "availability", "available_count")
 
@@ -1462,15 +1489,13 @@ def _profile_key(provider_id: int, instance_type: str, gpu_id: int | None, gpu_c
 def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetime | None = None) -> int:
     """Recompute the stored Kubernetes answers (KubernetesProfile) of the offers of `provider_ids` or `source_ids`
     (all offers when both are None) from the three layers: provider cells, instance facts (plus a provider API's
-    `kubernetes_gpu_node_sizes` fact), GPU models. Called by offers_sync on every ingest and by every service that
-    changes a layer, inside the caller's transaction.
+    `kubernetes_gpu_node_sizes` fact), GPU models. Called by every service that changes a layer, inside the
+    caller's transaction; offers_sync gives the offers it writes their machine's profile in the same write
+    (_offer_profiles_for) and calls this only for offers of its source stored without one.
 
     Offers sharing (provider, instance type, GPU model, GPU count) share one profile. A profile whose answers did
     not change is not written; an offer is written only when its profile changes; profiles no offer uses any more
     are deleted. The number of queries does not grow with the number of offers. Returns the profiles written."""
-    from . import kubernetes as k8s
-    from .models import InstanceTypeFact, KubernetesProfile
-
     now = now or timezone.now()
     offers = Offer.objects.all()
     if source_ids is not None:
@@ -1494,6 +1519,43 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
     if not by_key:
         KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
         return 0
+    profile_ids, written = _kubernetes_profiles_store(by_key, wanted_providers, now=now)
+    del by_key
+    # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
+    # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
+    moves: list[tuple[int, int]] = []
+    for offer_id, provider_id, instance_type, gpu_id, gpu_count, current in offers.values_list(
+            "id", "provider_id", "instance_type", "gpu_id", "gpu_count", "kubernetes_profile_id").iterator(
+            chunk_size=BATCH_SIZE):
+        profile_id = profile_ids[_profile_key(provider_id, instance_type, gpu_id, gpu_count)]
+        if profile_id != current:
+            moves.append((offer_id, profile_id))
+            if len(moves) == BATCH_SIZE:
+                _offer_profiles_set(moves)
+                moves = []
+    _offer_profiles_set(moves)
+    KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
+    return written
+
+
+def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[int], *, now: datetime,
+                               missing_only: bool = False) -> tuple[dict[str, int], int]:
+    """Derive and store the KubernetesProfile of each machine in `by_key` (profile key -> (provider id, instance
+    type, GPU model id, GPU count)) from the three layers, writing only profiles that are new or whose answers
+    changed; with `missing_only`, profiles already stored are taken as they are (the services that change a layer
+    recompute them). Returns profile key -> profile id for every key, and how many profiles were written."""
+    from . import kubernetes as k8s
+    from .models import InstanceTypeFact
+
+    ids: dict[str, int] = {}
+    if missing_only:
+        ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+        by_key = {key: machine for key, machine in by_key.items() if key not in ids}
+        if not by_key:
+            return ids, 0
+        existing = {}
+    else:
+        existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
     names, names_zh = {}, {}
     for provider_id, name, name_zh in Provider.objects.filter(pk__in=wanted_providers).values_list(
             "id", "name", "name_zh"):
@@ -1518,7 +1580,6 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
             mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
                                                           "source_url")}
 
-    existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
     to_create, to_update = [], []
     for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
         machine = {"instance_type": instance_type, "gpu_count": gpu_count, "cells": cells.get(provider_id, {}),
@@ -1546,23 +1607,8 @@ def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetim
     KubernetesProfile.objects.bulk_update(
         to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
-    profile_ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
-    del by_key
-    # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
-    # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
-    moves: list[tuple[int, int]] = []
-    for offer_id, provider_id, instance_type, gpu_id, gpu_count, current in offers.values_list(
-            "id", "provider_id", "instance_type", "gpu_id", "gpu_count", "kubernetes_profile_id").iterator(
-            chunk_size=BATCH_SIZE):
-        profile_id = profile_ids[_profile_key(provider_id, instance_type, gpu_id, gpu_count)]
-        if profile_id != current:
-            moves.append((offer_id, profile_id))
-            if len(moves) == BATCH_SIZE:
-                _offer_profiles_set(moves)
-                moves = []
-    _offer_profiles_set(moves)
-    KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
-    return len(to_create) + len(to_update)
+    ids |= dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
+    return ids, len(to_create) + len(to_update)
 
 
 def _offer_profiles_set(moves: list[tuple[int, int]]) -> None:

@@ -231,6 +231,46 @@ def test_offers_sync_derives_the_answers_of_new_offers(gpus):
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"].state == "yes"
 
 
+def test_an_ingest_writes_offers_with_their_profile_and_moves_a_changed_machine(gpus):
+    """offers_sync gives each new or changed offer its machine's profile in the same write: a new machine gets a
+    profile derived there and then, a known machine's stored profile is taken as it is (not derived again: the
+    services that change a layer recompute it), an offer whose GPU count changed moves to the new machine's profile
+    and the profile no offer uses any more is deleted."""
+    from providers.models import ScrapeRun
+    from scrapers.base import ScrapedOffer, ScrapeResult
+
+    provider = ProviderFactory(slug="ing")
+    capabilities(provider, **MANAGED)
+    instance_facts(provider, {"h.*": {"managed_node": "yes"}})
+    source = DataSourceFactory(slug="ing-src", provider=provider)
+
+    def ingest(*rows):
+        run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+        offers = [ScrapedOffer(instance_type=t, region=r, gpu_name="H100", gpu_count=Decimal(n), currency="USD",
+                               price_hour=Decimal(price)) for t, r, n, price in rows]
+        return services.offers_sync(source=source, run=run, result=ScrapeResult(offers=offers), now=timezone.now())
+
+    ingest(("h.8", "r1", 8, "20"), ("h.8", "r2", 8, "21"))
+    first = KubernetesProfile.objects.get(provider=provider)
+    assert set(Offer.objects.filter(source=source).values_list("kubernetes_profile", flat=True)) == {first.pk}
+    # A known machine: its stored answers are used as they are (a stale mark here would be overwritten by a
+    # re-derivation).
+    KubernetesProfile.objects.filter(pk=first.pk).update(mps="no")
+    ingest(("h.8", "r1", 8, "20"), ("h.8", "r2", 8, "22"), ("h.8", "r3", 8, "23"))
+    assert KubernetesProfile.objects.get(pk=first.pk).mps == "no"
+    assert set(Offer.objects.filter(source=source).values_list("kubernetes_profile", flat=True)) == {first.pk}
+    # Every offer now lists 4 GPUs: a new machine, a new profile, and the old one goes.
+    ingest(("h.8", "r1", 4, "10"), ("h.8", "r2", 4, "11"), ("h.8", "r3", 4, "12"))
+    moved = KubernetesProfile.objects.get(provider=provider)
+    assert moved.pk != first.pk and moved.gpu_count == 4 and moved.mps == "yes"
+    assert set(Offer.objects.filter(source=source).values_list("kubernetes_profile", flat=True)) == {moved.pk}
+    # An offer stored without a profile (not by offers_sync) gets one at the next ingest.
+    offer("h.8", provider, source, gpus["h100"], count="4", price="9", region="r9")
+    Offer.objects.filter(source=source, region="r9").update(kubernetes_profile=None)
+    ingest(("h.8", "r1", 4, "10"), ("h.8", "r2", 4, "11"), ("h.8", "r3", 4, "12"), ("h.8", "r9", 4, "9"))
+    assert not Offer.objects.filter(source=source, kubernetes_profile__isnull=True).exists()
+
+
 def test_offers_of_one_machine_share_one_profile_and_unused_profiles_go(gpus):
     answers = machine("m", MANAGED, "h.8", gpus["h100"], facts={"h.*": {"managed_node": "yes"}})
     assert answers["managed_node"].state == "yes"

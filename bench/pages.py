@@ -36,6 +36,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparator.settings.test")
+# The page and the API each compute their answer: the API's kept pages (API_KEPT_PAGES) would answer its repeats
+# from a copy, which is not the comparison this bench makes.
+os.environ["API_KEPT_PAGES"] = "0"
 
 logger = logging.getLogger("bench.pages")
 

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 import re
+from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.core.paginator import EmptyPage
 from django.core.paginator import Paginator as DjangoPaginator
-from django.http import StreamingHttpResponse
+from django.http import HttpResponse, StreamingHttpResponse
 from django_filters import filters as django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -36,6 +37,7 @@ from comparator.security import ReleasingStream, client_ip, export_slot, window_
 from . import selectors, versions
 from .capabilities import CAPABILITIES
 from .filters import (
+    CLOCK_FILTERS,
     BooleanFilter,
     CountryFilter,
     MultipleChoice,
@@ -411,9 +413,13 @@ class OfferListApi(ReadOnlyApi):
     def get(self, request):
         self.kubernetes_reasons = reasons = _true_or_false(KUBERNETES_REASONS,
                                                            request.query_params.get(KUBERNETES_REASONS))
-        # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
-        # kept under it (versions.data_version_scope).
-        with versions.data_version_scope():
+        # One read of the data version per request: the FilterSet's slug and capability lookups, the count and the
+        # rendered JSON page are kept under it (versions.data_version_scope).
+        with versions.data_version_scope() as version:
+            key = self.kept_page_key(request)
+            if key is not None and (kept := versions.kept_page(key)) is not None:
+                content, content_type = kept
+                return HttpResponse(content, content_type=content_type)
             filterset = kept_offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
@@ -425,11 +431,41 @@ class OfferListApi(ReadOnlyApi):
                 selectors.offer_ids(filters=filterset), request, view=self,
                 count=selectors.offer_count(filters=filterset),
                 fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
+        if key is not None:
+            self.page_to_keep = (key, version, _staleness_changes(rows))
         return self.get_paginated_response(offer_data(rows, request=request, reasons=reasons))
+
+    page_to_keep: tuple | None = None  # (key, data version, expiry) of this request's page, kept once rendered
+
+    @staticmethod
+    def kept_page_key(request) -> str | None:
+        """What a rendered JSON page depends on besides the data: the URL as asked (its links repeat the query as
+        given) with scheme and host, and the negotiated media type (`indent=`). None for a page that is never
+        kept: CSV, and clock-dependent filters (seen_within_hours), whose rows change with the time alone."""
+        if not isinstance(request.accepted_renderer, OfferPageJSONRenderer) or (
+                CLOCK_FILTERS & set(request.query_params)):
+            return None
+        return f"{request.accepted_media_type}|{request.build_absolute_uri()}"
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        if self.page_to_keep is not None and isinstance(response, Response) and response.status_code == 200:
+            key, version, expires = self.page_to_keep
+            response.render()
+            versions.keep_page(key, response.content, response["Content-Type"], version=version, expires=expires)
+        return response
 
     def csv_serializer(self, context: dict | None = None):
         """With the reasons, OfferSerializer's columns (each answer's reason and sources too); else the list's."""
         return (OfferSerializer if self.kubernetes_reasons else OfferListSerializer)(context=context or {})
+
+
+def _staleness_changes(rows: list[dict]):
+    """The first moment a row of the page turns stale with the clock alone (its source's last success passing
+    STALE_AFTER_HOURS), or None: when a kept page must be written again though the data did not change."""
+    after = timedelta(hours=settings.STALE_AFTER_HOURS)
+    ahead = [row["source__last_success_at"] + after for row in rows if not row["is_stale"]]
+    return min(ahead) if ahead else None
 
 
 def _offer_or_404(offer_id: str):

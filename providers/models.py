@@ -574,7 +574,8 @@ class AvailabilityPoll(models.Model):
 # the exchange rate of a fee): database triggers bump DataVersion after every statement that writes one of them
 # (migration 0008), whoever writes it (a scrape run, the admin, a curated sync, raw SQL).
 DATA_VERSION_TABLES = ("providers_offer", "providers_capability", "providers_provider", "providers_gpumodel",
-                       "providers_exchangerate", "providers_instancetypefact", "providers_kubernetesprofile")
+                       "providers_exchangerate", "providers_instancetypefact", "providers_kubernetesprofile",
+                       "providers_datasource")  # the sources since migration 0014
 
 
 class DataVersion(models.Model):

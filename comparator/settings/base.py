@@ -153,6 +153,10 @@ API_ADVISE_RATE = os.environ.get("API_ADVISE_RATE", "20/minute")
 # API_CSV_EXPORT_SECONDS. Paged CSV (page/page_size) is not bounded this way.
 API_CSV_EXPORTS_MAX = int(os.environ.get("API_CSV_EXPORTS_MAX", "2"))
 API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
+# The offers list keeps its last rendered JSON pages in each process under the data version (providers.versions
+# .kept_page): a repeated request is answered from there until the data, a source or the clock (a source turning
+# stale) changes what it shows. At most this many pages per process (about 100 KB each); 0 switches it off.
+API_KEPT_PAGES = int(os.environ.get("API_KEPT_PAGES", "200"))
 # /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")

@@ -77,9 +77,12 @@ def remembered_forget() -> None:
 
 
 # Rendered responses kept under the data version: key -> (version, expires or None, content, content type), oldest
-# first, at most settings.API_KEPT_PAGES of them. A lock, because the threads of one process share it.
+# first, at most settings.API_KEPT_PAGES of them and KEPT_PAGES_BYTES in all (a page of 500 offers is about 1 MB, and
+# any client can ask for one). A lock, because the threads of one process share it.
 _pages: OrderedDict[str, tuple[int, datetime | None, bytes, str]] = OrderedDict()
 _pages_lock = threading.Lock()
+_pages_bytes = 0
+KEPT_PAGES_BYTES = 32 * 2**20
 
 
 def kept_page(key: str) -> tuple[bytes, str] | None:
@@ -94,7 +97,7 @@ def kept_page(key: str) -> tuple[bytes, str] | None:
             return None
         kept_version, expires, content, content_type = hit
         if kept_version != version or (expires is not None and timezone.now() >= expires):
-            del _pages[key]
+            _page_drop(key)
             return None
         _pages.move_to_end(key)
     return content, content_type
@@ -104,16 +107,27 @@ def keep_page(key: str, content: bytes, content_type: str, *, version: int | Non
               expires: datetime | None = None) -> None:
     """Keep a rendered response for `key` under `version` (the one its data was read with) until `expires`, if
     given: the moment something it shows changes with the clock alone."""
+    global _pages_bytes
     size = settings.API_KEPT_PAGES
-    if version is None or size <= 0:
+    if version is None or size <= 0 or len(content) > KEPT_PAGES_BYTES:
         return
     with _pages_lock:
+        if key in _pages:
+            _page_drop(key)
         _pages[key] = (version, expires, content, content_type)
-        _pages.move_to_end(key)
-        while len(_pages) > size:
-            _pages.popitem(last=False)
+        _pages_bytes += len(content)
+        while len(_pages) > size or _pages_bytes > KEPT_PAGES_BYTES:
+            _page_drop(next(iter(_pages)))
+
+
+def _page_drop(key: str) -> None:
+    """Forget one kept page (the caller holds the lock)."""
+    global _pages_bytes
+    _pages_bytes -= len(_pages.pop(key)[2])
 
 
 def kept_pages_forget() -> None:
+    global _pages_bytes
     with _pages_lock:
         _pages.clear()
+        _pages_bytes = 0

@@ -85,3 +85,15 @@ def test_at_most_api_kept_pages_pages_are_kept_and_zero_keeps_none(api, world, s
     versions.kept_pages_forget()
     api.get(URL)
     assert not versions._pages
+
+
+def test_the_kept_pages_stay_within_their_byte_budget(api, world, settings, monkeypatch):
+    from providers import versions
+
+    first = len(api.get(URL).content)
+    versions.kept_pages_forget()
+    monkeypatch.setattr(versions, "KEPT_PAGES_BYTES", first * 2 + first // 2)  # room for two such pages
+    for size in (50, 49, 48):
+        api.get(f"{URL}&page_size={size}")
+    assert len(versions._pages) == 2 and versions._pages_bytes <= versions.KEPT_PAGES_BYTES
+    assert versions._pages_bytes == sum(len(kept[2]) for kept in versions._pages.values())

@@ -138,7 +138,7 @@ def test_rdma_offers_have_that_fabric_in_their_instance_facts(db_access, fabric)
     for offer in offers:
         fact = winning_facts(offer)["fabric"]
         assert fact.value in (k8s.FABRICS if fabric == "any" else (fabric,))
-    if fabric in ("any", "infiniband", "rdma_unspecified"):
+    if fabric in ("any", "infiniband", "roce"):
         assert offers
 
 

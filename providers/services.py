@@ -460,7 +460,7 @@ def offers_sync(
     displaced: list[int] = []
     # The machines (instance type, GPU model, GPU count) of the rows to write: each gets its Kubernetes profile in
     # the same write (a few thousand at most, however many offers).
-    machines: dict[tuple, int | None] = {}
+    machines: set[tuple] = set()
     rows = listed = 0
     history_of = operator.itemgetter(*_HISTORY)
     with _Spill() as changed, _Spill() as created:
@@ -498,7 +498,7 @@ def offers_sync(
             if index is None:
                 seen_new.add(key)
                 created.add((source.pk, *key, *values, now, now, run.pk))
-                machines.setdefault(machine)
+                machines.add(machine)
                 continue
             seen[index] = LISTED
             kept = None
@@ -512,7 +512,7 @@ def offers_sync(
                 counts.unchanged += 1
             else:
                 changed.add((stored.ids[index], hash(history_of(values)) != stored.history[index], values, machine))
-                machines.setdefault(machine)
+                machines.add(machine)
         seen_new.clear()
         # A generator may have noted what it refused while it was read.
         for reason in (*result.rejected[noted_rejected:], *result.corrections[noted_corrections:]):
@@ -575,7 +575,7 @@ def offers_sync(
     return counts
 
 
-def _offer_profiles_for(source: DataSource, machines: dict[tuple, int | None], *, now: datetime) -> dict[tuple, int]:
+def _offer_profiles_for(source: DataSource, machines: set[tuple], *, now: datetime) -> dict[tuple, int]:
     """(instance type, GPU model id, GPU count) -> the id of that machine's KubernetesProfile under the source's
     provider, creating the profiles of machines new to it. Profiles already stored are taken as they are: every
     service that changes one of their layers recomputes them (offer_kubernetes_refresh), so an ingest derives
@@ -1603,7 +1603,9 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
                 setattr(profile, name, value)
             profile.computed_at = now
             to_update.append(profile)
-    KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE)
+    # Two runs of one provider's sources may meet a new machine at once: the second waits for the first's profile
+    # and keeps it (the same derivation), read back with the others below.
+    KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE, ignore_conflicts=True)
     KubernetesProfile.objects.bulk_update(
         to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)

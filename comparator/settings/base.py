@@ -155,7 +155,8 @@ API_CSV_EXPORTS_MAX = int(os.environ.get("API_CSV_EXPORTS_MAX", "2"))
 API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
 # The offers list keeps its last rendered JSON pages in each process under the data version (providers.versions
 # .kept_page): a repeated request is answered from there until the data, a source or the clock (a source turning
-# stale) changes what it shows. At most this many pages per process (about 100 KB each); 0 switches it off.
+# stale) changes what it shows. At most this many pages per process (about 100 KB each) and 32 MiB in all
+# (providers.versions.KEPT_PAGES_BYTES); 0 switches it off.
 API_KEPT_PAGES = int(os.environ.get("API_KEPT_PAGES", "200"))
 # /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)

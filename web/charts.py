@@ -149,7 +149,7 @@ def offer_history(observations: Sequence[dict], *, gpu_count: Decimal, until: da
                                     hovertemplate="%{x|%Y-%m-%d %H:%M}<br>%{y:.3f} " + conversion.currency))
     figure.update_layout(**_LAYOUT, height=320, title={"text": title, "x": 0},
                          xaxis={"tickformat": "%Y-%m-%d"},
-                         yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
+                         yaxis={"title": {"text": axis_title}, "rangemode": "tozero", "automargin": True},
                          legend={"orientation": "h", "y": -0.2})
     return figure
 
@@ -215,7 +215,7 @@ def gpu_history(daily: pd.DataFrame, *, conversion: Conversion, names: dict[str,
             hovertemplate="%{x}<br>%{y:.3f} " + conversion.currency,
         ))
     figure.update_layout(**_LAYOUT, height=320, title={"text": title, "x": 0}, xaxis={"type": "date"},
-                         yaxis={"title": {"text": axis_title}, "rangemode": "tozero"},
+                         yaxis={"title": {"text": axis_title}, "rangemode": "tozero", "automargin": True},
                          legend={"orientation": "h", "y": -0.2})
     return figure
 

@@ -367,3 +367,22 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     assert k8s.facts_for("Standard_ND96isr_H100_v5", facts["azure"])["fabric"].value == "infiniband"
     assert "fabric" not in k8s.facts_for("Standard_NC24rs_v3", facts["azure"])  # "low latency" is not a fabric
     assert k8s.facts_for("gpu_8x_h100_sxm5", facts["lambda"])["managed_node"].value == "no"
+
+
+def test_an_answer_resting_on_an_inferred_fact_is_marked_on_the_offer_page_and_in_the_rows_list(gpus, client):
+    """The offer's page and the list an offers-table row fetches mark such an answer with the matrix's "~"
+    (inferred), and only such answers."""
+    import re
+
+    provider = ProviderFactory(slug="inf")
+    capabilities(provider, **MANAGED)
+    item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
+    services.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
+        "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
+        confidence="inferred")])
+    profile = Offer.objects.get(pk=item.pk).kubernetes_profile
+    for url in (f"/offers/{item.pk}/", f"/offers/kubernetes/{profile.pk}/"):
+        html = client.get(url).content.decode()
+        marked = re.findall(r'<li><strong>([^<]+)</strong><abbr title="inferred">~</abbr>', html)
+        assert "managed control plane: yes" in marked, url
+        assert len(marked) == len(profile.inferred) and not any(text.startswith("Vendor") for text in marked), url

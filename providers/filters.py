@@ -478,9 +478,11 @@ class OfferFilterSet(filters.FilterSet):
     def filter_seen_within(self, queryset, name, value):
         """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
         none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
-        source's last_success_at), so the bundled snapshot matches only by the dates its files state."""
+        source's last_success_at), so the bundled snapshot matches only by the dates its files state; nor is a file
+        pinned at a commit (the source's `revision`), which is as old as its commit however recently it was read."""
         cutoff = timezone.now() - timedelta(hours=float(value))
-        live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff)
+        live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff,
+                 source__revision="")
         return queryset.filter(Q(price_as_of__gte=cutoff) | live)
 
     def _capability_cells(self):

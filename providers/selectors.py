@@ -118,7 +118,7 @@ def source_status_list(*, now: datetime | None = None,
     dates = {
         row["source_id"]: row for row in Offer.objects.filter(is_active=True).values("source_id").annotate(
             oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"),
-            undated=Count("id", filter=Q(price_as_of__isnull=True)))
+            undated=Count("id", filter=Q(price_as_of__isnull=True) & ~LIVE_UNDATED))
     } if with_dates else {}
     for source in sources:
         source.age = now - source.last_success_at if source.last_success_at else None
@@ -136,6 +136,11 @@ def availability_polls_latest() -> dict[int, object]:
     return {poll.source_id: poll for poll in AvailabilityPoll.objects.filter(id__in=latest)}
 
 
+# Offers that state no price date but were read live from a source's own answer: as fresh as the run that read them
+# (the pages say "read live"). Not a file pinned at a commit (the source's revision): it is as old as its commit.
+LIVE_UNDATED = Q(price_as_of__isnull=True, source__last_success_at__isnull=False, source__revision="")
+
+
 def snapshot_dates() -> dict[str, object]:
     """What the offers on the site are: whether any source was read live, the oldest and newest date their data
     states and how many state none (for the home page's "bundled snapshot of <dates>" line). Two queries; inside a
@@ -144,7 +149,7 @@ def snapshot_dates() -> dict[str, object]:
     def read() -> dict[str, object]:
         row = Offer.objects.filter(is_active=True).aggregate(
             oldest=Min("price_as_of"), newest=Max("price_as_of"), offers=Count("id"),
-            undated=Count("id", filter=Q(price_as_of__isnull=True)))
+            undated=Count("id", filter=Q(price_as_of__isnull=True) & ~LIVE_UNDATED))
         row["live"] = DataSource.objects.filter(last_success_at__isnull=False).exists()
         return row
 

@@ -2,10 +2,11 @@
 
 SkyPilot's maintainers regenerate one `vms.csv` per cloud from each provider's API; we import them for providers we
 have no client for yet, marked as catalog-derived with the catalog's commit (the bundled snapshot replays the files
-at the commits below; a live run fetches the same paths). Columns: InstanceType, AcceleratorName, AcceleratorCount,
-vCPUs, MemoryGiB, Price, SpotPrice (USD per instance-hour), Region and GpuInfo (a Python/JSON literal with
-per-GPU `MemoryInfo.SizeInMiB` and `TotalGpuMemoryInMiB`). Rows without an accelerator are CPU machines and are
-not offers for this product.
+at the commits below; a live run fetches the same paths, and dates their prices by the commit, read from GitHub's
+API: the files state no date, and the commits' dates were not recorded with the copies). Columns: InstanceType,
+AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice (USD per instance-hour), Region and GpuInfo (a
+Python/JSON literal with per-GPU `MemoryInfo.SizeInMiB` and `TotalGpuMemoryInMiB`). Rows without an accelerator are
+CPU machines and are not offers for this product.
 """
 
 from __future__ import annotations
@@ -22,14 +23,16 @@ from pathlib import Path
 
 import httpx
 
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import SchemaScrapeError, ScrapedOffer, ScrapeError, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
+from .upstream import commit_date
 
 logger = logging.getLogger(__name__)
 
 RECORDED = Path(__file__).resolve().parent / "recorded"
-REPOSITORY = "https://github.com/skypilot-org/skypilot-catalog"
+REPOSITORY_NAME = "skypilot-org/skypilot-catalog"
+REPOSITORY = f"https://github.com/{REPOSITORY_NAME}"
 RAW = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog"
 REQUIRED_COLUMNS = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "SpotPrice", "Region"}
 
@@ -60,9 +63,20 @@ class SkyPilotCatalogClient:
         response = get(self.http, self.url())
         text = response.text
         try:
-            return self._parse(text)
+            result = self._parse(text)
         except csv.Error as exc:
             raise SchemaScrapeError(f"{self.path}: not a CSV file ({exc})") from exc
+        # The file states no date; its commit's is the date its prices hold (issue 13). A replay, which has no
+        # recording of GitHub's answer, and a live run GitHub does not answer leave the offers undated: never
+        # dated by the run, since the file at a pinned commit is no fresher for being read again.
+        try:
+            as_of = commit_date(self.http, REPOSITORY_NAME, self.info.revision)
+        except ScrapeError as exc:
+            logger.info("%s: the commit date of %s was not read (%s); its offers state no price date",
+                        self.info.slug, self.info.revision[:8], exc)
+        else:
+            result.offers = [replace(offer, price_as_of=as_of) for offer in result.offers]
+        return result
 
     def _parse(self, text: str) -> ScrapeResult:
         reader = csv.DictReader(io.StringIO(text))

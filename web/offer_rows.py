@@ -147,7 +147,9 @@ class RowFormat:
         # The data's own date, apart from when we last read it (issue 13).
         if row["price_as_of"]:
             dated = f'{words["price as of"]} {self.day(row["price_as_of"])}'
-        elif row["source__last_success_at"]:  # a live answer that states no date: as fresh as the run that read it
+        elif row["source__last_success_at"] and not row["source__revision"]:
+            # A live answer that states no date is as fresh as the run that read it; a file pinned at a commit
+            # (source revision) is as old as its commit, however recently it was read.
             dated = f'{words["price as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
         else:
             dated = words["price date not stated"]

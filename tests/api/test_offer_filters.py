@@ -67,7 +67,9 @@ CASES = [
     ("documented_only", "mps=not_on_this_machine", {"beta-h100"}),
     ("documented_only", "mps=not_on_this_machine&documented_only=true", set()),
     ("documented_only", "mps=unknown&documented_only=true", {"beta-h100"} | GAMMA),
-    ("seen_within_hours", "seen_within_hours=24", ACTIVE - {"beta-mi300x8"}),
+    # beta's catalog is a file pinned at a commit (its revision) that states no date: however recently a run read
+    # it, its offers are not "seen within" any number of hours (the API sources' undated offers are, by last_seen).
+    ("seen_within_hours", "seen_within_hours=24", ACTIVE - {"beta-mi300x8", "beta-h100"}),
     ("seen_within_hours", "seen_within_hours=1.5", ACTIVE - {"beta-mi300x8", "beta-h100"}),
     ("include_inactive", "include_inactive=true", ACTIVE | {"gamma-gone"}),
     ("include_inactive", "include_inactive=false", ACTIVE),
@@ -214,6 +216,21 @@ def test_seen_within_filters_on_the_datas_own_date_not_on_when_we_read_it(api, w
     assert world.offers["alpha-h100x8"].pk not in ids
     Offer.objects.filter(pk=world.offers["alpha-l4"].pk).update(price_as_of=timezone.now() - timedelta(hours=3))
     assert world.offers["alpha-l4"].pk in set(result_ids(api.get("/api/v1/offers/?seen_within_hours=24")))
+
+
+def test_seen_within_never_matches_an_undated_file_pinned_at_a_commit_however_recently_read(api, world):
+    """A catalog file at a pinned commit (the source's revision; SkyPilot's copies whose commit date GitHub did not
+    give) read by a live run a minute ago is as old as its commit, not a minute old."""
+    from django.utils import timezone
+
+    from providers.models import DataSource, Offer
+
+    offer = world.offers["alpha-h100x8"]
+    Offer.objects.filter(pk=offer.pk).update(price_as_of=None, last_seen=timezone.now())
+    DataSource.objects.filter(pk=offer.source_id).update(last_success_at=timezone.now())
+    assert offer.pk in set(result_ids(api.get("/api/v1/offers/?seen_within_hours=1")))
+    DataSource.objects.filter(pk=offer.source_id).update(revision="0f4070387edc953d7004cff197940e1918a1d6aa")
+    assert offer.pk not in set(result_ids(api.get("/api/v1/offers/?seen_within_hours=1")))
 
 
 def test_a_number_with_more_places_than_the_column_is_rounded_not_refused(api, world):

@@ -14,13 +14,14 @@ from django.utils import timezone
 
 from providers import services
 from providers.models import Offer, PriceObservation, RunStatus, ScrapeRun
-from scrapers import skypilot
+from scrapers import skypilot, upstream
 from scrapers.base import TransientScrapeError
 from scrapers.http import build_client
 from tests.factories import DataSourceFactory, result, scraped
 
 SLUG = "skypilot-lambda"
 CLIENT = skypilot.CLIENTS[SLUG]
+COMMIT_URL = upstream.commit_api_url(skypilot.REPOSITORY_NAME, CLIENT.info.revision)
 
 
 def recorded_csv() -> bytes:
@@ -32,6 +33,8 @@ def answering(body: bytes, status: int = 200, headers: dict | None = None) -> ht
     url = CLIENT.url()
 
     def handle(request):
+        if str(request.url) == COMMIT_URL:  # GitHub's answer on the catalog's commit date: none, as in a replay
+            raise httpx.ConnectError("no recorded payload", request=request)
         assert str(request.url) == url, request.url
         return httpx.Response(status, content=body, headers=headers or {})
     return httpx.MockTransport(handle)

@@ -1,9 +1,10 @@
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import httpx
 import pytest
 
-from scrapers import registry, skypilot
+from scrapers import registry, skypilot, upstream
 from scrapers.base import SchemaScrapeError
 from scrapers.http import build_client
 
@@ -17,8 +18,17 @@ def csv_row(instance="gpu_1x_a100", gpu="A100", count="1", price="1.29", region=
     return f'{instance},{gpu},{count},30,200,{price},{region},"{info}",{spot}\n'
 
 
-def client_for(handler) -> skypilot.SkyPilotCatalogClient:
+COMMIT_URL = upstream.commit_api_url(skypilot.REPOSITORY_NAME, LAMBDA.info.revision)
+# GitHub's documented example answer of "Get a commit" (scrapers/recorded/README.md): its date is the example's.
+COMMIT_EXAMPLE = (upstream.RECORDED / "github" / "get-a-commit-example.json").read_bytes()
+
+
+def client_for(handler, commit=None) -> skypilot.SkyPilotCatalogClient:
+    """The Lambda catalog client over `handler` for the catalog file, and `commit` (default: a 404) for GitHub's
+    answer about the catalog's commit."""
     def route(request: httpx.Request) -> httpx.Response:
+        if str(request.url) == COMMIT_URL:
+            return (commit or serve("{\"message\": \"Not Found\"}", 404))(request)
         assert str(request.url) == LAMBDA.url(), f"unexpected request {request.url}"
         return handler(request)
 
@@ -113,3 +123,37 @@ def test_a_second_row_of_one_size_and_region_at_another_price_is_refused_with_th
     result = client_for(serve(body)).fetch()
     assert [o.price_hour for o in result.offers] == [Decimal("1.29")]
     assert len(result.rejected) == 1 and "a second row for the same size and region at 2.10" in result.rejected[0]
+
+
+def test_a_live_run_dates_the_prices_by_the_catalogs_commit():
+    seen = []
+
+    def commit(request):
+        seen.append(request.headers["Accept"])
+        return httpx.Response(200, content=COMMIT_EXAMPLE, headers={"Content-Type": "application/json"})
+
+    offers = client_for(serve(HEADER + csv_row() + csv_row("gpu_8x_h100", gpu="H100", count="8")), commit).fetch(
+        ).offers
+    assert len(offers) == 2
+    assert {offer.price_as_of for offer in offers} == {datetime(2011, 4, 14, 16, 0, 49, tzinfo=UTC)}
+    assert seen == ["application/vnd.github+json"]
+
+
+@pytest.mark.parametrize("commit", [
+    serve('{"message": "Not Found"}', 404),
+    serve('{"message": "API rate limit exceeded"}', 403, {"X-RateLimit-Remaining": "0"}),
+    serve("", 502),
+    serve("<html>GitHub is down</html>", 200),
+    serve('{"sha": "0f40703", "commit": {"committer": {"name": "bot"}}}', 200),
+    serve('{"commit": {"committer": {"date": "2025-03-01T10:00:00"}}}', 200),  # no time zone: not a GitHub date
+], ids=["404", "rate-limited", "502", "not-json", "no-date", "naive-date"])
+def test_a_commit_date_github_does_not_give_leaves_the_catalog_imported_and_undated(commit):
+    result = client_for(serve(HEADER + csv_row()), commit).fetch()
+    assert [offer.instance_type for offer in result.offers] == ["gpu_1x_a100"]
+    assert result.offers[0].price_as_of is None  # never the moment of the run: the file is as old as its commit
+
+
+def test_the_bundled_replay_has_no_commit_dates_so_its_offers_state_none():
+    # The copies were recorded with their commits but not the commits' dates; the replay serves no answer of GitHub's.
+    offers = registry.make_client("skypilot-lambda", offline=True).fetch().offers
+    assert offers and all(offer.price_as_of is None for offer in offers)

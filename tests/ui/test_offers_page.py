@@ -315,6 +315,29 @@ def test_an_undated_offer_of_a_live_source_is_as_fresh_as_the_run_that_read_it(c
     DataSource.objects.filter(pk=offer.source_id).update(last_success_at=timezone.now())
     html = client.get("/?provider=acme").content.decode()
     assert "(read live)" in html
+    assert "(read live)" in client.get(f"/offers/{offer.pk}/").content.decode()
+
+
+def test_an_undated_file_pinned_at_a_commit_is_not_dated_by_the_run_that_read_it(client, data):
+    """A catalog file at a pinned commit (SkyPilot's, when GitHub did not give the commit's date) is as old as its
+    commit: read live a minute ago, its rows still say the price date is not stated, and the home page counts it."""
+    from django.utils import timezone
+
+    from providers.models import DataSource, Offer
+
+    offer = data["acme_h100"]
+    Offer.objects.filter(pk=offer.pk).update(price_as_of=None)
+    DataSource.objects.filter(pk=offer.source_id).update(
+        last_success_at=timezone.now(), revision="0f4070387edc953d7004cff197940e1918a1d6aa")
+    html = client.get("/?provider=acme").content.decode()
+    assert "(read live)" not in html and "price date not stated" in html
+    detail = client.get(f"/offers/{offer.pk}/").content.decode()
+    assert "(read live)" not in detail and "not stated by the source" in detail
+    note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/").content.decode(), re.S).group(1)
+    assert "come from copies that state no date" in " ".join(note.split())
+    DataSource.objects.filter(pk=offer.source_id).update(revision="")
+    note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/").content.decode(), re.S).group(1)
+    assert "come from copies that state no date" not in " ".join(note.split())
 
 
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
@@ -364,10 +387,12 @@ def test_the_data_note_says_how_many_offers_state_no_price_date(client, data, la
     (the SkyPilot catalog copies in the bundled snapshot), and says nothing of them once all are dated."""
     from datetime import UTC, datetime
 
-    from providers.models import Offer
+    from providers.models import DataSource, Offer
 
     Offer.objects.filter(is_active=True).update(price_as_of=datetime(2026, 8, 3, tzinfo=UTC))
     Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=None)
+    # a replayed copy (never read live), as the bundled snapshot's are; an undated live answer is "read live"
+    DataSource.objects.filter(pk=data["acme_h100"].source_id).update(last_success_at=None)
     note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/", HTTP_ACCEPT_LANGUAGE=language)
                      .content.decode(), re.S).group(1)
     assert undated_note in " ".join(note.split())

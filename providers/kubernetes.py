@@ -163,6 +163,7 @@ class Answer:
         if self.fabric is not None or self.efa_interfaces is not None:
             data["fabric"] = self.fabric
             data["efa_interfaces"] = self.efa_interfaces
+        data["inferred"] = self.inferred
         return data
 
 

@@ -743,6 +743,7 @@ class OfferAnswer:
     fabric: str | None = None
     efa_interfaces: int | None = None
     reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (services.offer_kubernetes_refresh)
+    inferred: bool = False  # it rests on an inferred cell or fact (the pages' "~")
 
     @property
     def reason_shown(self) -> str:
@@ -766,10 +767,11 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
             result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
             continue
         result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
-                                       stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""))
+                                       stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""),
+                                       bool(stored.get("inferred")))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
-                                   rdma.efa_interfaces, rdma.reason_zh)
+                                   rdma.efa_interfaces, rdma.reason_zh, rdma.inferred)
     return result
 
 

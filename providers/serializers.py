@@ -91,6 +91,10 @@ class KubernetesAnswerSerializer(KubernetesStateSerializer):
     reason_zh = serializers.CharField(required=False, help_text=(
         "The same reason in Simplified Chinese (the facts' own details stay as their sources state them)"))
     sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
+    inferred = serializers.BooleanField(help_text=(
+        "True when the answer rests on an inferred cell or fact (read from what a source implies, not what it "
+        "states; the pages mark it ~): check its sources before relying on it. With documented_only=true the "
+        "filters count such an answer as unknown"))
 
 
 class KubernetesRdmaStateSerializer(KubernetesStateSerializer):
@@ -178,6 +182,7 @@ def kubernetes_data(answers: dict | None) -> dict:
         if question == "rdma":
             entry["fabric"] = answer.fabric or k8s.UNKNOWN
             entry["efa_interfaces"] = answer.efa_interfaces
+        entry["inferred"] = answer.inferred
         data[question] = entry
     return data
 

@@ -28,6 +28,42 @@ def test_offer_carries_its_provenance_and_prices_as_numbers(api, world):
     assert body["is_active"] is True and body["is_stale"] is False
 
 
+def test_each_kubernetes_answer_says_whether_it_rests_on_an_inferred_fact(api, world):
+    """beta's MPS cell is inferred: the offer's MPS answer (not on this BYO machine) says so, as the pages' "~" does;
+    its documented answers say inferred false. The list gives it with the reasons, not without."""
+    offer = world.offers["beta-h100"]
+    answers = api.get(f"/api/v1/offers/{offer.id}/").json()["kubernetes"]
+    assert answers["mps"]["inferred"] is True and answers["mps"]["answer"] == "not_on_this_machine"
+    assert answers["time_slicing"]["inferred"] is False and answers["rdma"]["inferred"] is False
+    assert {question for question, answer in answers.items() if answer["inferred"]} == {"mps"}
+    listed = api.get("/api/v1/offers/?provider=beta&gpu=h100-sxm&kubernetes_reasons=true").json()["results"]
+    assert listed[0]["kubernetes"]["mps"]["inferred"] is True
+    plain = api.get("/api/v1/offers/?provider=beta&gpu=h100-sxm").json()["results"]
+    assert plain[0]["kubernetes"]["mps"] == {"answer": "not_on_this_machine"}
+
+
+def test_profiles_stored_before_the_inferred_flag_get_it_from_their_inferred_list(world):
+    """Migration 0015 writes each stored answer's `inferred` from the profile's list, so an old database gives the
+    flag without a new ingest."""
+    import importlib
+
+    from django.apps import apps
+
+    from providers.models import KubernetesProfile, Offer
+
+    migration = importlib.import_module("providers.migrations.0015_kubernetes_answers_inferred")
+    profile = KubernetesProfile.objects.get(offers=Offer.objects.get(pk=world.offers["beta-h100"].pk))
+    expected = profile.answers
+    assert profile.inferred == ["mps"]
+    KubernetesProfile.objects.filter(pk=profile.pk).update(answers={
+        question: {key: value for key, value in entry.items() if key != "inferred"}
+        for question, entry in profile.answers.items()})
+    migration.forwards(apps, None)
+    profile.refresh_from_db()
+    assert profile.answers == expected
+    assert profile.answers["mps"]["inferred"] is True and profile.answers["mig"]["inferred"] is False
+
+
 def test_offer_with_a_gpu_outside_the_catalog_keeps_the_source_spelling(api, world):
     body = api.get(f"/api/v1/offers/{world.offers['gamma-unknown-gpu'].id}/").json()
     assert body["gpu"] is None and body["gpu_name"] == "Z9" and body["price_hour_usd"] is None

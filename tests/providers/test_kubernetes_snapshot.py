@@ -106,6 +106,19 @@ def test_the_readme_example_returns_only_multi_gpu_nodes_with_a_fabric(db_access
     assert api_offers("gpu_family=H100&offering=managed&rdma=any")  # the ND H100 v5 nodes, InfiniBand
 
 
+def test_a_buyers_question_8x_h100_with_infiniband_on_managed_kubernetes_in_europe(db_access):
+    """The question the README asks: answered from the snapshot by Nebius's 8-GPU H100 preset in eu-north1 (Finland),
+    whose fabric rests on Nebius's own words (only 8-GPU presets join a GPU cluster with InfiniBand); Nebius's 1-GPU
+    presets say the provider has InfiniBand but not on that machine."""
+    offers = api_offers("gpu_family=H100&gpu_count_min=8&rdma=infiniband&offering=managed&continent=EU")
+    assert offers and {(offer.provider.slug, offer.country) for offer in offers} >= {("nebius", "FI")}
+    for offer in offers:
+        assert offer.gpu_count >= 8 and winning_facts(offer)["fabric"].value == "infiniband"
+    single = Offer.objects.select_related("kubernetes_profile").get(
+        provider__slug="nebius", instance_type="gpu-h100-sxm_1gpu-16vcpu-200gb", region="eu-north1")
+    assert single.kubernetes_profile.rdma == "not_on_this_machine"
+
+
 # --- one test per Kubernetes filter: its "yes" result never contradicts the offer's own facts ------------------------
 
 

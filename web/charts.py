@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 import pandas as pd
@@ -131,12 +131,27 @@ def price_distribution(points: Iterable[tuple[str, str, Decimal]], conversion: C
     return figure
 
 
+DAY_MS = 86_400_000
+
+
+def _date_axis(moments: Sequence[datetime]) -> dict:
+    """An x axis of dates. Moments within two days of each other (one observation, or one and the last sighting
+    the same day) get a three-day range with one tick a day: plotly's own ticks would repeat one date along the
+    axis, a tick every few hours all printed as the same day."""
+    axis = {"tickformat": "%Y-%m-%d"}
+    if moments and max(moments) - min(moments) < timedelta(days=2):
+        first = min(moments).replace(hour=0, minute=0, second=0, microsecond=0)
+        axis.update(range=[first - timedelta(days=1), first + timedelta(days=2)], dtick=DAY_MS)
+    return axis
+
+
 def offer_history(observations: Sequence[dict], *, gpu_count: Decimal, until: datetime, conversion: Conversion,
                   names: dict[str, str], title: str = "", axis_title: str = "") -> go.Figure:
     """Step lines of one offer's on-demand and spot price per GPU-hour, each observation holding until the next
     one and the last one until `until` (when the offer was last seen). `names` labels the two traces."""
     figure = go.Figure()
     count = gpu_count if gpu_count else Decimal(1)
+    moments = [row["observed_at"] for row in observations] + ([until] if observations else [])
     for field, key in (("price_hour_usd", "on_demand"), ("spot_price_hour_usd", "spot")):
         xs = [row["observed_at"] for row in observations]
         ys = [_amount(row[field] / count if row[field] is not None else None, conversion) for row in observations]
@@ -147,8 +162,7 @@ def offer_history(observations: Sequence[dict], *, gpu_count: Decimal, until: da
         figure.add_trace(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"shape": "hv"}, name=names[key],
                                     connectgaps=False,
                                     hovertemplate="%{x|%Y-%m-%d %H:%M}<br>%{y:.3f} " + conversion.currency))
-    figure.update_layout(**_LAYOUT, height=320, title={"text": title, "x": 0},
-                         xaxis={"tickformat": "%Y-%m-%d"},
+    figure.update_layout(**_LAYOUT, height=320, title={"text": title, "x": 0}, xaxis=_date_axis(moments),
                          yaxis={"title": {"text": axis_title}, "rangemode": "tozero", "automargin": True},
                          legend={"orientation": "h", "y": -0.2})
     return figure
@@ -167,7 +181,7 @@ def offer_stock(changes: Sequence[dict], *, until: datetime, names: dict[str, st
     figure = go.Figure(go.Scatter(x=xs, y=ys, mode="lines+markers", line={"shape": "hv"}, name=names["trace"],
                                   customdata=hover, hovertemplate="%{x|%Y-%m-%d %H:%M}<br>%{customdata}"))
     figure.update_layout(**_LAYOUT, height=220, title={"text": title, "x": 0}, showlegend=False,
-                         xaxis={"tickformat": "%Y-%m-%d"},
+                         xaxis=_date_axis(xs),
                          yaxis={"tickvals": [0, 1], "ticktext": [names["sold_out"], names["in_stock"]],
                                 "range": [-0.2, 1.2]})
     return figure

@@ -52,6 +52,25 @@ def test_offer_history_steps_to_the_last_seen_time_per_gpu():
     assert figure.data[0].line.shape == "hv"
 
 
+def test_a_history_within_one_day_shows_one_tick_a_day_not_one_date_repeated():
+    """One observation (the bundled snapshot's offers) seen again minutes later: a three-day axis with one tick a
+    day around it; a longer history keeps plotly's own ticks."""
+    rows = [{"observed_at": datetime(2026, 12, 2, 8, 4, tzinfo=UTC), "price_hour_usd": Decimal("23.6"),
+             "spot_price_hour_usd": Decimal("10")}]
+    figure = charts.offer_history(rows, gpu_count=Decimal(8), until=datetime(2026, 12, 2, 9, 30, tzinfo=UTC),
+                                  conversion=USD, names={"on_demand": "On-demand", "spot": "Spot"})
+    axis = figure.layout.xaxis
+    assert axis.dtick == charts.DAY_MS
+    assert [str(end)[:10] for end in axis.range] == ["2026-12-01", "2026-12-04"]
+    longer = charts.offer_history(rows, gpu_count=Decimal(8), until=datetime(2026, 12, 9, tzinfo=UTC),
+                                  conversion=USD, names={"on_demand": "On-demand", "spot": "Spot"})
+    assert longer.layout.xaxis.dtick is None and longer.layout.xaxis.range is None
+    stock = charts.offer_stock([{"changed_at": datetime(2026, 12, 2, 8, tzinfo=UTC), "availability": "available",
+                                 "available_count": None}], until=datetime(2026, 12, 2, 8, 30, tzinfo=UTC),
+                               names={"trace": "Stock", "in_stock": "In stock", "sold_out": "Sold out"})
+    assert stock.layout.xaxis.dtick == charts.DAY_MS
+
+
 def test_daily_series_holds_prices_until_the_next_observation_and_stops_inactive_offers():
     def row(offer, day, price, active=True, last_seen=None):
         return {"offer_id": offer, "observed_at": datetime(2026, 11, day, 12, tzinfo=UTC),

@@ -548,12 +548,11 @@ def kubernetes_answers_attach(rows: list[dict]) -> None:
             (row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]))
 
 
-def kubernetes_profile_answers(*, profile_id: int) -> tuple[object, dict, list[str]] | None:
-    """(computed_at, answers, the questions whose answer rests on an inferred fact) of one stored Kubernetes profile,
-    or None when there is no such profile. One query."""
+def kubernetes_profile_answers(*, profile_id: int) -> tuple[object, dict] | None:
+    """(computed_at, answers) of one stored Kubernetes profile, or None when there is no such profile. One query."""
     from .models import KubernetesProfile
 
-    return KubernetesProfile.objects.filter(id=profile_id).values_list("computed_at", "answers", "inferred").first()
+    return KubernetesProfile.objects.filter(id=profile_id).values_list("computed_at", "answers").first()
 
 
 def offer_get(*, offer_id: int) -> Offer | None:

@@ -65,9 +65,9 @@ def _summary_html(parts: dict, language: str) -> str:
     return f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'
 
 
-def kubernetes_answers_html(answers: dict | None, inferred=()) -> SafeString:
+def kubernetes_answers_html(answers: dict | None) -> SafeString:
     """Every answer of one offer's machine with its reason and source links, as a list (inside the cell's
-    disclosure); an answer that rests on an inferred fact (the profile's `inferred`) carries the matrix's "~" mark.
+    disclosure); an answer that rests on an inferred fact (its stored `inferred`) carries the matrix's "~" mark.
     Every text from the data is escaped."""
     items, unsourced = [], []
     for question, answer in kubernetes_answers_of(answers).items():
@@ -80,20 +80,20 @@ def kubernetes_answers_html(answers: dict | None, inferred=()) -> SafeString:
                          for url in answer.sources)
         heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
         links = f" {links}" if links else ""
-        mark = f'<abbr title="{escape(gettext("inferred"))}">~</abbr>' if question in inferred else ""
+        mark = f'<abbr title="{escape(gettext("inferred"))}">~</abbr>' if answer.inferred else ""
         items.append(f"<li><strong>{escape(heading)}</strong>{mark} {escape(answer.reason_shown)}{links}</li>")
     if unsourced:
         items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
     return SafeString(f'<ul>{"".join(items)}</ul>')
 
 
-def kubernetes_cell_html(answers: dict | None, *, open_: bool = False, inferred=()) -> SafeString:
+def kubernetes_cell_html(answers: dict | None, *, open_: bool = False) -> SafeString:
     """One offer's Kubernetes cell: a few symbols (managed node, MIG, RDMA fabric) in a <details> summary that a
     keyboard and a screen reader reach, and every answer with its reason and source links inside. Every text from
     the data is escaped."""
     summary = _summary_html(kubernetes_answers_of(answers), get_language())
     return SafeString(f'<details class="k8s{" full" if open_ else ""}"{" open" if open_ else ""}>{summary}'
-                      f"{kubernetes_answers_html(answers, inferred)}</details>")
+                      f"{kubernetes_answers_html(answers)}</details>")
 
 
 def kubernetes_row_cell_html(answers: dict | None, *, profile_id: int | None) -> tuple[str, str]:
@@ -116,6 +116,4 @@ def offer_kubernetes_html(offer, *, open_: bool = False) -> SafeString:
     """The Kubernetes cell of an Offer instance loaded with its profile (selectors.offer_list,
     cheapest_offers_by_gpu)."""
     profile = offer.kubernetes_profile
-    if profile is None:
-        return kubernetes_cell_html(None, open_=open_)
-    return kubernetes_cell_html(profile.answers, open_=open_, inferred=profile.inferred)
+    return kubernetes_cell_html(profile.answers if profile is not None else None, open_=open_)

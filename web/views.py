@@ -214,11 +214,11 @@ def kubernetes_answers(request: HttpRequest, profile_id: int) -> HttpResponse:
     found = selectors.kubernetes_profile_answers(profile_id=profile_id)
     if found is None:
         raise Http404("no such Kubernetes profile")
-    computed_at, answers, inferred = found
+    computed_at, answers = found
     key = (get_language(), profile_id, computed_at)
     html = ANSWER_LISTS.get(key)
     if html is None:
-        html = remember_in(ANSWER_LISTS, key, kubernetes_answers_html(answers, inferred))
+        html = remember_in(ANSWER_LISTS, key, kubernetes_answers_html(answers))
     return HttpResponse(html)
 
 

@@ -295,16 +295,22 @@ def test_an_offer_never_derived_answers_unknown_everywhere(gpus):
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id + 1000]) == {}
 
 
-def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
+def offer_on_an_inferred_managed_node(gpus):
+    """An 8x H100 offer of a managed-Kubernetes provider whose machine is a node by an inferred fact only."""
     provider = ProviderFactory(slug="inf")
     capabilities(provider, **MANAGED)
     item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
     services.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
         "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
         confidence="inferred")])
+    return item
+
+
+def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
+    item = offer_on_an_inferred_managed_node(gpus)
     profile = Offer.objects.get(pk=item.pk).kubernetes_profile
     assert profile.managed_node == "yes" and "managed_node" in profile.inferred and "mig" in profile.inferred
-    assert Capability.objects.filter(provider=provider).exists()
+    assert Capability.objects.filter(provider=item.provider).exists()
 
 
 @pytest.mark.parametrize(("data", "message"), [
@@ -374,12 +380,7 @@ def test_an_answer_resting_on_an_inferred_fact_is_marked_on_the_offer_page_and_i
     (inferred), and only such answers."""
     import re
 
-    provider = ProviderFactory(slug="inf")
-    capabilities(provider, **MANAGED)
-    item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
-    services.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
-        "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
-        confidence="inferred")])
+    item = offer_on_an_inferred_managed_node(gpus)
     profile = Offer.objects.get(pk=item.pk).kubernetes_profile
     for url in (f"/offers/{item.pk}/", f"/offers/kubernetes/{profile.pk}/"):
         html = client.get(url).content.decode()

@@ -31,6 +31,10 @@ from scrapers.normalize import to_usd
 
 from . import sizing
 
+# The most nodes one workload may span: far above any real single workload, and the bound that keeps placing it cheap
+# (advisor.inputs reads it for the form's and the API's limits).
+MAX_NODES = 1000
+
 # A month is 365 * 24 / 12 = 730 hours, the figure the hyperscalers' price calculators use.
 HOURS_PER_MONTH = Decimal("730")
 CENT = Decimal("0.01")
@@ -875,17 +879,37 @@ def replica_fit(memory_gb: Decimal, degrees: tuple[int, ...], gpu_memory_gb: Dec
     return None
 
 
-def nodes_for(pods_gpus: list[int], node_gpus: int) -> int:
-    """Nodes needed for pods asking for these GPU counts, first-fit decreasing (a pod never spans nodes)."""
-    free: list[int] = []
+def nodes_for(pods_gpus: dict[int, int], node_gpus: int, *, limit: int = MAX_NODES) -> int | None:
+    """Nodes needed for pods asking for these GPU counts ({GPUs per pod: pods}), first-fit decreasing (a pod never
+    spans nodes), or None when more than `limit` nodes would be needed.
+
+    Identical pods are placed a group at a time: first-fit puts a run of equal pods into the first node with room
+    until it is full, then the next, so a group fills each node's room in turn and then opens new nodes, which is
+    the same packing one pod at a time gives, in time bounded by groups x nodes rather than by pods squared.
+    """
+    rooms: list[int] = []
     for gpus in sorted(pods_gpus, reverse=True):
-        for index, room in enumerate(free):
-            if room >= gpus:
-                free[index] -= gpus
+        left = pods_gpus[gpus]
+        if left < 1 or gpus < 1:
+            continue
+        for index, room in enumerate(rooms):
+            if left == 0:
                 break
-        else:
-            free.append(node_gpus - gpus)
-    return len(free)
+            take = min(left, room // gpus)
+            rooms[index] -= take * gpus
+            left -= take
+        if left:
+            per_node = node_gpus // gpus
+            if per_node < 1:
+                return None
+            new_nodes = -(-left // per_node)
+            if len(rooms) + new_nodes > limit:
+                return None
+            full, last = divmod(left, per_node)
+            rooms += [node_gpus - per_node * gpus] * full
+            if last:
+                rooms.append(node_gpus - last * gpus)
+    return len(rooms)
 
 
 def placement(spec: WorkloadSpec, models: tuple[ModelNeed, ...], offer: OfferData,
@@ -904,7 +928,7 @@ def placement(spec: WorkloadSpec, models: tuple[ModelNeed, ...], offer: OfferDat
         layout = ReplicaLayout(name, spec.nodes, spec.gpus_per_node, resource=resource)
         return (layout,), spec.gpus_per_node * spec.nodes, spec.nodes
     layouts: list[ReplicaLayout] = []
-    pods: list[int] = []
+    pods: dict[int, int] = {}
     shared_mode = spec.sharing != WHOLE
     if shared_mode and plan.gpus(spec.sharing) is None:
         return None  # MIG asked for, and this GPU has no MIG profile that holds the replicas
@@ -924,15 +948,20 @@ def placement(spec: WorkloadSpec, models: tuple[ModelNeed, ...], offer: OfferDat
             return None
         gpus_per_pod, pods_per_replica = fit
         layouts.append(ReplicaLayout(name, model.count, gpus_per_pod, pods_per_replica, resource, "", model.hf_id))
-        pods += [gpus_per_pod] * (model.count * pods_per_replica)
+        pods[gpus_per_pod] = pods.get(gpus_per_pod, 0) + model.count * pods_per_replica
     shared_gpus = 0
     if shared_mode:
         mode_gpus = plan.gpus(spec.sharing)
         if mode_gpus is None:
             return None
         shared_gpus = mode_gpus - plan.oversized_gpus
-    gpus = sum(pods) + shared_gpus
-    return tuple(layouts), gpus, max(1, nodes_for(pods + [1] * shared_gpus, node_gpus))
+    gpus = sum(size * count for size, count in pods.items()) + shared_gpus
+    if shared_gpus:
+        pods[1] = pods.get(1, 0) + shared_gpus
+    nodes = nodes_for(pods, node_gpus)
+    if nodes is None:
+        return None  # more nodes than any single workload the advisor sizes (MAX_NODES)
+    return tuple(layouts), gpus, max(1, nodes)
 
 
 def _kind_note(spec: WorkloadSpec) -> Note:

@@ -9,7 +9,7 @@ from typing import Any
 from . import engine, sizing
 
 # Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
-MAX_NODES = 1000
+MAX_NODES = engine.MAX_NODES
 MAX_GPUS_PER_NODE = 64
 MAX_MODEL_LINES = 50
 MAX_MODEL_REPLICAS = 1000

@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
+from providers.filters import CONTINENTS, country_codes, gpu_choices, gpu_family_choices
 
 from . import engine, sizing
 from .inputs import (
@@ -31,7 +31,21 @@ def _money(**kwargs):
                                     required=False, allow_null=True, **kwargs)
 
 
-class ModelNeedInputSerializer(serializers.Serializer):
+class StrictFieldsMixin:
+    """Refuses fields the serializer does not know (`replica` for `replicas` would otherwise be dropped silently and
+    the advice computed for one replica), naming each with the fields it does know."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(str(key) for key in data if key not in self.fields)
+            if unknown:
+                known = ", ".join(sorted(self.fields))
+                raise serializers.ValidationError(
+                    {key: [_("Unknown field; the fields are: %(known)s.") % {"known": known}] for key in unknown})
+        return super().to_internal_value(data)
+
+
+class ModelNeedInputSerializer(StrictFieldsMixin, serializers.Serializer):
     count = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS)
     memory_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                          max_value=MAX_MEMORY_GB)
@@ -42,10 +56,14 @@ class CountryCodeField(serializers.CharField):
         value = super().to_internal_value(data).strip().upper()
         if len(value) != 2 or not value.isalpha():
             raise serializers.ValidationError(_("Use a two-letter ISO country code such as US or DE."))
+        if value not in country_codes():
+            # The same rule as the offers filter's `country` (an unassigned code such as UK or EU names no country).
+            raise serializers.ValidationError(
+                _("No country has the ISO code %(codes)s; use codes such as US or DE.") % {"codes": value})
         return value
 
 
-class AdviseInputSerializer(serializers.Serializer):
+class AdviseInputSerializer(StrictFieldsMixin, serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)

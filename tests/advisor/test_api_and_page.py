@@ -144,8 +144,14 @@ def test_api_break_even_against_the_best_complete_option(client, market):
     ({**BATCH, "hours_per_month": 800}, "hours_per_month"),
     ({**BATCH, "hours_per_month": 100, "utilisation_percent": 50}, "hours_per_month"),
     ({**BATCH, "countries": ["Germany"]}, "countries"),
+    # Two letters but no country: the United Kingdom's code is GB, and EU is a union, not an ISO 3166-1 code.
+    ({**BATCH, "countries": ["uk"]}, "countries"),
+    ({**BATCH, "countries": ["EU"]}, "countries"),
+    # A misspelt field is refused, not dropped (the advice would silently be for one replica).
+    ({**BATCH, "replica": 2}, "replica"),
     ({**BATCH, "must_haves": ["telepathy"]}, "must_haves"),
     ({"kind": "inference", "models": [{"count": "many", "memory_gb": 9}]}, "models"),
+    ({"kind": "inference", "models": [{"count": 1, "memory_gb": 9, "memroy": 1}]}, "models"),
     ({**BATCH, "purchase_price_usd": -5}, "purchase_price_usd"),
 ])
 def test_bad_input_is_a_400_naming_the_field(client, market, body, field):

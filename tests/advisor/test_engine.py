@@ -450,3 +450,39 @@ def test_mig_and_time_slicing_only_where_the_offer_answers_yes():
     unknown = {1: {"time_slicing": engine.OfferAnswer("time_slicing", "unknown")}}
     advice = engine.advise(time_sliced, offers=offers[:1], cells={"p": provider}, per_eur={}, answers=unknown)
     assert advice.options == () and [o.unverified for o in advice.unverified] == [("time_slicing",)]
+
+
+def _first_fit_decreasing(pods: list[int], node_gpus: int) -> int:
+    """The textbook packing, one pod at a time: the reference nodes_for must agree with."""
+    free: list[int] = []
+    for gpus in sorted(pods, reverse=True):
+        for index, room in enumerate(free):
+            if room >= gpus:
+                free[index] -= gpus
+                break
+        else:
+            free.append(node_gpus - gpus)
+    return len(free)
+
+
+def test_nodes_for_packs_groups_of_pods_exactly_as_first_fit_decreasing_one_pod_at_a_time():
+    import random
+
+    from advisor.engine import nodes_for
+
+    rng = random.Random(20261204)
+    for _ in range(2000):
+        node_gpus = rng.choice([1, 2, 4, 8, 16])
+        sizes = [size for size in (1, 2, 4, 8, 16) if size <= node_gpus]
+        groups = {rng.choice(sizes): rng.randint(0, 40) for _ in range(rng.randint(1, 4))}
+        pods = [size for size, count in groups.items() for _ in range(count)]
+        assert nodes_for(groups, node_gpus) == _first_fit_decreasing(pods, node_gpus), (groups, node_gpus)
+
+
+def test_nodes_for_gives_up_past_the_node_limit_instead_of_placing_a_million_pods():
+    from advisor.engine import MAX_NODES, nodes_for
+
+    assert nodes_for({8: MAX_NODES}, 8) == MAX_NODES
+    assert nodes_for({8: MAX_NODES + 1}, 8) is None
+    # A replica spread over a million pods (a 10M-token context) is refused at once, not packed pod by pod.
+    assert nodes_for({8: 1_000_000}, 8) is None

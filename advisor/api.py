@@ -6,12 +6,14 @@ CSRF token a session-authenticated POST would need.
 """
 
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
+from rest_framework.exceptions import APIException
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from providers.api import AdviseRateThrottle
 
+from .engine import AdviceOverBudget
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 
@@ -23,6 +25,17 @@ INVALID_INPUT = OpenApiResponse(
 )
 
 
+class AdviceTooSlow(APIException):
+    status_code = 503
+    default_detail = ("This advice took longer than the advisor's time budget; retry later, or narrow it (a GPU, "
+                      "a location, fewer models or a shorter context).")
+    default_code = "advice_over_budget"
+
+    def __init__(self):
+        super().__init__()
+        self.wait = 30
+
+
 class AdviseApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -30,11 +43,15 @@ class AdviseApi(APIView):
 
     @extend_schema(
         request=AdviseInputSerializer,
-        responses={200: AdviceOutputSerializer, 400: INVALID_INPUT},
+        responses={200: AdviceOutputSerializer, 400: INVALID_INPUT,
+                   503: OpenApiResponse(description="The advice went past the advisor's time budget (Retry-After).")},
         summary="Advise where to run a GPU workload on Kubernetes and what it costs per month",
     )
     def post(self, request):
         serializer = AdviseInputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        advice = advice_get(spec=serializer.spec)
+        try:
+            advice = advice_get(spec=serializer.spec)
+        except AdviceOverBudget:
+            raise AdviceTooSlow() from None
         return Response(AdviceOutputSerializer(advice).data)

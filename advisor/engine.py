@@ -17,6 +17,7 @@ of whoever reads it, and tests compare codes and numbers rather than prose.
 from __future__ import annotations
 
 import re
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -34,6 +35,11 @@ from . import sizing
 # The most nodes one workload may span: far above any real single workload, and the bound that keeps placing it cheap
 # (advisor.inputs reads it for the form's and the API's limits).
 MAX_NODES = 1000
+
+
+class AdviceOverBudget(Exception):
+    """Ranking went past its time budget (settings.ADVISOR_BUDGET_SECONDS): the request is answered 503 rather than
+    holding a web worker for as long as an unusual input takes."""
 
 # A month is 365 * 24 / 12 = 730 hours, the figure the hyperscalers' price calculators use.
 HOURS_PER_MONTH = Decimal("730")
@@ -1034,7 +1040,8 @@ def _one_row_per_sku(options: list[Option]) -> list[Option]:
 
 
 def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict[str, Cell]],
-           per_eur: dict[str, Decimal], answers: dict[int, dict[str, OfferAnswer]] | None = None) -> Advice:
+           per_eur: dict[str, Decimal], answers: dict[int, dict[str, OfferAnswer]] | None = None,
+           deadline: float | None = None) -> Advice:
     """Rank `offers` (already narrowed to the GPU, GPU count and location asked for) for `spec`.
 
     `cells` maps provider slug -> capability key -> Cell; `answers` maps offer id -> the offer's own Kubernetes
@@ -1045,6 +1052,8 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
     Verified options (every required item met, the whole cost known) are ranked by total monthly cost; the others
     form the "may also fit (unverified)" group, ranked apart: fewest unknowns first, then the known part of their
     cost. Each group keeps one row per SKU (provider, instance type, GPU and count), in its cheapest region.
+
+    `deadline` (a time.monotonic() value) bounds the work: past it, AdviceOverBudget is raised.
     """
     answers = answers or {}
     hours = monthly_hours(spec)
@@ -1058,7 +1067,9 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
     min_memory = min_gpu_memory_gb(spec, estimate, models)
     scored: list[tuple[tuple, Option]] = []
 
-    for offer in offers:
+    for number, offer in enumerate(offers):
+        if deadline is not None and number % 64 == 0 and time.monotonic() > deadline:
+            raise AdviceOverBudget
         if offer.price_hour_usd is None:
             unpriced += 1
             continue

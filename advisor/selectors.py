@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 from collections import defaultdict
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from providers.filters import offer_filterset
@@ -89,8 +91,13 @@ def _cells(provider_ids: set[int]) -> dict[str, dict[str, engine.Cell]]:
     return dict(cells)
 
 
-def advice_get(*, spec: engine.WorkloadSpec) -> engine.Advice:
-    """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer."""
+def advice_get(*, spec: engine.WorkloadSpec, budget_seconds: float | None = None) -> engine.Advice:
+    """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer.
+
+    Raises engine.AdviceOverBudget when ranking runs past `budget_seconds` (default settings.ADVISOR_BUDGET_SECONDS,
+    counted from the call)."""
+    budget = settings.ADVISOR_BUDGET_SECONDS if budget_seconds is None else budget_seconds
+    deadline = time.monotonic() + budget if budget else None
     offers = list(advisor_offer_list(spec=spec))
     offer_data = [_offer_data(offer) for offer in offers]
     cells = _cells({offer.provider_id for offer in offers})
@@ -100,6 +107,7 @@ def advice_get(*, spec: engine.WorkloadSpec) -> engine.Advice:
         cells=cells,
         per_eur=exchange_rates_latest(),
         answers=offer_answers(offer_data, cells),
+        deadline=deadline,
     )
     logger.info("advice for %s: %d candidates, %d ranked", spec.kind, advice.candidates, advice.ranked)
     if advice.chosen is None:

@@ -1,8 +1,13 @@
 """The advisor page: parses the GET form, asks the one selector, renders. Bad input re-renders the form with the
-problems named at their fields and status 400."""
+problems named at their fields and status 400. The page is throttled like POST /api/v1/advise/, in the same count
+per client (each advice ranks every offer, whichever door it comes in by), and bounded by the same time budget."""
 
 from django.shortcuts import render
+from django.utils.translation import gettext as _
 
+from providers.api import AdviseRateThrottle
+
+from .engine import AdviceOverBudget
 from .forms import AdvisorForm
 from .selectors import advice_get
 
@@ -11,9 +16,26 @@ def advisor_page(request):
     form = AdvisorForm(request.GET or None)
     advice = None
     status = 200
+    refusal = ""
+    retry_after = None
     if form.is_bound:
-        if form.is_valid():
-            advice = advice_get(spec=form.spec)
-        else:
+        if not form.is_valid():
             status = 400
-    return render(request, "advisor/advisor.html", {"form": form, "advice": advice}, status=status)
+        else:
+            throttle = AdviseRateThrottle()
+            if not throttle.allow_request(request, None):
+                status, retry_after = 429, int(throttle.wait() or 60)
+                refusal = _("Too many advice requests from your address; try again in %(seconds)s seconds.") % {
+                    "seconds": retry_after}
+            else:
+                try:
+                    advice = advice_get(spec=form.spec)
+                except AdviceOverBudget:
+                    status, retry_after = 503, 30
+                    refusal = _("This advice took longer than the advisor's time budget; retry later, or narrow it "
+                                "(a GPU, a location, fewer models or a shorter context).")
+    response = render(request, "advisor/advisor.html", {"form": form, "advice": advice, "refusal": refusal},
+                      status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response

@@ -251,3 +251,33 @@ def test_sized_advice_renders_its_arithmetic_in_chinese(client, market):
     assert "权重：70.6 B 参数 x 2 字节（FP16）= 141.2 GB。" in html
     assert '<h2 id="unverified">' not in html  # the US market has one verified offer and nothing unverified
     assert "在其节点上" in html  # the options table, in Chinese
+
+
+def test_page_and_api_share_one_throttle_per_client(client, market, settings):
+    """Each advice ranks every offer, so the page is throttled like the API, in the same count per client: the page
+    had no limit, and eight concurrent page requests slowed every other page."""
+    settings.API_ADVISE_RATE = "2/minute"
+    page = {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"}
+    assert client.get(reverse("advisor"), page).status_code == 200
+    assert advise(client, BATCH).status_code == 200
+    refused_page = client.get(reverse("advisor"), page)
+    assert refused_page.status_code == 429
+    assert int(refused_page["Retry-After"]) >= 1
+    assert "advice-refused" in refused_page.content.decode()
+    refused_api = advise(client, BATCH)
+    assert refused_api.status_code == 429
+    # The form alone (no advice asked for) is never throttled.
+    assert client.get(reverse("advisor")).status_code == 200
+
+
+def test_advice_past_its_time_budget_is_a_503_with_retry_after_on_both_doors(client, market, settings):
+    settings.ADVISOR_BUDGET_SECONDS = 1e-9  # every advice is over budget
+    response = advise(client, BATCH)
+    assert response.status_code == 503
+    assert response["Retry-After"] == "30"
+    assert response.json()["detail"]
+    page = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"})
+    assert page.status_code == 503
+    assert "advice-refused" in page.content.decode()
+    settings.ADVISOR_BUDGET_SECONDS = 0  # no bound: the same advice is given
+    assert advise(client, BATCH).status_code == 200

@@ -138,8 +138,22 @@
     });
   }
 
+  // The advisor: its answer comes first, so the focus moves to it (screen readers hear the heading, keyboards start
+  // there); "Change the inputs" opens the form's disclosure rather than jumping to a closed one.
+  function advisorResult() {
+    var result = document.getElementById("advice-result");
+    if (result) { result.focus({preventScroll: true}); }
+    document.querySelectorAll('a[href="#advisor-inputs"]').forEach(function (link) {
+      link.addEventListener("click", function () {
+        var inputs = document.getElementById("advisor-inputs");
+        if (inputs) { inputs.open = true; }
+      });
+    });
+  }
+
   function start() {
     navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser(); cellDisclosures();
+    advisorResult();
     window.addEventListener("resize", scrollableTables);
     document.body.addEventListener("htmx:afterSettle", scrollableTables);
   }

@@ -281,3 +281,19 @@ def test_advice_past_its_time_budget_is_a_503_with_retry_after_on_both_doors(cli
     assert "advice-refused" in page.content.decode()
     settings.ADVISOR_BUDGET_SECONDS = 0  # no bound: the same advice is given
     assert advise(client, BATCH).status_code == 200
+
+
+def test_page_puts_the_answer_before_the_form_and_keeps_the_form_one_click_away(client, market):
+    """The 70B answer appeared almost three screens below the form: the answer comes first, says what it assumed,
+    and the inputs follow in a disclosure with every field still filled in."""
+    html = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2",
+                                           "nodes": "2"}).content.decode()
+    result, options = html.index('id="advice-result"'), html.index('id="options"')
+    form = html.index('<form class="advisor"')
+    assert result < options < form
+    assert html.index("What this advice assumed") < options
+    assert '<details class="advisor-inputs" id="advisor-inputs">' in html
+    assert 'name="nodes" value="2"' in html[form:]
+    # Without an advice the page is the form alone, first.
+    empty = client.get(reverse("advisor")).content.decode()
+    assert 'id="advice-result"' not in empty and '<form class="advisor"' in empty

@@ -10,7 +10,7 @@ services.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps 
 provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
 GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
-managed-Kubernetes nodes, `rdma=any` machines with a documented fabric, `rdma=efa` EFA ones. With
+managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
 `documented_only=true` an answer resting on an inferred cell or fact counts as unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
@@ -37,8 +37,8 @@ from django_filters.fields import BaseCSVField
 from scrapers.normalize import to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
-from .kubernetes import FABRICS
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
+from .kubernetes import PLAIN_CLASS, RDMA_CLASS, TCP_CLASS, TCP_KINDS
 from .models import (
     Availability,
     Capability,
@@ -61,7 +61,31 @@ CONTINENTS = [
 YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
                   (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
 OFFERING_CHOICES = [("managed", "managed"), ("byo", "byo"), ("none", "none"), (UNKNOWN, UNKNOWN)]
-RDMA_CHOICES = [(fabric, fabric) for fabric in FABRICS] + [("any", "any"), ("none", "none"), (UNKNOWN, UNKNOWN)]
+# The fabric between nodes a buyer asks for (classes and kinds: providers.kubernetes.fabric_class). Each choice is
+# one term on the machine's stored profile: all of its (column, allowed values) atoms.
+RDMA_CHOICES = [
+    ("any", _("GPUDirect RDMA between nodes (InfiniBand, RoCE, or EFA with GPUDirect RDMA)")),
+    ("multinode", _("multi-node GPU fabric: GPUDirect RDMA or GPU-direct over TCP")),
+    ("infiniband", _("InfiniBand only")),
+    ("roce", _("RoCE only")),
+    ("efa", _("EFA with GPUDirect RDMA")),
+    ("tcpx", _("GPU-direct over TCP (GPUDirect-TCPX or -TCPXO)")),
+    ("none", _("plain network only (no GPUDirect RDMA, no GPU-direct over TCP)")),
+    (UNKNOWN, _("fabric unknown")),
+]
+RDMA_TERMS = {
+    "any": [("fabric_class", [RDMA_CLASS])],
+    "multinode": [("fabric_class", [RDMA_CLASS, TCP_CLASS])],
+    "infiniband": [("fabric", ["infiniband"])],
+    "roce": [("fabric", ["roce"])],
+    "efa": [("fabric", ["efa"]), ("fabric_class", [RDMA_CLASS])],
+    "tcpx": [("fabric", list(TCP_KINDS))],
+    "none": [("fabric_class", [PLAIN_CLASS])],
+    UNKNOWN: [("fabric_class", [UNKNOWN])],
+}
+# Choices of earlier releases, read as the closest choice of today's (bookmarked URLs, signed subscribe links; saved
+# digest filters are rewritten by digest migration 0002 with the same table).
+RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
 BOOLEAN_CAPABILITIES = (
@@ -89,6 +113,19 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
             if item not in valid:
                 raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
                                             params={"value": item})
+
+
+class RenamedChoiceField(CommaMultipleChoiceField):
+    """A CommaMultipleChoiceField that reads a retired choice as the one that replaced it (`renamed`)."""
+
+    renamed: dict[str, str] = {}
+
+    def to_python(self, value):
+        return list(dict.fromkeys(self.renamed.get(item, item) for item in super().to_python(value)))
+
+
+class RdmaChoiceField(RenamedChoiceField):
+    renamed = RDMA_RENAMED
 
 
 class CopiedCheaply:
@@ -133,6 +170,10 @@ class MultipleChoice(CopiedCheaply, filters.MultipleChoiceFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("distinct", False)
         super().__init__(*args, **kwargs)
+
+
+class RdmaChoice(MultipleChoice):
+    field_class = RdmaChoiceField
 
 
 class RelatedChoice(MultipleChoice):
@@ -354,7 +395,7 @@ class OfferFilterSet(filters.FilterSet):
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
                                   choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
                                   label=_("GPU driver / Operator"))
-    rdma = MultipleChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("RDMA fabric"))
+    rdma = RdmaChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("Fabric between nodes"))
     control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
                                    label=_("Maximum control-plane fee (USD per cluster-hour)"))
     documented_only = BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
@@ -567,8 +608,8 @@ class OfferFilterSet(filters.FilterSet):
             for question in row["inferred"]:
                 if question in row and row[question] != UNKNOWN:
                     row[question] = UNKNOWN
-                if question == "rdma" and "fabric" in row:
-                    row["fabric"] = UNKNOWN
+                if question == "rdma":
+                    row.update({column: UNKNOWN for column in ("fabric", "fabric_class") if column in row})
             if all(any(all(row[column] in states for column, states in term) for term in terms)
                    for terms, _ in clauses):
                 matching.add(row["id"])
@@ -608,21 +649,11 @@ class OfferFilterSet(filters.FilterSet):
         return queryset
 
     def filter_rdma(self, queryset, name, value):
-        """any: machines with a documented fabric between nodes; a fabric kind: machines with that fabric; none:
-        machines documented without one (or whose provider has none); unknown: no source either way."""
-        if not value:
-            return queryset
-        fabrics = [item for item in value if item in FABRICS]
-        terms = []
-        if "any" in value:
-            terms.append([("rdma", ["yes"])])
-        if fabrics:
-            terms.append([("rdma", ["yes"]), ("fabric", fabrics)])
-        if "none" in value:
-            terms.append([("rdma", ["no", NOT_ON_THIS_MACHINE])])
-        if UNKNOWN in value:
-            terms.append([("rdma", [UNKNOWN])])
-        self._clause(terms, unknown=UNKNOWN in value)
+        """The machine's fabric between nodes, by class or kind (RDMA_TERMS): `any` is GPUDirect RDMA between nodes,
+        `multinode` adds GPU-direct over TCP, `infiniband` is InfiniBand only (not "InfiniBand or RoCE, depends on
+        the cluster"), `efa` EFA with GPUDirect RDMA, `none` a plain network, `unknown` no source for the class."""
+        if value:
+            self._clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value)
         return queryset
 
     def filter_fee(self, queryset, name, value):

@@ -34,25 +34,53 @@ STATES = (YES, NO, UNKNOWN, NA, NOT_HERE)
 
 # Fabric kinds an instance fact may state. "rdma_unspecified" is an RDMA network whose protocol the source does not name
 # (OCI cluster networks); "none" needs a source that says the type has no such fabric.
-FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx", "gpudirect_tcpxo", "rdma_unspecified")
+# "infiniband_or_roce": the provider says the fabric depends on the contract or cluster.
+FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx", "gpudirect_tcpxo", "rdma_unspecified", "infiniband_or_roce")
 FABRIC_VALUES = (*FABRICS, "none", UNKNOWN)
 FABRIC_LABELS = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpudirect_tcpx": "GPUDirect-TCPX",
                  "gpudirect_tcpxo": "GPUDirect-TCPXO",
-                 "rdma_unspecified": "RDMA (protocol not stated)"}
+                 "rdma_unspecified": "RDMA (protocol not stated)",
+                 "infiniband_or_roce": "InfiniBand or RoCE, depends on the cluster"}
 # The provider capability cell that says the provider has this fabric somewhere.
 PROVIDER_FABRIC_CELL = {"infiniband": "infiniband", "roce": "roce", "efa": "efa", "gpudirect_tcpx": "gpudirect_tcpx",
                         "gpudirect_tcpxo": "gpudirect_tcpx"}
+# What a buyer can do with a machine's fabric (SCHEMA.md): GPUDirect RDMA between nodes; GPU-direct over TCP
+# (multi-node capable, not RDMA); a plain network (any other NIC, including EFA on a type AWS does not list for
+# GPUDirect RDMA). "unknown" when the kind is unknown, or EFA without a source for GPUDirect RDMA.
+RDMA_CLASS, TCP_CLASS, PLAIN_CLASS = "gpudirect_rdma", "gpudirect_tcp", "plain"
+FABRIC_CLASSES = (RDMA_CLASS, TCP_CLASS, PLAIN_CLASS, UNKNOWN)
+FABRIC_CLASS_LABELS = {RDMA_CLASS: "GPUDirect RDMA between nodes", TCP_CLASS: "GPU-direct over TCP (not RDMA)",
+                       PLAIN_CLASS: "plain network (no GPUDirect RDMA)", UNKNOWN: "unknown"}
+RDMA_KINDS = ("infiniband", "roce", "rdma_unspecified", "infiniband_or_roce")
+TCP_KINDS = ("gpudirect_tcpx", "gpudirect_tcpxo")
 
-# What an instance fact may state: key -> allowed values (numbers for gpu_count and gpu_share).
+
+def fabric_class(kind: str | None, gpudirect_rdma: bool | None = None) -> str:
+    """The class of a fabric kind (EFA's depends on whether AWS lists the type for GPUDirect RDMA)."""
+    if kind in RDMA_KINDS or (kind == "efa" and gpudirect_rdma is True):
+        return RDMA_CLASS
+    if kind in TCP_KINDS:
+        return TCP_CLASS
+    if kind == "none" or (kind == "efa" and gpudirect_rdma is False):
+        return PLAIN_CLASS
+    return UNKNOWN
+
+
+# The GPU-to-GPU link inside one machine (xgmi: AMD Infinity Fabric).
+GPU_LINKS = ("nvswitch", "nvlink", "pcie", "xgmi")
+
+# What an instance fact may state: key -> allowed values (numbers for gpu_count, gpu_share and gpu_memory_gb).
 FACT_VALUES: dict[str, tuple[str, ...]] = {
     "managed_node": (YES, NO, UNKNOWN),
     "byo": (YES, NO, UNKNOWN),
     "fabric": FABRIC_VALUES,
     "form_factor": ("sxm", "pcie", "nvl", "oam", "superchip", UNKNOWN),
+    "gpu_link": (*GPU_LINKS, UNKNOWN),
     "gpu_count": (),
     "gpu_share": (),
+    "gpu_memory_gb": (),
 }
-NUMERIC_FACTS = ("gpu_count", "gpu_share")
+NUMERIC_FACTS = ("gpu_count", "gpu_share", "gpu_memory_gb")
 ORIGIN_RANK = {"provider_api": 0, "curated": 1, "catalog": 2}
 
 # The questions answered for every offer, in the order the API and the pages show them.
@@ -95,6 +123,10 @@ def translated(gettext: Callable[[str], str]):
 
 # FABRIC_LABELS' one sentence-like label, marked for makemessages (the rules translate it where they use it).
 _("RDMA (protocol not stated)")
+_("InfiniBand or RoCE, depends on the cluster")
+_("GPUDirect RDMA between nodes")
+_("GPU-direct over TCP (not RDMA)")
+_("plain network (no GPUDirect RDMA)")
 
 
 def _detail(fact) -> str:
@@ -103,16 +135,19 @@ def _detail(fact) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A provider capability cell as the rules need it."""
+    """A provider capability cell as the rules need it (`detail` in the language the reasons are written in)."""
 
     value: str
     source_url: str = ""
     confidence: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True)
 class Fact:
-    """One instance-type fact: `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`)."""
+    """One instance-type fact: `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`).
+    `number` is the value of a numeric fact (GPU count, share, memory per GPU); a fabric fact may carry its interface
+    count, total bandwidth (Gbit/s) and, for EFA, whether AWS lists the type as supporting GPUDirect RDMA."""
 
     pattern: str
     key: str
@@ -122,6 +157,9 @@ class Fact:
     source_url: str = ""
     confidence: str = ""
     origin: str = "curated"
+    interfaces: int | None = None
+    bandwidth_gbps: Decimal | None = None
+    gpudirect_rdma: bool | None = None
 
     def matches(self, instance_type: str) -> bool:
         return self.pattern == instance_type or (_is_pattern(self.pattern) and fnmatchcase(instance_type,
@@ -149,7 +187,8 @@ class Gpu:
 @dataclass
 class Answer:
     """One derived answer: `state` (see STATES), an English `reason`, the source URLs used. The rdma answer also
-    carries the fabric kind and, for EFA, the interface count."""
+    carries the fabric kind and class, its interface count and total bandwidth (Gbit/s) where a source states them,
+    and, for EFA, the interface count again as `efa_interfaces` (the API's older field)."""
 
     state: str
     reason: str
@@ -157,12 +196,18 @@ class Answer:
     inferred: bool = False
     fabric: str | None = None
     efa_interfaces: int | None = None
+    fabric_class: str | None = None
+    interfaces: int | None = None
+    bandwidth_gbps: Decimal | None = None
 
     def as_dict(self) -> dict:
         data = {"answer": self.state, "reason": self.reason, "sources": self.sources}
         if self.fabric is not None or self.efa_interfaces is not None:
             data["fabric"] = self.fabric
             data["efa_interfaces"] = self.efa_interfaces
+            data["fabric_class"] = self.fabric_class or UNKNOWN
+            data["interfaces"] = self.interfaces
+            data["bandwidth_gbps"] = float(self.bandwidth_gbps) if self.bandwidth_gbps is not None else None
         data["inferred"] = self.inferred
         return data
 
@@ -320,9 +365,10 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
                       [*_urls(cell), *_urls(share)], _inferred(cell, share))
     mig_url = gpu.mig_source_url or gpu.source_url
     profiles = ", ".join(gpu.mig_profiles[:3]) + (", ..." if len(gpu.mig_profiles) > 3 else "")
+    setup = " " + _("How MIG is set up there: {detail}").format(detail=cell.detail) if cell.detail else ""
     yes = Answer(YES, _("{provider} supports MIG on its managed Kubernetes, the {gpu} has MIG profiles ({profiles}) "
                         "and {instance_type} is a managed node with whole GPUs.").format(
-        provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type),
+        provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type) + setup,
                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)], *([mig_url] if mig_url else [])],
                  _inferred(cell) or node.inferred)
     return _on_node(yes, provider, instance_type, cell, node, "MIG")
@@ -348,40 +394,67 @@ def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cell
 
 
 def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
-    """The machine's GPU-to-GPU fabric across nodes, from its instance fact only: a provider's InfiniBand somewhere
-    says nothing about this machine."""
+    """The machine's fabric across nodes, from its instance fact only (a provider's InfiniBand somewhere says nothing
+    about this machine). "yes" is GPUDirect RDMA between nodes (the class `rdma=any` asks for); GPU-direct over TCP
+    and a plain network are "not on this machine" where the provider has RDMA elsewhere, else "no"."""
     fact = facts.get("fabric")
     provider_fabrics = [kind for kind, key in PROVIDER_FABRIC_CELL.items()
                         if kind != "gpudirect_tcpxo" and cells.get(key) is not None and cells[key].value == YES]
-    if fact is not None and fact.value in FABRICS:
-        label = _(FABRIC_LABELS[fact.value])
-        interfaces = int(fact.number) if fact.value == "efa" and fact.number is not None else None
-        if interfaces is not None:
-            text = _("{instance_type} has {fabric} with {interfaces} EFA interfaces.")
+    provider_rdma = [kind for kind in ("infiniband", "roce", "efa") if kind in provider_fabrics]
+    if fact is not None and fact.value in (*FABRICS, "none"):
+        kind_class = fabric_class(fact.value, fact.gpudirect_rdma)
+        shape = {"fabric": fact.value, "fabric_class": kind_class, "interfaces": fact.interfaces,
+                 "bandwidth_gbps": fact.bandwidth_gbps,
+                 "efa_interfaces": fact.interfaces if fact.value == "efa" else None}
+        if fact.value == "none":
+            text = _("{instance_type} has no RDMA fabric between nodes.").format(instance_type=instance_type)
         else:
-            text = _("{instance_type} has {fabric}.")
-        return Answer(YES, text.format(instance_type=instance_type, fabric=label, interfaces=interfaces)
-                      + _detail(fact), _urls(fact), _inferred(fact), fabric=fact.value, efa_interfaces=interfaces)
-    if fact is not None and fact.value == "none":
-        detail = _detail(fact)
-        if provider_fabrics:
-            names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
-            text = _("{provider} offers {fabrics}, but not on {instance_type}.").format(
-                provider=provider, fabrics=names, instance_type=instance_type)
-            return Answer(NOT_HERE, text + detail,
-                          [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics))],
-                          _inferred(fact), fabric="none")
-        return Answer(NO, _("{instance_type} has no RDMA fabric between nodes.").format(instance_type=instance_type)
-                      + detail, _urls(fact), _inferred(fact), fabric="none")
+            text = _("{instance_type} has {fabric}.").format(instance_type=instance_type,
+                                                              fabric=_(FABRIC_LABELS[fact.value]))
+        numbers = _fabric_numbers(fact)
+        if numbers:  # inside the sentence, before its full stop (English or Chinese)
+            text = f"{text[:-1]} ({numbers}){text[-1]}"
+        if kind_class == RDMA_CLASS:
+            text += " " + _("That is GPUDirect RDMA between nodes.")
+        elif kind_class == TCP_CLASS:
+            text += " " + _("That is GPU-direct over TCP: multi-node capable, but not RDMA.")
+        elif kind_class == PLAIN_CLASS and fact.value == "efa":
+            text += " " + _("AWS does not list it among the types that support GPUDirect RDMA over EFA, so GPU "
+                            "traffic between nodes goes through a plain network path.")
+        elif kind_class == UNKNOWN:
+            text += " " + _("We have no source saying whether it supports GPUDirect RDMA.")
+        text += _detail(fact)
+        if kind_class == RDMA_CLASS:
+            return Answer(YES, text, _urls(fact), _inferred(fact), **shape)
+        if kind_class == UNKNOWN:
+            return Answer(UNKNOWN, text, _urls(fact), _inferred(fact), **shape)
+        if provider_rdma:
+            names = ", ".join(FABRIC_LABELS[kind] for kind in provider_rdma)
+            text += " " + _("{provider} offers {fabrics} on other machines.").format(provider=provider, fabrics=names)
+            return Answer(NOT_HERE, text, [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in
+                                                                  provider_rdma))], _inferred(fact), **shape)
+        return Answer(NO, text, _urls(fact), _inferred(fact), **shape)
     fabric_cells = [cells.get(key) for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")]
     if all(cell is not None and cell.value in (NO, NA) for cell in fabric_cells):
         return Answer(NO, _("{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).").format(
             provider=provider),
-                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none")
+                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none", fabric_class=PLAIN_CLASS)
     if provider_fabrics:
         names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
         text = _("{provider} offers {fabrics} on some machines; we have no source for {instance_type}'s fabric.")
         return Answer(UNKNOWN, text.format(provider=provider, fabrics=names, instance_type=instance_type),
-                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN)
+                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN,
+                      fabric_class=UNKNOWN)
     return Answer(UNKNOWN, _("We have no source for {instance_type}'s fabric between nodes.").format(
-        instance_type=instance_type), fabric=UNKNOWN)
+        instance_type=instance_type), fabric=UNKNOWN, fabric_class=UNKNOWN)
+
+
+def _fabric_numbers(fact: Fact) -> str:
+    """"32 interfaces, 3200 Gbit/s in total" from what the fact states; "" when it states neither."""
+    parts = []
+    if fact.interfaces is not None:
+        parts.append(_("{count} EFA interfaces") if fact.value == "efa" else _("{count} network interfaces"))
+        parts[-1] = parts[-1].format(count=fact.interfaces)
+    if fact.bandwidth_gbps is not None:
+        parts.append(_("{gbps} Gbit/s in total").format(gbps=f"{fact.bandwidth_gbps.normalize():f}"))
+    return ", ".join(parts)

@@ -675,6 +675,13 @@ PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rd
                     "spot_nodes", "rwx_storage", "gang_scheduling")
 
 
+# The provider cells (capabilities.RDMA_FABRICS) that answer an `rdma` choice for a provider as a whole.
+PROVIDER_RDMA_CELLS = {"any": ("infiniband", "roce", "efa"),
+                       "multinode": ("infiniband", "roce", "efa", "gpudirect_tcpx"),
+                       "infiniband": ("infiniband",), "roce": ("roce",), "efa": ("efa",),
+                       "tcpx": ("gpudirect_tcpx",)}
+
+
 def providers_matching(*, filters) -> QuerySet[Provider]:
     """Providers whose own answers (the capability matrix) meet a bound, valid OfferFilterSet's provider questions
     (PROVIDER_FILTERS: Kubernetes capabilities, provider, kind); every provider when none of those is set. The
@@ -696,8 +703,7 @@ def providers_matching(*, filters) -> QuerySet[Provider]:
         if name == "rdma":
             ids: set[int] = set()
             for item in value:
-                fabrics = RDMA_FABRICS if item == "any" else (item,) if item in RDMA_FABRICS else ()
-                for fabric in fabrics:
+                for fabric in PROVIDER_RDMA_CELLS.get(item, ()):
                     ids |= set(filters._providers_answering(fabric, ["yes"]))
                 if item in ("none", "unknown"):
                     with_fabric = {pk for fabric in RDMA_FABRICS
@@ -743,6 +749,17 @@ class OfferAnswer:
     efa_interfaces: int | None = None
     reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (services.offer_kubernetes_refresh)
     inferred: bool = False  # it rests on an inferred cell or fact (the pages' "~")
+    fabric_class: str | None = None  # rdma only: gpudirect_rdma, gpudirect_tcp, plain, unknown
+    interfaces: int | None = None  # rdma only: the fabric's interface count, where stated
+    bandwidth_gbps: float | None = None  # rdma only: the node's total fabric bandwidth (Gbit/s), where stated
+
+    @property
+    def fabric_class_label(self) -> str:
+        from django.utils.translation import gettext
+
+        from .kubernetes import FABRIC_CLASS_LABELS
+
+        return gettext(FABRIC_CLASS_LABELS[self.fabric_class]) if self.fabric_class in FABRIC_CLASS_LABELS else ""
 
     @property
     def reason_shown(self) -> str:
@@ -763,14 +780,20 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
     for question in QUESTIONS:
         stored = answers.get(question)
         if stored is None:
-            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
+            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()),
+                                           **({"fabric_class": UNKNOWN} if question == "rdma" else {}))
             continue
         result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
                                        stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""),
-                                       bool(stored.get("inferred")))
+                                       bool(stored.get("inferred")), **({
+                                           "fabric_class": stored.get("fabric_class", UNKNOWN),
+                                           "interfaces": stored.get("interfaces", stored.get("efa_interfaces")),
+                                           "bandwidth_gbps": stored.get("bandwidth_gbps")}
+                                           if question == "rdma" else {}))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
-                                   rdma.efa_interfaces, rdma.reason_zh, rdma.inferred)
+                                   rdma.efa_interfaces, rdma.reason_zh, rdma.inferred, rdma.fabric_class,
+                                   rdma.interfaces, rdma.bandwidth_gbps)
     return result
 
 

@@ -1462,7 +1462,8 @@ def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime
         InstanceTypeFact.objects.filter(provider=provider, origin=origin).delete()
         InstanceTypeFact.objects.bulk_create([
             InstanceTypeFact(provider=provider, pattern=fact.pattern, key=fact.key, value=fact.value,
-                             number=fact.number, detail=fact.detail, source_url=fact.source_url,
+                             number=fact.number, interfaces=fact.interfaces, bandwidth_gbps=fact.bandwidth_gbps,
+                             gpudirect_rdma=fact.gpudirect_rdma, detail=fact.detail, source_url=fact.source_url,
                              verified_on=fact.verified_on, confidence=fact.confidence, origin=origin)
             for fact in facts
         ])
@@ -1560,13 +1561,19 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
     for provider_id, name, name_zh in Provider.objects.filter(pk__in=wanted_providers).values_list(
             "id", "name", "name_zh"):
         names[provider_id], names_zh[provider_id] = name, name_zh or name
+    # Each cell twice: with its English detail, and with its Chinese one for the Chinese reasons (the MIG answer
+    # quotes how MIG is set up on the provider's managed Kubernetes).
     cells: dict[int, dict[str, k8s.Cell]] = {}
-    for provider_id, key, value, url, confidence in Capability.objects.filter(
-            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence"):
-        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence)
+    cells_zh: dict[int, dict[str, k8s.Cell]] = {}
+    for provider_id, key, value, url, confidence, detail, detail_zh in Capability.objects.filter(
+            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence",
+                                                          "detail", "detail_zh"):
+        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail)
+        cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail)
     facts: dict[int, list[k8s.Fact]] = {}
     for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
-            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin"):
+            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin",
+            "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
         provider_id = fact.pop("provider_id")
         facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
     for provider_id, value, url in KubernetesFact.objects.filter(
@@ -1587,10 +1594,12 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         answers = k8s.derive(provider_name=names.get(provider_id, "The provider"), **machine)
         # The same rules in Chinese, kept beside the English reason (pages and emails in Chinese show it).
         with translation.override("zh-hans"), k8s.translated(translation.gettext):
-            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"), **machine)
+            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"),
+                                 **{**machine, "cells": cells_zh.get(provider_id, {})})
         values = {question: answer.state for question, answer in answers.items()}
         values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
         values["efa_interfaces"] = answers["rdma"].efa_interfaces
+        values["fabric_class"] = answers["rdma"].fabric_class or k8s.UNKNOWN
         values["answers"] = {question: {**answer.as_dict(), "reason_zh": chinese[question].reason}
                              for question, answer in answers.items()}
         values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
@@ -1607,7 +1616,7 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
     # and keeps it (the same derivation), read back with the others below.
     KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE, ignore_conflicts=True)
     KubernetesProfile.objects.bulk_update(
-        to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
+        to_update, [*k8s.QUESTIONS, "fabric", "fabric_class", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
     ids |= dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
     return ids, len(to_create) + len(to_update)

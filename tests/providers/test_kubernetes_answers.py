@@ -89,6 +89,22 @@ def test_mig_yes_needs_the_provider_the_gpu_and_a_managed_node_with_whole_gpus(g
     assert "https://example.org/mig" in answers["mig"].sources and "1g.10gb" in answers["mig"].reason
 
 
+def test_a_mig_yes_says_how_mig_is_set_up_on_the_providers_managed_kubernetes_in_both_languages(gpus):
+    provider = ProviderFactory(slug="gk", name="Gk")
+    capabilities(provider, offering="managed")
+    Capability.objects.create(provider=provider, key="mig", value="yes", source_url="https://example.org/mig",
+                              verified_on=date(2026, 1, 2), confidence="documented",
+                              detail="Set gpu-partition-size on the node pool.",
+                              detail_zh="在节点池上设置 gpu-partition-size。")
+    source = DataSourceFactory(slug="gk-src", provider=provider)
+    item = offer("a3.8", provider, source, gpus["h100"], count="8", price="8")
+    instance_facts(provider, {"a3.8": {"managed_node": "yes"}})
+    mig = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"]
+    assert mig.state == "yes"
+    assert mig.reason.endswith("How MIG is set up there: Set gpu-partition-size on the node pool.")
+    assert mig.reason_zh.endswith("MIG 在该平台上的设置方式：在节点池上设置 gpu-partition-size。")
+
+
 def test_mig_on_a_gpu_without_mig_profiles_is_no_and_on_a_non_nvidia_gpu_not_applicable(gpus):
     t4 = machine("t", MANAGED, "t4.1x", gpus["t4"], count="1", facts={"t4.*": {"managed_node": "yes"}})
     assert t4["mig"].state == "no" and t4["mig"].reason == "The NVIDIA T4 has no MIG: it has no MIG profiles."
@@ -133,20 +149,47 @@ def test_time_slicing_and_mps_are_nvidia_features_on_a_managed_node(gpus):
 # --- RDMA fabric --------------------------------------------------------------------------------------------------
 
 
-def test_a_documented_fabric_is_rdma_yes_with_its_kind_and_efa_interface_count(gpus):
-    provider = ProviderFactory(slug="aws-like")
+def efa_machine(gpus, instance_type, **fabric):
+    provider = ProviderFactory(slug=f"aws-like-{instance_type.replace('.', '-')}")
     capabilities(provider, offering="managed", efa="yes")
-    source = DataSourceFactory(slug="aws-like-src", provider=provider)
-    item = offer("p5.48xlarge", provider, source, gpus["h100"], count="8", price="98")
-    services.instance_facts_sync(provider_slug="aws-like", origin="catalog", facts=[InstanceFactRecord(
-        "p5.48xlarge", "fabric", "efa", Decimal(32), source_url="https://example.org/karpenter",
-        verified_on=date(2026, 8, 1), confidence="third_party")])
-    rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
-    assert (rdma.state, rdma.fabric, rdma.efa_interfaces) == ("yes", "efa", 32)
-    assert rdma.reason == "p5.48xlarge has EFA with 32 EFA interfaces." and rdma.sources == [
-        "https://example.org/karpenter"]
-    fabric = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["fabric"]
-    assert fabric.state == "efa" and fabric.efa_interfaces == 32
+    source = DataSourceFactory(slug=f"{provider.slug}-src", provider=provider)
+    item = offer(instance_type, provider, source, gpus["h100"], count="8", price="98")
+    services.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[InstanceFactRecord(
+        instance_type, "fabric", "efa", source_url="https://example.org/efa", verified_on=date(2026, 8, 1),
+        confidence="third_party", **fabric)])
+    return selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
+
+
+def test_efa_listed_for_gpudirect_rdma_is_rdma_yes_with_kind_class_interfaces_and_bandwidth(gpus):
+    answers = efa_machine(gpus, "p5.48xlarge", interfaces=32, bandwidth_gbps=Decimal(3200), gpudirect_rdma=True)
+    rdma = answers["rdma"]
+    assert (rdma.state, rdma.fabric, rdma.fabric_class, rdma.interfaces, rdma.bandwidth_gbps, rdma.efa_interfaces) == (
+        "yes", "efa", "gpudirect_rdma", 32, 3200, 32)
+    assert rdma.reason == ("p5.48xlarge has EFA (32 EFA interfaces, 3200 Gbit/s in total). That is GPUDirect RDMA "
+                           "between nodes.") and rdma.sources == ["https://example.org/efa"]
+    assert answers["fabric"].state == "efa" and answers["fabric"].fabric_class == "gpudirect_rdma"
+
+
+def test_efa_without_gpudirect_rdma_is_a_plain_network_and_unstated_efa_is_unknown(gpus):
+    plain = efa_machine(gpus, "g6.8xlarge", interfaces=1, gpudirect_rdma=False)["rdma"]
+    assert (plain.state, plain.fabric_class) == ("not_on_this_machine", "plain")
+    assert "does not list it among the types that support GPUDirect RDMA" in plain.reason
+    unstated = efa_machine(gpus, "g5.8xlarge", interfaces=1)["rdma"]
+    assert (unstated.state, unstated.fabric_class, unstated.interfaces) == ("unknown", "unknown", 1)
+
+
+@pytest.mark.parametrize(("kind", "state", "fabric_class"), [
+    ("infiniband", "yes", "gpudirect_rdma"), ("roce", "yes", "gpudirect_rdma"),
+    ("rdma_unspecified", "yes", "gpudirect_rdma"), ("infiniband_or_roce", "yes", "gpudirect_rdma"),
+    ("gpudirect_tcpx", "not_on_this_machine", "gpudirect_tcp"), ("gpudirect_tcpxo", "not_on_this_machine",
+                                                                  "gpudirect_tcp"),
+    ("none", "not_on_this_machine", "plain"),
+])
+def test_each_fabric_kind_has_its_class(gpus, kind, state, fabric_class):
+    rdma = machine("k", MANAGED, "x.8", gpus["h100"], facts={"x.8": {"fabric": kind}})["rdma"]
+    assert (rdma.state, rdma.fabric, rdma.fabric_class) == (state, kind, fabric_class)
+    if kind == "infiniband_or_roce":
+        assert "InfiniBand or RoCE, depends on the cluster" in rdma.reason
 
 
 def test_a_type_without_the_providers_fabric_is_offered_but_not_on_this_machine(gpus):
@@ -322,8 +365,36 @@ def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
     ({"provider": "x", "types": [{"match": ["a"], "managed_node": {
         "value": "maybe", "source_url": "https://e.org/"}}]}, "must be one of"),
     ({"provider": "x", "types": [{"match": ["a"], "fabric": {
-        "value": "infiniband", "interfaces": 4, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
-        "confidence": "documented"}}]}, "only fabric = 'efa' takes an interface count"),
+        "value": "infiniband", "gpudirect_rdma": True, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] fabric: only fabric = 'efa' takes gpudirect_rdma"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "efa", "interfaces": 32, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] fabric = 'efa' needs gpudirect_rdma"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "efa", "gpudirect_rdma": "yes", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "gpudirect_rdma must be true or false"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "roce", "interfaces": 0, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "interfaces must be a positive whole number"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "roce", "bandwidth_gbps": "3200", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "bandwidth_gbps must be a positive number"),
+    ({"provider": "x", "types": [{"match": ["a"], "form_factor": {
+        "value": "sxm", "interfaces": 8, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] form_factor: only a fabric fact takes interfaces"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_link": {
+        "value": "infinity", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] gpu_link value 'infinity' must be one of"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_link": {
+        "value": "nvswitch", "number": 8, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "only a numeric fact"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {
+        "source_url": "https://e.org/", "verified_on": date(2026, 1, 1), "confidence": "documented"}}]},
+     r"types\[0\] gpu_memory_gb needs a number"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {
+        "number": 80, "value": 94, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "two different numbers"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {"number": 80}}]}, "has no source_url"),
     ({"provider": "x", "types": [{"match": ["a"], "gpu_share": {
         "value": 2, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
         "confidence": "documented"}}]}, "out of range"),
@@ -339,6 +410,44 @@ def test_an_unknown_fact_needs_no_source():
     parsed = parse_instance_types({"provider": "x", "types": [{"match": ["a*"], "fabric": {"value": "unknown"}}]},
                                   origin="x.toml")
     assert parsed.facts[0].value == "unknown" and parsed.facts[0].source_url == ""
+
+
+SOURCED = {"source_url": "https://e.org/spec", "verified_on": date(2026, 12, 1), "confidence": "documented"}
+
+
+def test_the_new_fabric_fields_gpu_link_and_gpu_memory_load_and_are_stored(gpus):
+    """SCHEMA.md's facts round-trip: file -> parse_instance_types -> instance_types_sync -> InstanceTypeFact."""
+    from providers.models import InstanceTypeFact
+
+    parsed = parse_instance_types({"provider": "fab", "types": [
+        {"match": ["p.48"], "fabric": {"value": "efa", "interfaces": 32, "bandwidth_gbps": 3200,
+                                       "gpudirect_rdma": True, **SOURCED},
+         "gpu_link": {"value": "nvswitch", **SOURCED}, "gpu_memory_gb": {"number": 80, **SOURCED}},
+        {"match": ["bm.*"], "fabric": {"value": "infiniband_or_roce", "interfaces": 8, "bandwidth_gbps": 400.5,
+                                       **SOURCED},
+         "gpu_memory_gb": {"value": 141, **SOURCED}},
+    ]}, origin="fab.toml", today=date(2026, 12, 4))
+    ProviderFactory(slug="fab")
+    services.instance_types_sync(files=[parsed])
+    stored = {(row.pattern, row.key): row for row in InstanceTypeFact.objects.filter(provider__slug="fab")}
+    efa = stored["p.48", "fabric"]
+    assert (efa.value, efa.interfaces, efa.bandwidth_gbps, efa.gpudirect_rdma, efa.number) == (
+        "efa", 32, Decimal(3200), True, None)
+    either = stored["bm.*", "fabric"]
+    assert (either.value, either.interfaces, either.bandwidth_gbps, either.gpudirect_rdma) == (
+        "infiniband_or_roce", 8, Decimal("400.5"), None)
+    assert stored["p.48", "gpu_link"].value == "nvswitch"
+    assert (stored["p.48", "gpu_memory_gb"].number, stored["bm.*", "gpu_memory_gb"].value) == (80, "141")
+
+
+def test_a_catalog_file_may_leave_efa_gpudirect_rdma_unstated():
+    """Karpenter's table states the EFA count but not GPUDirect RDMA: a catalog file may omit it, a curated one not."""
+    entry = {"match": ["g6.8xlarge"], "fabric": {"value": "efa", "interfaces": 1, **SOURCED}}
+    parsed = parse_instance_types({"provider": "x", "origin": "catalog", "types": [entry]}, origin="x.toml",
+                                  today=date(2026, 12, 4))
+    assert (parsed.facts[0].interfaces, parsed.facts[0].gpudirect_rdma) == (1, None)
+    with pytest.raises(CuratedDataError, match="needs gpudirect_rdma"):
+        parse_instance_types({"provider": "x", "types": [entry]}, origin="x.toml", today=date(2026, 12, 4))
 
 
 def test_an_admin_edit_of_a_provider_cell_recomputes_the_answers(gpus, admin_client):
@@ -361,10 +470,11 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     from providers.curated import load_instance_types
 
     facts = {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
-                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin)
+                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin,
+                                      interfaces=f.interfaces)
                              for f in file.facts] for file in load_instance_types()}
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
-    assert (p5.value, p5.number, p5.origin) == ("efa", 32, "catalog")
+    assert (p5.value, p5.interfaces, p5.origin) == ("efa", 32, "catalog")
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"

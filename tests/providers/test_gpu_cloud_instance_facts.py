@@ -26,12 +26,9 @@ def test_oci_cluster_network_shapes_have_a_roce_fabric_from_the_compute_shapes_p
     assert fabric.source_url == "https://docs.oracle.com/en-us/iaas/Content/Compute/References/computeshapes.htm"
 
 
-def test_oci_shapes_without_rdma_have_none_and_unread_shapes_stay_unknown(facts):
+def test_oci_shapes_without_rdma_listed_have_no_fabric(facts):
     for shape in ("BM.GPU.A10.4", "BM.GPU3.8", "VM.GPU3.4", "VM.GPU.A10.1"):
         assert fact(facts, "oci", shape, "fabric").value == "none", shape
-    for shape in ("BM.GPU.B200.8", "BM.GPU.B300.8", "BM.GPU.RTXPRO.8"):
-        unknown = fact(facts, "oci", shape, "fabric")
-        assert unknown.value == "unknown" and unknown.source_url == "", shape
 
 
 def test_oci_grace_blackwell_shapes_say_the_protocol_depends_on_the_cluster(facts):
@@ -75,7 +72,17 @@ def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes(fact
         assert fact(facts, "lambda", name, "managed_node").value == "no", name
 
 
-def test_a_fact_marked_unknown_wins_over_a_broader_pattern(facts):
-    """BM.GPU* says none; the B200 shape's own unknown must not inherit it (exact name beats pattern)."""
-    assert fact(facts, "oci", "BM.GPU.B200.8", "fabric").value == "unknown"
-    assert fact(facts, "oci", "BM.GPU.A10.4", "fabric").number is None
+def test_newer_oci_shapes_take_their_rdma_nics_from_oracles_oke_quickstart_not_the_broad_none(facts):
+    """BM.GPU* says none; the B200/B300/RTX PRO shapes' own facts win (exact name beats pattern)."""
+    for shape in ("BM.GPU.B200.8", "BM.GPU.B300.8", "BM.GPU.RTXPRO.8", "OCI - Compute - GPU - B200"):
+        fabric = fact(facts, "oci", shape, "fabric")
+        assert fabric.value == "roce" and "oci-hpc-oke" in fabric.source_url, shape
+    node = fact(facts, "oci", "BM.GPU.B200.8", "managed_node")
+    assert (node.value, node.confidence) == ("yes", "documented")
+    assert fact(facts, "oci", "VM.GPU2.1", "managed_node").confidence == "inferred"
+
+
+def test_oci_h100_and_h200_form_factor_is_sxm_from_a_third_party(facts):
+    for shape in ("BM.GPU.H100.8", "BM.GPU.H200.8", "OCI - Compute - GPU - H200"):
+        form = fact(facts, "oci", shape, "form_factor")
+        assert (form.value, form.confidence) == ("sxm", "third_party"), shape

@@ -19,7 +19,7 @@ def fact(facts, provider, instance_type, key):
 
 
 @pytest.mark.parametrize("shape", ["BM.GPU.H100.8", "BM.GPU.H200.8", "BM.GPU.A100-v2.8", "BM.GPU4.8",
-                                   "BM.GPU.MI300X.8", "OCI - Compute - GPU - H100"])
+                                   "BM.GPU.MI300X.8", "Oracle Cloud Infrastructure - Compute - GPU - H100"])
 def test_oci_cluster_network_shapes_have_a_roce_fabric_from_the_compute_shapes_page(facts, shape):
     fabric = fact(facts, "oci", shape, "fabric")
     assert (fabric.value, fabric.confidence) == ("roce", "inferred")

@@ -153,7 +153,9 @@ def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
 # --- instance types: providers/data/instance_types/<provider>.toml ----------------------------------------------
 
 INSTANCE_TYPES_DIR = DATA_DIR / "instance_types"
-FACT_FIELDS = {"value", "number", "interfaces", "detail", "source_url", "verified_on", "confidence"}
+FACT_FIELDS = {"value", "number", "interfaces", "bandwidth_gbps", "gpudirect_rdma", "detail", "source_url",
+               "verified_on", "confidence"}
+FABRIC_FIELDS = ("interfaces", "bandwidth_gbps", "gpudirect_rdma")
 TYPE_FIELDS = {"match", "note"}
 FILE_ORIGINS = {"curated", "catalog"}
 
@@ -170,6 +172,9 @@ class InstanceFactRecord:
     source_url: str = ""
     verified_on: date | None = None
     confidence: str = ""
+    interfaces: int | None = None
+    bandwidth_gbps: Decimal | None = None
+    gpudirect_rdma: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,8 @@ class InstanceTypeFile:
 def parse_instance_types(data: dict, origin: str, today: date | None = None) -> InstanceTypeFile:
     """Validate one instance-type file with the same rules as a capability cell: every fact other than `unknown`
     needs its source URL, a verified date (not in the future) and a confidence; values come from
-    providers.kubernetes.FACT_VALUES; `gpu_count` and `gpu_share` are numbers, `fabric = "efa"` takes `interfaces`."""
+    providers.kubernetes.FACT_VALUES; `gpu_count`, `gpu_share` and `gpu_memory_gb` are numbers; a fabric fact may
+    state `interfaces` and `bandwidth_gbps`, and EFA states `gpudirect_rdma` (see _fabric_fields)."""
     from .kubernetes import FACT_VALUES, NUMERIC_FACTS
 
     today = today or date.today()
@@ -220,24 +226,14 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
                 raise fail(f"{at} must be a table")
             if set(cell) - FACT_FIELDS:
                 raise fail(f"{at} has unknown fields {sorted(set(cell) - FACT_FIELDS)}")
-            value = cell.get("value")
-            number = None
+            value, number = cell.get("value"), None
             if key in NUMERIC_FACTS:
-                if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise fail(f"{at} value must be a number")
-                number = Decimal(str(value))
-                if number <= 0 or (key == "gpu_share" and number > 1):
-                    raise fail(f"{at} value {value} is out of range")
-                value = str(number.normalize())
+                value, number = _numeric_fact(fail, at, key, cell)
             elif value not in FACT_VALUES[key]:
                 raise fail(f"{at} value {value!r} must be one of {list(FACT_VALUES[key])}")
-            if "interfaces" in cell:
-                if key != "fabric" or value != "efa":
-                    raise fail(f"{at}: only fabric = 'efa' takes an interface count")
-                if isinstance(cell["interfaces"], bool) or not isinstance(cell["interfaces"], int) \
-                        or cell["interfaces"] < 1:
-                    raise fail(f"{at} interfaces must be a positive whole number")
-                number = Decimal(cell["interfaces"])
+            elif "number" in cell:
+                raise fail(f"{at}: only a numeric fact ({', '.join(NUMERIC_FACTS)}) takes a number")
+            fabric = _fabric_fields(fail, at, key, value, cell, catalog=file_origin == "catalog")
             source_url, verified_on = cell.get("source_url", ""), cell.get("verified_on")
             confidence = cell.get("confidence", "")
             provenance_check(fail, at, value, source_url, verified_on, confidence, today=today)
@@ -248,9 +244,56 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
                 facts.append(InstanceFactRecord(
                     pattern=pattern, key=key, value=value, number=number, detail=cell.get("detail", ""),
                     source_url=source_url or "", verified_on=verified_on if isinstance(verified_on, date) else None,
-                    confidence=confidence or "",
+                    confidence=confidence or "", **fabric,
                 ))
     return InstanceTypeFile(provider=provider, origin=file_origin, facts=facts)
+
+
+def _numeric_fact(fail, at: str, key: str, cell: dict) -> tuple[str, Decimal]:
+    """A numeric fact's number, written `number = 80` or `value = 80` (not both, unless equal)."""
+    given = [cell[name] for name in ("number", "value") if name in cell]
+    if not given or any(isinstance(item, bool) or not isinstance(item, int | float) for item in given):
+        raise fail(f"{at} needs a number (`number = ...`)")
+    if len(given) == 2 and given[0] != given[1]:
+        raise fail(f"{at} states two different numbers ({given[0]} and {given[1]})")
+    number = Decimal(str(given[0]))
+    if number <= 0 or (key == "gpu_share" and number > 1):
+        raise fail(f"{at} value {given[0]} is out of range")
+    return str(number.normalize()), number
+
+
+def _fabric_fields(fail, at: str, key: str, value, cell: dict, *, catalog: bool) -> dict:
+    """A fabric fact's interface count (a positive whole number), total bandwidth in Gbit/s (a positive number) and,
+    for EFA only, `gpudirect_rdma` (true/false: whether AWS's EFA page lists the type as supporting GPUDirect RDMA).
+    `gpudirect_rdma` is required on EFA, except in a catalog file (Karpenter's table states the EFA count but not
+    GPUDirect RDMA): there it may be left out, and the fabric's class stays unknown."""
+    stated = [name for name in FABRIC_FIELDS if name in cell]
+    if key != "fabric":
+        if stated:
+            raise fail(f"{at}: only a fabric fact takes {', '.join(stated)}")
+        return {}
+    fields: dict = {}
+    if "interfaces" in cell:
+        count = cell["interfaces"]
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise fail(f"{at} interfaces must be a positive whole number")
+        fields["interfaces"] = count
+    if "bandwidth_gbps" in cell:
+        speed = cell["bandwidth_gbps"]
+        if isinstance(speed, bool) or not isinstance(speed, int | float) or speed <= 0:
+            raise fail(f"{at} bandwidth_gbps must be a positive number (Gbit/s for the whole node)")
+        fields["bandwidth_gbps"] = Decimal(str(speed))
+    if "gpudirect_rdma" in cell:
+        if value != "efa":
+            raise fail(f"{at}: only fabric = 'efa' takes gpudirect_rdma (the other kinds' class follows from the "
+                       "kind)")
+        if not isinstance(cell["gpudirect_rdma"], bool):
+            raise fail(f"{at} gpudirect_rdma must be true or false")
+        fields["gpudirect_rdma"] = cell["gpudirect_rdma"]
+    elif value == "efa" and not catalog:
+        raise fail(f"{at} = 'efa' needs gpudirect_rdma = true|false: whether AWS's EFA page lists the type as "
+                   "supporting GPUDirect RDMA (cite that page)")
+    return fields
 
 
 def load_instance_types(directory: Path = INSTANCE_TYPES_DIR) -> list[InstanceTypeFile]:

@@ -34,25 +34,31 @@ STATES = (YES, NO, UNKNOWN, NA, NOT_HERE)
 
 # Fabric kinds an instance fact may state. "rdma_unspecified" is an RDMA network whose protocol the source does not name
 # (OCI cluster networks); "none" needs a source that says the type has no such fabric.
-FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx", "gpudirect_tcpxo", "rdma_unspecified")
+# "infiniband_or_roce": the provider says the fabric depends on the contract or cluster.
+FABRICS = ("infiniband", "roce", "efa", "gpudirect_tcpx", "gpudirect_tcpxo", "rdma_unspecified", "infiniband_or_roce")
 FABRIC_VALUES = (*FABRICS, "none", UNKNOWN)
 FABRIC_LABELS = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpudirect_tcpx": "GPUDirect-TCPX",
                  "gpudirect_tcpxo": "GPUDirect-TCPXO",
-                 "rdma_unspecified": "RDMA (protocol not stated)"}
+                 "rdma_unspecified": "RDMA (protocol not stated)",
+                 "infiniband_or_roce": "InfiniBand or RoCE, depends on the cluster"}
 # The provider capability cell that says the provider has this fabric somewhere.
 PROVIDER_FABRIC_CELL = {"infiniband": "infiniband", "roce": "roce", "efa": "efa", "gpudirect_tcpx": "gpudirect_tcpx",
                         "gpudirect_tcpxo": "gpudirect_tcpx"}
+# The GPU-to-GPU link inside one machine (xgmi: AMD Infinity Fabric).
+GPU_LINKS = ("nvswitch", "nvlink", "pcie", "xgmi")
 
-# What an instance fact may state: key -> allowed values (numbers for gpu_count and gpu_share).
+# What an instance fact may state: key -> allowed values (numbers for gpu_count, gpu_share and gpu_memory_gb).
 FACT_VALUES: dict[str, tuple[str, ...]] = {
     "managed_node": (YES, NO, UNKNOWN),
     "byo": (YES, NO, UNKNOWN),
     "fabric": FABRIC_VALUES,
     "form_factor": ("sxm", "pcie", "nvl", "oam", "superchip", UNKNOWN),
+    "gpu_link": (*GPU_LINKS, UNKNOWN),
     "gpu_count": (),
     "gpu_share": (),
+    "gpu_memory_gb": (),
 }
-NUMERIC_FACTS = ("gpu_count", "gpu_share")
+NUMERIC_FACTS = ("gpu_count", "gpu_share", "gpu_memory_gb")
 ORIGIN_RANK = {"provider_api": 0, "curated": 1, "catalog": 2}
 
 # The questions answered for every offer, in the order the API and the pages show them.
@@ -95,6 +101,7 @@ def translated(gettext: Callable[[str], str]):
 
 # FABRIC_LABELS' one sentence-like label, marked for makemessages (the rules translate it where they use it).
 _("RDMA (protocol not stated)")
+_("InfiniBand or RoCE, depends on the cluster")
 
 
 def _detail(fact) -> str:
@@ -112,7 +119,9 @@ class Cell:
 
 @dataclass(frozen=True)
 class Fact:
-    """One instance-type fact: `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`)."""
+    """One instance-type fact: `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`).
+    `number` is the value of a numeric fact (GPU count, share, memory per GPU); a fabric fact may carry its interface
+    count, total bandwidth (Gbit/s) and, for EFA, whether AWS lists the type as supporting GPUDirect RDMA."""
 
     pattern: str
     key: str
@@ -122,6 +131,9 @@ class Fact:
     source_url: str = ""
     confidence: str = ""
     origin: str = "curated"
+    interfaces: int | None = None
+    bandwidth_gbps: Decimal | None = None
+    gpudirect_rdma: bool | None = None
 
     def matches(self, instance_type: str) -> bool:
         return self.pattern == instance_type or (_is_pattern(self.pattern) and fnmatchcase(instance_type,
@@ -355,7 +367,7 @@ def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict
                         if kind != "gpudirect_tcpxo" and cells.get(key) is not None and cells[key].value == YES]
     if fact is not None and fact.value in FABRICS:
         label = _(FABRIC_LABELS[fact.value])
-        interfaces = int(fact.number) if fact.value == "efa" and fact.number is not None else None
+        interfaces = fact.interfaces if fact.value == "efa" else None
         if interfaces is not None:
             text = _("{instance_type} has {fabric} with {interfaces} EFA interfaces.")
         else:

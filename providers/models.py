@@ -274,7 +274,8 @@ class LinkCheck(models.Model):
 class InstanceTypeFact(models.Model):
     """One sourced fact about one of a provider's instance types (the second layer of providers.kubernetes): can it
     be a node of the provider's managed Kubernetes, can you join it to your own cluster, its fabric between nodes
-    (with the EFA interface count in `number`), its GPU count, share of a GPU or form factor.
+    (kind in `value`; interface count, bandwidth and, for EFA, GPUDirect RDMA beside it), its GPU-to-GPU link, its
+    GPU count, share of a GPU, memory per GPU (numbers in `number`) or form factor.
 
     `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`); the most specific match wins
     (providers.kubernetes.Fact.precedence). Sourced like a capability cell: value, source URL, verified date,
@@ -287,7 +288,13 @@ class InstanceTypeFact(models.Model):
     key = models.CharField(max_length=32)
     value = models.CharField(max_length=32)
     number = models.DecimalField(max_digits=9, decimal_places=4, null=True, blank=True,
-                                 help_text="EFA interfaces, GPU count or share of a GPU")
+                                 help_text="GPU count, share of a GPU or memory per GPU (GB)")
+    interfaces = models.PositiveSmallIntegerField(null=True, blank=True,
+                                                  help_text="Fabric only: EFA interfaces or InfiniBand/RoCE NICs")
+    bandwidth_gbps = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True,
+                                         help_text="Fabric only: the node's total fabric bandwidth, Gbit/s")
+    gpudirect_rdma = models.BooleanField(null=True, blank=True,
+                                         help_text="EFA only: AWS lists the type as supporting GPUDirect RDMA")
     detail = models.TextField(blank=True)
     source_url = models.URLField(max_length=500, blank=True)
     verified_on = models.DateField(null=True, blank=True)

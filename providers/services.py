@@ -1462,7 +1462,8 @@ def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime
         InstanceTypeFact.objects.filter(provider=provider, origin=origin).delete()
         InstanceTypeFact.objects.bulk_create([
             InstanceTypeFact(provider=provider, pattern=fact.pattern, key=fact.key, value=fact.value,
-                             number=fact.number, detail=fact.detail, source_url=fact.source_url,
+                             number=fact.number, interfaces=fact.interfaces, bandwidth_gbps=fact.bandwidth_gbps,
+                             gpudirect_rdma=fact.gpudirect_rdma, detail=fact.detail, source_url=fact.source_url,
                              verified_on=fact.verified_on, confidence=fact.confidence, origin=origin)
             for fact in facts
         ])
@@ -1566,7 +1567,8 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence)
     facts: dict[int, list[k8s.Fact]] = {}
     for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
-            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin"):
+            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin",
+            "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
         provider_id = fact.pop("provider_id")
         facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
     for provider_id, value, url in KubernetesFact.objects.filter(

@@ -139,7 +139,7 @@ def test_a_documented_fabric_is_rdma_yes_with_its_kind_and_efa_interface_count(g
     source = DataSourceFactory(slug="aws-like-src", provider=provider)
     item = offer("p5.48xlarge", provider, source, gpus["h100"], count="8", price="98")
     services.instance_facts_sync(provider_slug="aws-like", origin="catalog", facts=[InstanceFactRecord(
-        "p5.48xlarge", "fabric", "efa", Decimal(32), source_url="https://example.org/karpenter",
+        "p5.48xlarge", "fabric", "efa", interfaces=32, source_url="https://example.org/karpenter",
         verified_on=date(2026, 8, 1), confidence="third_party")])
     rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
     assert (rdma.state, rdma.fabric, rdma.efa_interfaces) == ("yes", "efa", 32)
@@ -322,8 +322,36 @@ def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
     ({"provider": "x", "types": [{"match": ["a"], "managed_node": {
         "value": "maybe", "source_url": "https://e.org/"}}]}, "must be one of"),
     ({"provider": "x", "types": [{"match": ["a"], "fabric": {
-        "value": "infiniband", "interfaces": 4, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
-        "confidence": "documented"}}]}, "only fabric = 'efa' takes an interface count"),
+        "value": "infiniband", "gpudirect_rdma": True, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] fabric: only fabric = 'efa' takes gpudirect_rdma"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "efa", "interfaces": 32, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] fabric = 'efa' needs gpudirect_rdma"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "efa", "gpudirect_rdma": "yes", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "gpudirect_rdma must be true or false"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "roce", "interfaces": 0, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "interfaces must be a positive whole number"),
+    ({"provider": "x", "types": [{"match": ["a"], "fabric": {
+        "value": "roce", "bandwidth_gbps": "3200", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "bandwidth_gbps must be a positive number"),
+    ({"provider": "x", "types": [{"match": ["a"], "form_factor": {
+        "value": "sxm", "interfaces": 8, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] form_factor: only a fabric fact takes interfaces"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_link": {
+        "value": "infinity", "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, r"types\[0\] gpu_link value 'infinity' must be one of"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_link": {
+        "value": "nvswitch", "number": 8, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "only a numeric fact"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {
+        "source_url": "https://e.org/", "verified_on": date(2026, 1, 1), "confidence": "documented"}}]},
+     r"types\[0\] gpu_memory_gb needs a number"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {
+        "number": 80, "value": 94, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
+        "confidence": "documented"}}]}, "two different numbers"),
+    ({"provider": "x", "types": [{"match": ["a"], "gpu_memory_gb": {"number": 80}}]}, "has no source_url"),
     ({"provider": "x", "types": [{"match": ["a"], "gpu_share": {
         "value": 2, "source_url": "https://e.org/", "verified_on": date(2026, 1, 1),
         "confidence": "documented"}}]}, "out of range"),
@@ -339,6 +367,44 @@ def test_an_unknown_fact_needs_no_source():
     parsed = parse_instance_types({"provider": "x", "types": [{"match": ["a*"], "fabric": {"value": "unknown"}}]},
                                   origin="x.toml")
     assert parsed.facts[0].value == "unknown" and parsed.facts[0].source_url == ""
+
+
+SOURCED = {"source_url": "https://e.org/spec", "verified_on": date(2026, 12, 1), "confidence": "documented"}
+
+
+def test_the_new_fabric_fields_gpu_link_and_gpu_memory_load_and_are_stored(gpus):
+    """SCHEMA.md's facts round-trip: file -> parse_instance_types -> instance_types_sync -> InstanceTypeFact."""
+    from providers.models import InstanceTypeFact
+
+    parsed = parse_instance_types({"provider": "fab", "types": [
+        {"match": ["p.48"], "fabric": {"value": "efa", "interfaces": 32, "bandwidth_gbps": 3200,
+                                       "gpudirect_rdma": True, **SOURCED},
+         "gpu_link": {"value": "nvswitch", **SOURCED}, "gpu_memory_gb": {"number": 80, **SOURCED}},
+        {"match": ["bm.*"], "fabric": {"value": "infiniband_or_roce", "interfaces": 8, "bandwidth_gbps": 400.5,
+                                       **SOURCED},
+         "gpu_memory_gb": {"value": 141, **SOURCED}},
+    ]}, origin="fab.toml", today=date(2026, 12, 4))
+    ProviderFactory(slug="fab")
+    services.instance_types_sync(files=[parsed])
+    stored = {(row.pattern, row.key): row for row in InstanceTypeFact.objects.filter(provider__slug="fab")}
+    efa = stored["p.48", "fabric"]
+    assert (efa.value, efa.interfaces, efa.bandwidth_gbps, efa.gpudirect_rdma, efa.number) == (
+        "efa", 32, Decimal(3200), True, None)
+    either = stored["bm.*", "fabric"]
+    assert (either.value, either.interfaces, either.bandwidth_gbps, either.gpudirect_rdma) == (
+        "infiniband_or_roce", 8, Decimal("400.5"), None)
+    assert stored["p.48", "gpu_link"].value == "nvswitch"
+    assert (stored["p.48", "gpu_memory_gb"].number, stored["bm.*", "gpu_memory_gb"].value) == (80, "141")
+
+
+def test_a_catalog_file_may_leave_efa_gpudirect_rdma_unstated():
+    """Karpenter's table states the EFA count but not GPUDirect RDMA: a catalog file may omit it, a curated one not."""
+    entry = {"match": ["g6.8xlarge"], "fabric": {"value": "efa", "interfaces": 1, **SOURCED}}
+    parsed = parse_instance_types({"provider": "x", "origin": "catalog", "types": [entry]}, origin="x.toml",
+                                  today=date(2026, 12, 4))
+    assert (parsed.facts[0].interfaces, parsed.facts[0].gpudirect_rdma) == (1, None)
+    with pytest.raises(CuratedDataError, match="needs gpudirect_rdma"):
+        parse_instance_types({"provider": "x", "types": [entry]}, origin="x.toml", today=date(2026, 12, 4))
 
 
 def test_an_admin_edit_of_a_provider_cell_recomputes_the_answers(gpus, admin_client):
@@ -361,10 +427,11 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     from providers.curated import load_instance_types
 
     facts = {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
-                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin)
+                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin,
+                                      interfaces=f.interfaces)
                              for f in file.facts] for file in load_instance_types()}
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
-    assert (p5.value, p5.number, p5.origin) == ("efa", 32, "catalog")
+    assert (p5.value, p5.interfaces, p5.origin) == ("efa", 32, "catalog")
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"

@@ -35,7 +35,8 @@ def db_access(snapshot, db):
 
 def winning_facts(offer: Offer) -> dict[str, k8s.Fact]:
     facts = [k8s.Fact(**row) for row in InstanceTypeFact.objects.filter(provider_id=offer.provider_id).values(
-        "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin")]
+        "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin", "interfaces",
+        "bandwidth_gbps", "gpudirect_rdma")]
     return k8s.facts_for(offer.instance_type, facts)
 
 

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from advisor import api as advisor_api
+from exports import api as exports_api
 
 from . import health
 
@@ -12,6 +13,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the language switcher posts here
     path("api/", include("providers.api_urls")),  # REST API v1, OpenAPI schema and docs (providers.api)
     path("api/v1/advise/", advisor_api.AdviseApi.as_view(), name="api-advise"),  # the advisor's API (advisor)
+    path("api/v1/exports/<str:tool>/", exports_api.ExportApi.as_view(), name="api-export"),  # tools' formats (exports)
     path("advisor/", include("advisor.urls")),  # the workload advisor's page (advisor)
     path("digest/", include("digest.urls")),  # weekly email digest (digest)
     path("admin/", admin.site.urls),

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "web",
     "advisor",
     "digest",
+    "exports",
 ]
 
 MIDDLEWARE = [

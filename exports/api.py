@@ -1,0 +1,130 @@
+"""GET /api/v1/exports/<tool>/?<offer filters>: the offers the OfferFilterSet selects, in a Kubernetes tool's own
+format (opencost: CSV; kueue, skypilot: YAML). The same rules as the rest of the API (providers.api.ReadOnlyApi):
+anonymous, throttled per client IP, an unknown or bad parameter is a 400 naming it, errors are JSON; each export
+holds one of the site's whole-table export slots while it streams (503 when none is free).
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.renderers import JSONRenderer
+
+from comparator.security import ReleasingStream, export_slot
+from providers import versions
+from providers.api import ERROR_400, ERROR_429, ExportsBusy, ReadOnlyApi, filterset_parameters
+from providers.filters import OfferFilterSet, kept_offer_filterset, unknown_parameters
+
+from .kueue import ORDERS, kueue_yaml
+from .machines import selection
+from .opencost import opencost_csv
+from .skypilot import skypilot_yaml
+
+KUEUE_PARAMETERS = frozenset({"gpu_quota", "namespace", "queue", "order"})
+TOOL_PARAMETERS = {"opencost": frozenset(), "kueue": KUEUE_PARAMETERS, "skypilot": frozenset({"context"})}
+CONTENT_TYPES = {"opencost": "text/csv; charset=utf-8", "kueue": "application/yaml; charset=utf-8",
+                 "skypilot": "application/yaml; charset=utf-8"}
+FILENAMES = {"opencost": "opencost-pricing.csv", "kueue": "kueue-flavors.yaml", "skypilot": "skypilot-pricing.yaml"}
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$"
+
+
+class AnyAccept(BaseContentNegotiation):
+    """The body's type is the tool's; errors are JSON whatever the client accepts."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+    def select_parser(self, request, parsers):
+        return None
+
+
+def _whole_number(params, name: str, default: int, maximum: int) -> int:
+    raw = params.get(name)
+    if raw is None:
+        return default
+    if not (raw.isascii() and raw.isdigit() and 0 <= int(raw) <= maximum):
+        raise ValidationError({name: [f"Use a whole number from 0 to {maximum}; got {raw!r}."]})
+    return int(raw)
+
+
+def _name(params, name: str, default: str) -> str:
+    value = params.get(name, default)
+    if not re.match(DNS_LABEL, value):
+        raise ValidationError({name: ["Use a Kubernetes name: lower-case letters, digits and '-', at most 63."]})
+    return value
+
+
+def tool_options(tool: str, params) -> dict:
+    """The tool's own parameters, checked (a bad one is a ValidationError naming it)."""
+    if tool == "kueue":
+        order = params.get("order", "price")
+        if order not in ORDERS:
+            raise ValidationError({"order": [f"Use one of: {', '.join(ORDERS)}."]})
+        return {"gpu_quota": _whole_number(params, "gpu_quota", 8, 1_000_000), "namespace": _name(
+            params, "namespace", "default"), "queue": _name(params, "queue", "gpu"), "order": order}
+    if tool == "skypilot":
+        context = params.get("context")
+        if context is not None and not (0 < len(context) <= 253 and "\x00" not in context):
+            raise ValidationError({"context": ["Use a kubeconfig context name (1 to 253 characters)."]})
+        return {"context": context}
+    return {}
+
+
+def render(tool: str, chosen, options: dict):
+    """The export's text, as an iterable of chunks."""
+    if tool == "opencost":
+        return opencost_csv(chosen)
+    if tool == "kueue":
+        return [kueue_yaml(chosen, **options)]
+    return [skypilot_yaml(chosen, **options)]
+
+
+class ExportApi(ReadOnlyApi):
+    """GET /api/v1/exports/{tool}/: the filtered offers as OpenCost CSV pricing, Kueue objects or SkyPilot pricing."""
+
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = AnyAccept
+
+    def initial(self, request, *args, **kwargs):
+        GenericAPIView.initial(self, request, *args, **kwargs)  # throttles; the strict check follows per tool
+        tool = kwargs.get("tool")
+        if tool not in TOOL_PARAMETERS:
+            raise NotFound(f"No export {tool!r}; there are: {', '.join(TOOL_PARAMETERS)}.")
+        reads = set(OfferFilterSet.base_filters) | TOOL_PARAMETERS[tool]
+        unknown = unknown_parameters(request.query_params, reads=reads)
+        if unknown:
+            raise ValidationError({name: ["Unknown query parameter for this export."] for name in unknown})
+
+    @extend_schema(
+        operation_id="exports_retrieve", tags=["exports"], summary="Offers in a Kubernetes tool's format",
+        description="opencost: OpenCost/Kubecost CSV pricing; kueue: ResourceFlavors, a ClusterQueue and a "
+                    "LocalQueue (kueue.x-k8s.io/v1beta2; parameters gpu_quota, namespace, queue, order); skypilot: "
+                    "the kubernetes.pricing block (parameter context). The same filters as /api/v1/offers/.",
+        parameters=[OpenApiParameter("tool", str, OpenApiParameter.PATH, enum=list(TOOL_PARAMETERS)),
+                    *filterset_parameters(OfferFilterSet)],
+        responses={(200, "text/csv"): str, (200, "application/yaml"): str, (400, "application/json"): ERROR_400,
+                   (429, "application/json"): ERROR_429},
+    )
+    def get(self, request, tool: str):
+        options = tool_options(tool, request.query_params)
+        with versions.data_version_scope():
+            filterset = kept_offer_filterset(request.query_params)
+            if not filterset.is_valid():
+                raise ValidationError(filterset.errors)
+            slot = export_slot()
+            if slot is None:
+                raise ExportsBusy()
+            try:
+                chosen = selection(filters=filterset, params=request.query_params)
+            except BaseException:
+                slot.release()
+                raise
+        response = StreamingHttpResponse(ReleasingStream(render(tool, chosen, options), slot),
+                                         content_type=CONTENT_TYPES[tool])
+        response["Content-Disposition"] = f'attachment; filename="{FILENAMES[tool]}"'
+        return response

@@ -113,7 +113,9 @@ def opencost_csv(selection: Selection) -> Iterator[str]:
     for line in skipped.lines():
         yield _comment(line)
     for row, region, price in nodes:
+        yield _comment(f"offer {row['id']} {row['provider__slug']} {row['region'] or '-'}: node row below")
         yield ",".join((_timestamp(row), row["instance_type"], region, "node", NODE_FIELD, row["instance_type"],
                         money(price), version)) + "\n"
     for key, value, price, row in gpus:
+        yield _comment(f"offer {row['id']} {row['provider__slug']} {row['instance_type']}: lowest per-GPU price")
         yield ",".join((_timestamp(row), value, "", "gpu", key, value, money(price), version)) + "\n"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -10,7 +10,7 @@ import pytest
 from tests.api.conftest import gpu, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
 
-AS_OF = datetime(2026, 8, 3, tzinfo=timezone.utc)
+AS_OF = datetime(2026, 8, 3, tzinfo=UTC)
 
 
 @pytest.fixture

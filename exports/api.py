@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from django.http import StreamingHttpResponse
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
@@ -17,7 +17,15 @@ from rest_framework.renderers import JSONRenderer
 
 from comparator.security import ReleasingStream, export_slot
 from providers import versions
-from providers.api import ERROR_400, ERROR_429, ExportsBusy, ReadOnlyApi, filterset_parameters
+from providers.api import (
+    DETAIL_ERROR,
+    ERROR_400,
+    ERROR_404,
+    ERROR_429,
+    ExportsBusy,
+    ReadOnlyApi,
+    filterset_parameters,
+)
 from providers.filters import OfferFilterSet, kept_offer_filterset, unknown_parameters
 
 from .kueue import ORDERS, kueue_yaml
@@ -84,6 +92,21 @@ def render(tool: str, chosen, options: dict):
     return [skypilot_yaml(chosen, **options)]
 
 
+OPTION_PARAMETERS = [
+    OpenApiParameter("gpu_quota", {"type": "integer", "minimum": 0, "maximum": 1_000_000},
+                     description="kueue: nominalQuota of nvidia.com/gpu per flavour (default 8)."),
+    OpenApiParameter("namespace", {"type": "string", "pattern": DNS_LABEL},
+                     description="kueue: the LocalQueue's namespace (default `default`)."),
+    OpenApiParameter("queue", {"type": "string", "pattern": DNS_LABEL},
+                     description="kueue: the ClusterQueue's and LocalQueue's name (default `gpu`)."),
+    OpenApiParameter("order", str, enum=list(ORDERS),
+                     description="kueue: flavours by price per GPU-hour, or that price over the 7-day in-stock share."),
+    OpenApiParameter("context", {"type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[^\\x00]*$"},
+                     description="skypilot: put the block under kubernetes.context_configs.<context>."),
+]
+BUSY = OpenApiResponse(response=DETAIL_ERROR, description="Every whole-table export slot is in use; retry later.")
+
+
 class ExportApi(ReadOnlyApi):
     """GET /api/v1/exports/{tool}/: the filtered offers as OpenCost CSV pricing, Kueue objects or SkyPilot pricing."""
 
@@ -106,9 +129,10 @@ class ExportApi(ReadOnlyApi):
                     "LocalQueue (kueue.x-k8s.io/v1beta2; parameters gpu_quota, namespace, queue, order); skypilot: "
                     "the kubernetes.pricing block (parameter context). The same filters as /api/v1/offers/.",
         parameters=[OpenApiParameter("tool", str, OpenApiParameter.PATH, enum=list(TOOL_PARAMETERS)),
-                    *filterset_parameters(OfferFilterSet)],
+                    *filterset_parameters(OfferFilterSet), *OPTION_PARAMETERS],
         responses={(200, "text/csv"): str, (200, "application/yaml"): str, (400, "application/json"): ERROR_400,
-                   (429, "application/json"): ERROR_429},
+                   (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429,
+                   (503, "application/json"): BUSY},
     )
     def get(self, request, tool: str):
         options = tool_options(tool, request.query_params)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 
-from django.http import StreamingHttpResponse
+from django.http import FileResponse, StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
+from rest_framework.response import Response
 
 from comparator.security import ReleasingStream, export_slot
 from providers import versions
@@ -28,6 +30,7 @@ from providers.api import (
 )
 from providers.filters import OfferFilterSet, kept_offer_filterset, unknown_parameters
 
+from . import dataset
 from .kueue import ORDERS, kueue_yaml
 from .machines import selection
 from .opencost import opencost_csv
@@ -152,3 +155,52 @@ class ExportApi(ReadOnlyApi):
                                          content_type=CONTENT_TYPES[tool])
         response["Content-Disposition"] = f'attachment; filename="{FILENAMES[tool]}"'
         return response
+
+
+class _NoParameters(ReadOnlyApi):
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = AnyAccept
+
+    def initial(self, request, *args, **kwargs):
+        GenericAPIView.initial(self, request, *args, **kwargs)
+        unknown = unknown_parameters(request.query_params, reads=set())
+        if unknown:
+            raise ValidationError({name: ["Unknown query parameter: this endpoint reads none."] for name in unknown})
+
+
+class DatasetIndexApi(_NoParameters):
+    """GET /api/v1/dataset/: the open dataset's dated dumps (newest first), its schema and each source's terms."""
+
+    @extend_schema(operation_id="dataset_index", tags=["exports"], summary="The open dataset's daily dumps",
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT, (400, "application/json"): ERROR_400,
+                              (429, "application/json"): ERROR_429})
+    def get(self, request):
+        files = dataset.dataset_files()
+        base = request.build_absolute_uri("/api/v1/dataset/")
+        return Response({
+            "licence_note": dataset.LICENCE_NOTE, "schema": f"{base}schema.json",
+            "dumps": [{"date": item["date"], "json": f"{base}{item['json']}", "csv": f"{base}{item['csv']}"}
+                      for item in files],
+            "sources": dataset.source_terms(),
+        })
+
+
+class DatasetFileApi(_NoParameters):
+    """GET /api/v1/dataset/{name}: one dump (offers-<date>.json or .csv) or the schema (schema.json)."""
+
+    @extend_schema(operation_id="dataset_file", tags=["exports"], summary="One dump of the open dataset",
+                   parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH,
+                                                description="offers-YYYY-MM-DD.json, offers-YYYY-MM-DD.csv or "
+                                                            "schema.json")],
+                   responses={(200, "application/json"): OpenApiTypes.OBJECT, (200, "text/csv"): str,
+                              (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429})
+    def get(self, request, name: str):
+        if name == "schema.json":
+            return FileResponse(dataset.SCHEMA_FILE.open("rb"), content_type="application/schema+json")
+        match = dataset.FILE_NAME.match(name)
+        path = dataset.dataset_dir() / name
+        if match is None or not path.is_file():
+            raise NotFound(f"No dump {name!r}; /api/v1/dataset/ lists them.")
+        content_type = "application/json" if match.group(2) == "json" else "text/csv; charset=utf-8"
+        return FileResponse(path.open("rb"), content_type=content_type, as_attachment=match.group(2) == "csv",
+                            filename=name)

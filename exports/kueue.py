@@ -89,11 +89,10 @@ def kueue_objects(selection: Selection, *, gpu_quota: int, namespace: str, queue
                         "spec": spec})
         offer = chosen["offer"]
         share = "not recorded" if chosen["share"] is None else f"{chosen['share']:.0%}"
-        notes.append(f"{name}: ${money(chosen['price'])}/GPU-hour from offer {offer['id']} ({offer['region'] or '-'};"
-                     f" price as of {offer['price_as_of']:%Y-%m-%d}" if offer["price_as_of"] else
-                     f"{name}: ${money(chosen['price'])}/GPU-hour from offer {offer['id']} ({offer['region'] or '-'};"
-                     f" price date not stated")
-        notes[-1] += f"; in stock over 7 days: {share})"
+        dated = f"price as of {offer['price_as_of']:%Y-%m-%d}" if offer["price_as_of"] else "price date not stated"
+        notes.append(f"{name}: ${money(chosen['price'])}/GPU-hour from offer {offer['id']} "
+                     f"({offer['region'] or '-'}; {dated}; in stock over 7 days: {share})")
+    notes += node_labels.inferred_notes(chosen["offer"]["provider__slug"] for _, chosen in ranked)
     flavors = [{"name": name, "resources": [{"name": GPU_RESOURCE, "nominalQuota": gpu_quota}]} for name, _ in ranked]
     cluster_queue = {"apiVersion": API_VERSION, "kind": "ClusterQueue", "metadata": {"name": queue},
                      "spec": {"namespaceSelector": {},

@@ -110,7 +110,7 @@ def opencost_csv(selection: Selection) -> Iterator[str]:
     yield _comment("split: on GKE each accelerator's GPU row is its lowest per-GPU price among these machines and "
                    "the node row the rest; elsewhere the node row is the whole machine price (no GPU row)")
     yield _comment("not included: the managed control-plane fee (per cluster-hour) has no place in this format")
-    for line in skipped.lines():
+    for line in [*skipped.lines(), *node_labels.inferred_notes(row["provider__slug"] for row, _, _ in nodes)]:
         yield _comment(line)
     for row, region, price in nodes:
         yield _comment(f"offer {row['id']} {row['provider__slug']} {row['region'] or '-'}: node row below")

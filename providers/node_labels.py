@@ -52,6 +52,8 @@ class ProviderLabels:
     none_documented: tuple[str, ...]
     source_urls: tuple[str, ...]
     verified_on: str
+    inferred: bool = False  # values read from the provider's own code, not a page about its managed Kubernetes
+    basis: str = ""
 
 
 @cache
@@ -90,7 +92,19 @@ def provider_labels(slug: str) -> ProviderLabels | None:
         none_documented=tuple(entry.get("none_documented", [])),
         source_urls=tuple(dict.fromkeys(urls)),
         verified_on=str(entry["verified_on"]),
+        inferred=entry.get("confidence") == "inferred",
+        basis=entry.get("basis", ""),
     )
+
+
+def inferred_notes(slugs) -> list[str]:
+    """One line per provider among `slugs` whose label values are inferred, saying from what."""
+    notes = []
+    for slug in sorted(set(slugs)):
+        labels = provider_labels(slug)
+        if labels is not None and labels.inferred:
+            notes.append(f"{slug}: node labels inferred from {labels.basis}, not stated for {labels.service}")
+    return notes
 
 
 def valid_label_value(value: str) -> bool:

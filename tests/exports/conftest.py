@@ -48,4 +48,5 @@ def machines(db, settings):
     add("oci", "VM.GPU.A10.1", l4, "eu-frankfurt-1", "2.5")
     add("oci", "BM.GPU H100.8", h100, "us-ashburn-1", "80", count="8")
     add("azure", "Standard_ND96isr_MI300X_v5", mi300, "eastus", "48", count="8")
+    add("vultr", "vcg-a100-12c-120g-80vram", a100, "ewr", "2.397")
     return made

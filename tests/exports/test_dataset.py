@@ -33,7 +33,7 @@ def test_the_dump_validates_and_withholds_prices_without_an_open_licence(machine
     json_path, csv_path, count = dataset.dataset_write(day=date(2026, 12, 4))
     dump = json.loads(json_path.read_text())
     jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(dump)
-    assert count == len(dump["offers"]) == 14
+    assert count == len(dump["offers"]) == 15
     terms = {source["slug"]: source for source in dump["sources"]}
     assert terms["gcp-src"]["redistributed"] and not terms["azure-src"]["redistributed"]
     assert terms["azure-src"]["licence"] == "none stated"
@@ -72,7 +72,7 @@ def test_a_failed_run_keeps_the_last_good_dump(machines, dump_dir, monkeypatch):
 
 def test_the_daily_task_writes_and_the_api_serves_the_dumps(machines, dump_dir):
     written = tasks.dataset_write()
-    assert written["offers"] == 14
+    assert written["offers"] == 15
     api = APIClient()
     index = api.get("/api/v1/dataset/").json()
     assert len(index["dumps"]) == 1 and index["schema"].endswith("/api/v1/dataset/schema.json")

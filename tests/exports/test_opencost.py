@@ -114,3 +114,9 @@ def test_a_bad_filter_is_a_400_naming_it(machines):
     response = APIClient().get("/api/v1/exports/opencost/?gpu=nope")
     assert response.status_code == 400
     assert "gpu" in response.json()
+
+
+def test_labels_read_from_a_providers_controller_code_are_exported_and_said_to_be_inferred(machines):
+    rows, comments = read_opencost(export("provider=vultr"))
+    assert [(row["InstanceID"], row["Region"]) for row in rows] == [("vcg-a100-12c-120g-80vram", "ewr")]
+    assert any(c.startswith("# vultr: node labels inferred from Vultr's cloud controller manager") for c in comments)

@@ -149,7 +149,8 @@ class _Target:
 
     @property
     def by_instance_type(self) -> bool:
-        return node_labels.instance_type_label(self.offer.provider_slug, self.offer.instance_type) is not None
+        return node_labels.instance_type_label(self.offer.provider_slug, self.offer.instance_type,
+                                               documented_only=True) is not None
 
 
 def _placement(target: _Target, layout: ReplicaLayout) -> tuple[dict, list[dict]]:

@@ -111,11 +111,14 @@ def valid_label_value(value: str) -> bool:
     return len(value) <= 63 and bool(LABEL_VALUE.match(value))
 
 
-def instance_type_label(slug: str, instance_type: str) -> dict[str, str] | None:
+def instance_type_label(slug: str, instance_type: str, *, documented_only: bool = False) -> dict[str, str] | None:
     """{node.kubernetes.io/instance-type: <instance type>} when the provider's nodes carry our instance type there and
-    it is a valid label value; None otherwise."""
+    it is a valid label value; None otherwise. `documented_only` also refuses values inferred from a provider's code
+    (a manifest whose selector matches no node never starts; an export row that matches none costs nothing)."""
     labels = provider_labels(slug)
     if labels is None or not labels.instance_type_known or not valid_label_value(instance_type):
+        return None
+    if documented_only and labels.inferred:
         return None
     return {well_known()["instance_type_label"]: instance_type}
 

@@ -37,6 +37,8 @@ def test_instance_type_labels_only_where_documented_and_valid():
     assert node_labels.instance_type_label("coreweave", "NVIDIA HGX H100 x8") is None  # values not documented
     assert node_labels.instance_type_label("oci", "BM.GPU H100.8") is None  # a space: no valid label value
     assert node_labels.instance_type_label("aws", "x" * 64) is None  # over 63 characters
+    assert node_labels.instance_type_label("vultr", "vcg-a100-12c-120g-80vram") is not None  # inferred
+    assert node_labels.instance_type_label("vultr", "vcg-a100-12c-120g-80vram", documented_only=True) is None
 
 
 def test_region_values_accelerator_values_and_the_aks_spot_taint():

@@ -95,50 +95,40 @@ def render(tool: str, chosen, options: dict):
     return [skypilot_yaml(chosen, **options)]
 
 
-OPTION_PARAMETERS = [
+KUEUE_OPTIONS = [
     OpenApiParameter("gpu_quota", {"type": "integer", "minimum": 0, "maximum": 1_000_000},
-                     description="kueue: nominalQuota of nvidia.com/gpu per flavour (default 8)."),
+                     description="nominalQuota of nvidia.com/gpu per flavour (default 8)."),
     OpenApiParameter("namespace", {"type": "string", "pattern": DNS_LABEL},
-                     description="kueue: the LocalQueue's namespace (default `default`)."),
+                     description="the LocalQueue's namespace (default `default`)."),
     OpenApiParameter("queue", {"type": "string", "pattern": DNS_LABEL},
-                     description="kueue: the ClusterQueue's and LocalQueue's name (default `gpu`)."),
+                     description="the ClusterQueue's and LocalQueue's name (default `gpu`)."),
     OpenApiParameter("order", str, enum=list(ORDERS),
-                     description="kueue: flavours by price per GPU-hour, or that price over the 7-day in-stock share."),
+                     description="flavours by price per GPU-hour, or that price over the 7-day in-stock share."),
+]
+SKYPILOT_OPTIONS = [
     OpenApiParameter("context", {"type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[^\\x00]*$"},
-                     description="skypilot: put the block under kubernetes.context_configs.<context>."),
+                     description="Put the block under kubernetes.context_configs.<context>."),
 ]
 BUSY = OpenApiResponse(response=DETAIL_ERROR, description="Every whole-table export slot is in use; retry later.")
 
 
 class ExportApi(ReadOnlyApi):
-    """GET /api/v1/exports/{tool}/: the filtered offers as OpenCost CSV pricing, Kueue objects or SkyPilot pricing."""
+    """GET /api/v1/exports/{tool}/: the filtered offers in one tool's format (one subclass, and one operation in the
+    OpenAPI schema, per tool, so each documents the options it reads)."""
 
     renderer_classes = [JSONRenderer]
     content_negotiation_class = AnyAccept
+    tool = ""
 
     def initial(self, request, *args, **kwargs):
         GenericAPIView.initial(self, request, *args, **kwargs)  # throttles; the strict check follows per tool
-        tool = kwargs.get("tool")
-        if tool not in TOOL_PARAMETERS:
-            raise NotFound(f"No export {tool!r}; there are: {', '.join(TOOL_PARAMETERS)}.")
-        reads = set(OfferFilterSet.base_filters) | TOOL_PARAMETERS[tool]
+        reads = set(OfferFilterSet.base_filters) | TOOL_PARAMETERS[self.tool]
         unknown = unknown_parameters(request.query_params, reads=reads)
         if unknown:
             raise ValidationError({name: ["Unknown query parameter for this export."] for name in unknown})
 
-    @extend_schema(
-        operation_id="exports_retrieve", tags=["exports"], summary="Offers in a Kubernetes tool's format",
-        description="opencost: OpenCost/Kubecost CSV pricing; kueue: ResourceFlavors, a ClusterQueue and a "
-                    "LocalQueue (kueue.x-k8s.io/v1beta2; parameters gpu_quota, namespace, queue, order); skypilot: "
-                    "the kubernetes.pricing block (parameter context). The same filters as /api/v1/offers/.",
-        parameters=[OpenApiParameter("tool", str, OpenApiParameter.PATH, enum=list(TOOL_PARAMETERS)),
-                    *filterset_parameters(OfferFilterSet), *OPTION_PARAMETERS],
-        responses={(200, "text/csv"): str, (200, "application/yaml"): str, (400, "application/json"): ERROR_400,
-                   (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429,
-                   (503, "application/json"): BUSY},
-    )
-    def get(self, request, tool: str):
-        options = tool_options(tool, request.query_params)
+    def get(self, request):
+        options = tool_options(self.tool, request.query_params)
         with versions.data_version_scope():
             filterset = kept_offer_filterset(request.query_params)
             if not filterset.is_valid():
@@ -151,10 +141,50 @@ class ExportApi(ReadOnlyApi):
             except BaseException:
                 slot.release()
                 raise
-        response = StreamingHttpResponse(ReleasingStream(render(tool, chosen, options), slot),
-                                         content_type=CONTENT_TYPES[tool])
-        response["Content-Disposition"] = f'attachment; filename="{FILENAMES[tool]}"'
+        response = StreamingHttpResponse(ReleasingStream(render(self.tool, chosen, options), slot),
+                                         content_type=CONTENT_TYPES[self.tool])
+        response["Content-Disposition"] = f'attachment; filename="{FILENAMES[self.tool]}"'
         return response
+
+
+def _export_schema(tool: str, summary: str, description: str, options: list, media_type: str):
+    return extend_schema(
+        operation_id=f"exports_{tool}", tags=["exports"], summary=summary,
+        description=description + " The same filters as /api/v1/offers/; every export states its data's as-of "
+                                  "dates, the filter and the product version, and counts what it left out.",
+        parameters=[*filterset_parameters(OfferFilterSet), *options],
+        responses={(200, media_type): str, (400, "application/json"): ERROR_400,
+                   (429, "application/json"): ERROR_429, (503, "application/json"): BUSY})
+
+
+class OpenCostExportApi(ExportApi):
+    tool = "opencost"
+
+    @_export_schema("opencost", "Offers as OpenCost/Kubecost CSV pricing",
+                    "OpenCost's CSV provider format (8 fields by position; node rows keyed on the instance-type "
+                    "label and region; GKE GPU rows per accelerator).", [], "text/csv")
+    def get(self, request):
+        return super().get(request)
+
+
+class KueueExportApi(ExportApi):
+    tool = "kueue"
+
+    @_export_schema("kueue", "Offers as Kueue ResourceFlavors, a ClusterQueue and a LocalQueue",
+                    "kueue.x-k8s.io/v1beta2 objects (Kueue v0.19.2 CRDs), flavours in preference order.",
+                    KUEUE_OPTIONS, "application/yaml")
+    def get(self, request):
+        return super().get(request)
+
+
+class SkyPilotExportApi(ExportApi):
+    tool = "skypilot"
+
+    @_export_schema("skypilot", "Offers as SkyPilot's kubernetes.pricing block",
+                    "Per-accelerator all-in hourly rates with SkyPilot's accelerator names.", SKYPILOT_OPTIONS,
+                    "application/yaml")
+    def get(self, request):
+        return super().get(request)
 
 
 class _NoParameters(ReadOnlyApi):
@@ -196,7 +226,7 @@ class DatasetFileApi(_NoParameters):
                               (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429})
     def get(self, request, name: str):
         if name == "schema.json":
-            return FileResponse(dataset.SCHEMA_FILE.open("rb"), content_type="application/schema+json")
+            return FileResponse(dataset.SCHEMA_FILE.open("rb"), content_type="application/json")
         match = dataset.FILE_NAME.match(name)
         path = dataset.dataset_dir() / name
         if match is None or not path.is_file():

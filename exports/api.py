@@ -153,7 +153,8 @@ def _export_schema(tool: str, summary: str, description: str, options: list, med
         description=description + " The same filters as /api/v1/offers/; every export states its data's as-of "
                                   "dates, the filter and the product version, and counts what it left out.",
         parameters=[*filterset_parameters(OfferFilterSet), *options],
-        responses={(200, media_type): str, (400, "application/json"): ERROR_400,
+        responses={(200, media_type): str if media_type == "text/csv" else OpenApiTypes.OBJECT,
+                   (400, "application/json"): ERROR_400,
                    (429, "application/json"): ERROR_429, (503, "application/json"): BUSY})
 
 

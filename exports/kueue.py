@@ -1,7 +1,7 @@
 """Kueue objects (kueue.x-k8s.io/v1beta2, as the CRDs of Kueue v0.19.2 define them; their openAPIV3Schema is recorded
 in exports/schemas/ and the tests validate every object against it): one ResourceFlavor per machine type (and one
 more per machine type with a spot price, on providers that document a spot label), a ClusterQueue listing the
-flavours cheapest first with the GPU quota the user sets, and a LocalQueue pointing at it.
+flavours cheapest first with the GPU quota the user sets, and a LocalQueue pointing at it, as one v1 List.
 
 Each flavour's nodeLabels come from providers.node_labels (the instance-type label, plus the spot label), and the
 spot taint where the provider sets one goes in nodeTaints with the matching toleration, so Kueue adds it to the pods
@@ -109,4 +109,6 @@ def kueue_yaml(selection: Selection, **options) -> str:
              f"flavours in preference order ({options.get('order', 'price')}), each {GPU_RESOURCE} quota "
              f"{options['gpu_quota']}:", *notes, *skipped.lines()]
     head = "".join(f"# {line}\n" for line in lines)
-    return head + yaml.safe_dump_all(objects, sort_keys=False, explicit_start=True)
+    # One document, a v1 List, which `kubectl apply -f` applies item by item: a single YAML document is what every
+    # YAML reader (and the OpenAPI response schema) takes, where a multi-document stream needs a special reader.
+    return head + yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": objects}, sort_keys=False)

@@ -15,8 +15,24 @@ from rest_framework.test import APIClient
 SCHEMAS = Path(__file__).resolve().parents[2] / "exports" / "schemas"
 
 
+def closed(schema):
+    """The CRD schema with unknown fields refused: the API server prunes a field a structural schema does not
+    declare (the object is accepted without it), so a misspelt field would pass plain validation and vanish."""
+    if isinstance(schema, dict):
+        schema = {key: closed(value) for key, value in schema.items()}
+        if "properties" in schema and "additionalProperties" not in schema and key_is_not_metadata(schema):
+            schema["additionalProperties"] = False
+    elif isinstance(schema, list):
+        schema = [closed(item) for item in schema]
+    return schema
+
+
+def key_is_not_metadata(schema) -> bool:
+    return "apiVersion" not in schema["properties"] or "spec" in schema["properties"]
+
+
 def crd_schema(kind: str) -> dict:
-    return json.loads((SCHEMAS / f"kueue-{kind}-v1beta2.json").read_text())
+    return closed(json.loads((SCHEMAS / f"kueue-{kind}-v1beta2.json").read_text()))
 
 
 def validate(obj: dict) -> None:
@@ -27,7 +43,9 @@ def export(query: str = "") -> tuple[list[dict], str]:
     response = APIClient().get(f"/api/v1/exports/kueue/?{query}")
     assert response.status_code == 200, response.content
     text = b"".join(response.streaming_content).decode()
-    return [obj for obj in yaml.safe_load_all(text) if obj], text
+    document = yaml.safe_load(text)
+    assert (document["apiVersion"], document["kind"]) == ("v1", "List")  # what kubectl apply -f takes as one file
+    return document["items"], text
 
 
 def test_every_object_passes_the_crd_schema(machines):
@@ -51,6 +69,10 @@ def test_an_object_that_breaks_the_crd_fails(machines):
     queue["spec"]["resourceGroups"][0]["flavors"][0]["name"] = "Not_A_Name"
     with pytest.raises(jsonschema.ValidationError):
         validate(queue)
+    misspelt = copy.deepcopy(flavour)
+    misspelt["spec"]["nodeLabel"] = misspelt["spec"].pop("nodeLabels")
+    with pytest.raises(jsonschema.ValidationError):
+        validate(misspelt)
 
 
 def test_flavours_are_listed_cheapest_per_gpu_first_and_unknown_labels_are_left_out(machines):

@@ -52,3 +52,5 @@ def test_region_values_accelerator_values_and_the_aks_spot_taint():
     assert spot.taint == node_labels.Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
     assert node_labels.provider_labels("gcp").spot.taint is None  # GKE does not taint Spot nodes itself
     assert "topology.k8s.aws/network-node-layer-1" in node_labels.provider_labels("aws").topology_keys
+    assert "oci.oraclecloud.com/rdma.local_block_id" in node_labels.provider_labels("oci").topology_keys
+    assert "backend.coreweave.cloud/leafgroup" in node_labels.provider_labels("coreweave").topology_keys

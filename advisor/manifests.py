@@ -49,6 +49,8 @@ from decimal import Decimal
 
 import yaml
 
+from providers import node_labels
+
 from .engine import (
     BATCH,
     INFERENCE,
@@ -80,9 +82,9 @@ SHARING_CONFIG_KEY = "shared"
 SHARING_STRATEGY_LABEL_VALUES = {TIME_SLICING: "time-slicing", MPS: "mps"}
 APP_LABEL = "app.kubernetes.io/name"
 
-# Providers whose managed Kubernetes (EKS, GKE, AKS, OKE) runs the cloud's controller manager, which sets the
-# well-known `node.kubernetes.io/instance-type` label to the instance type we price (WELL_KNOWN_LABELS_URL).
-INSTANCE_TYPE_LABEL_PROVIDERS = frozenset({"aws", "gcp", "azure", "oci"})
+# Which providers' nodes carry our instance type in `node.kubernetes.io/instance-type` (EKS, GKE, AKS, OKE run the
+# cloud's controller manager, which sets it) is the one node-label table's answer (providers.node_labels), which
+# also refuses an instance type that is not a valid label value (a price-list name with spaces).
 WELL_KNOWN_LABELS_URL = "https://kubernetes.io/docs/reference/labels-annotations-taints/#nodekubernetesioinstance-type"
 
 
@@ -147,7 +149,8 @@ class _Target:
 
     @property
     def by_instance_type(self) -> bool:
-        return self.offer.provider_slug in INSTANCE_TYPE_LABEL_PROVIDERS
+        return node_labels.instance_type_label(self.offer.provider_slug, self.offer.instance_type,
+                                               documented_only=True) is not None
 
 
 def _placement(target: _Target, layout: ReplicaLayout) -> tuple[dict, list[dict]]:

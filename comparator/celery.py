@@ -41,6 +41,12 @@ BEAT_SCHEDULE = {
         "schedule": crontab(minute=30, hour=16),
         "options": {"expires": 12 * HOUR},
     },
+    # Every day at 05:10 UTC: the open dataset's dated dump of every active offer (exports.dataset).
+    "write-open-dataset": {
+        "task": "exports.tasks.dataset_write",
+        "schedule": crontab(minute=10, hour=5),
+        "options": {"expires": 12 * HOUR},
+    },
     # Every Monday at 04:00 UTC: check that every curated capability source link still answers.
     "check-source-links": {
         "task": "providers.tasks.source_links_check",

@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from advisor import api as advisor_api
+from exports import api as exports_api
 
 from . import health
 
@@ -12,6 +13,12 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),  # set_language: the language switcher posts here
     path("api/", include("providers.api_urls")),  # REST API v1, OpenAPI schema and docs (providers.api)
     path("api/v1/advise/", advisor_api.AdviseApi.as_view(), name="api-advise"),  # the advisor's API (advisor)
+    # The offers in Kubernetes tools' own formats, and the open dataset (exports)
+    path("api/v1/exports/opencost/", exports_api.OpenCostExportApi.as_view(), name="api-export-opencost"),
+    path("api/v1/exports/kueue/", exports_api.KueueExportApi.as_view(), name="api-export-kueue"),
+    path("api/v1/exports/skypilot/", exports_api.SkyPilotExportApi.as_view(), name="api-export-skypilot"),
+    path("api/v1/dataset/", exports_api.DatasetIndexApi.as_view(), name="api-dataset"),
+    path("api/v1/dataset/<str:name>", exports_api.DatasetFileApi.as_view(), name="api-dataset-file"),
     path("advisor/", include("advisor.urls")),  # the workload advisor's page (advisor)
     path("digest/", include("digest.urls")),  # weekly email digest (digest)
     path("admin/", admin.site.urls),

@@ -10,8 +10,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 # package -> packages it must never import
 FORBIDDEN = {
-    "scrapers": {"providers", "web", "advisor", "digest", "comparator"},
-    "providers": {"web", "advisor", "digest"},
+    "scrapers": {"providers", "web", "advisor", "digest", "exports", "comparator"},
+    "providers": {"web", "advisor", "digest", "exports"},
+    "exports": {"web", "advisor", "digest"},
     "advisor": {"web", "digest"},
     "digest": {"web", "advisor"},
 }

@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "web",
     "advisor",
     "digest",
+    "exports",
 ]
 
 MIDDLEWARE = [
@@ -156,6 +157,9 @@ ADVISOR_BUDGET_SECONDS = float(os.environ.get("ADVISOR_BUDGET_SECONDS", "8"))
 # API_CSV_EXPORT_SECONDS. Paged CSV (page/page_size) is not bounded this way.
 API_CSV_EXPORTS_MAX = int(os.environ.get("API_CSV_EXPORTS_MAX", "2"))
 API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
+# Where the daily open-dataset dumps are written and served from (exports.dataset): a volume the worker writes and
+# the web processes read.
+DATASET_DIR = Path(os.environ.get("DATASET_DIR", str(BASE_DIR / "var" / "dataset")))
 # The offers list keeps its last rendered JSON pages in each process under the data version (providers.versions
 # .kept_page): a repeated request is answered from there until the data, a source or the clock (a source turning
 # stale) changes what it shows. At most this many pages per process (about 100 KB each) and 32 MiB in all

@@ -277,3 +277,14 @@ def test_batch_is_a_plain_parallel_job():
 
 def test_notebook_gets_no_manifest():
     assert manifest_for(WorkloadSpec(kind="notebook", gpu="h100")) is None
+
+
+def test_an_instance_type_that_is_no_valid_label_value_selects_nodes_by_gfd_labels_instead():
+    # OCI's price list names shapes with spaces ("BM.GPU H100.8"): no node carries that label value (the node-label
+    # table, providers.node_labels, refuses it), so the pods select by the GPU Feature Discovery labels.
+    advice = advice_for(SPECS["inference_70b"], offer_for(provider="oci", instance="BM.GPU H100.8"))
+    deployment, _service = build_manifest(SPECS["inference_70b"], advice.chosen, advice.packing).objects
+    assert "nodeSelector" not in pod(deployment) or "node.kubernetes.io/instance-type" not in pod(deployment)[
+        "nodeSelector"]
+    assert "nvidia.com/gpu.memory" in expressions(pod(deployment))
+    validate(deployment)

@@ -1,0 +1,59 @@
+"""SkyPilot's kubernetes.pricing block validated against SkyPilot's config schema (recorded from
+sky/utils/schemas.py with its source in exports/schemas/), with SkyPilot's canonical accelerator names."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+import yaml
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "exports" / "schemas" /
+                     "skypilot-kubernetes-pricing.json").read_text())
+
+
+def export(query: str = "") -> tuple[dict, str]:
+    response = APIClient().get(f"/api/v1/exports/skypilot/?{query}")
+    assert response.status_code == 200, response.content
+    text = b"".join(response.streaming_content).decode()
+    return yaml.safe_load(text), text
+
+
+def test_the_block_passes_skypilots_schema_with_canonical_names(machines):
+    block, text = export()
+    jsonschema.Draft202012Validator(SCHEMA).validate(block)
+    rates = block["kubernetes"]["pricing"]["accelerators"]
+    assert set(rates) == {"H100", "L4", "A100-80GB"}
+    assert rates["H100"] == 2.99  # the cheapest per-GPU all-in rate among the selected offers (lambda)
+    assert "GPU mi300x has no SkyPilot canonical name" in text
+
+
+def test_per_context_block_passes_the_schema(machines):
+    block, _ = export("context=my-eks&provider=aws")
+    jsonschema.Draft202012Validator(SCHEMA).validate(block)
+    assert block == {"kubernetes": {"context_configs": {"my-eks": {"pricing": {"accelerators": {"H100": 6.88}}}}}}
+
+
+def test_a_block_breaking_the_schema_fails(machines):
+    block, _ = export()
+    block["kubernetes"]["pricing"]["accelerators"]["H100"] = -1
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(SCHEMA).validate(block)
+
+
+def test_the_management_command_writes_the_same_export(machines, tmp_path):
+    path = tmp_path / "pricing.yaml"
+    call_command("export", "skypilot", "--filter", "provider=aws", "-o", str(path))
+    assert yaml.safe_load(path.read_text()) == {"kubernetes": {"pricing": {"accelerators": {"H100": 6.88}}}}
+
+
+def test_exports_are_throttled_like_the_api(machines, settings, monkeypatch):
+    settings.API_ANON_RATE = "1/minute"
+    monkeypatch.setattr("comparator.security._now", lambda: 1_800_000_030.0)  # both requests in one window
+    client = APIClient()
+    assert client.get("/api/v1/exports/skypilot/").status_code == 200
+    assert client.get("/api/v1/exports/skypilot/").status_code == 429

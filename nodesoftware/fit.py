@@ -68,7 +68,7 @@ def node_fit(provider_slug: str, gpu_slug: str, architecture: str = "", *, cuda:
                 answers.append(NodeFit(NO, f"{service.name} does not offer Kubernetes {k8s}", service.slug,
                                        sources=(service.calendar_url,)))
                 continue
-            if offered is None and cuda is None:
+            if offered is None:
                 answers.append(NodeFit(UNKNOWN, f"{service.name} publishes no Kubernetes calendar recorded here",
                                        service.slug))
                 continue
@@ -87,3 +87,24 @@ def node_fit(provider_slug: str, gpu_slug: str, architecture: str = "", *, cuda:
         return NodeFit(UNKNOWN, "no recorded node image of this provider applies to this GPU")
     rank = {(YES, False): 0, (YES, True): 1, (UNKNOWN, False): 2, (UNKNOWN, True): 2, (NO, False): 3, (NO, True): 3}
     return min(answers, key=lambda fit: rank[(fit.answer, fit.needs_image)])
+
+
+def fitting_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, k8s: str | None = None,
+                 on: date | None = None) -> dict[str, list[str]]:
+    """provider slug -> slugs of the GPUs (slug -> architecture) whose node there runs CUDA `cuda`: what the `cuda`
+    filter keeps. Providers without recorded node software are left out (their answer is unknown)."""
+    recorded = {service.provider for service in images.services()}
+    fits: dict[str, list[str]] = {}
+    for provider in provider_slugs:
+        if provider not in recorded:
+            continue
+        fitting = [gpu for gpu, architecture in gpus.items()
+                   if node_fit(provider, gpu, architecture, cuda=cuda, k8s=k8s, on=on).answer == YES]
+        if fitting:
+            fits[provider] = sorted(fitting)
+    return fits
+
+
+def providers_offering_kubernetes(version: str, on: date | None = None) -> set[str]:
+    """Slugs of the providers with a managed service whose recorded calendar offers `version` on `on` (today)."""
+    return {service.provider for service in images.services() if service.offers_kubernetes(version, on)}

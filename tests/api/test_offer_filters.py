@@ -94,6 +94,10 @@ CASES = [
     ("gang_scheduling", "gang_scheduling=unknown", GAMMA),
     ("ordering", "ordering=provider", ACTIVE),
     ("gpu", "gpu=h100-sxm&provider=beta&available=true&mig=unknown", {"beta-h100"}),
+    # node software: no node images or calendars are recorded for these providers, so nothing is known to fit
+    # (the answers over real providers: tests/nodesoftware/test_filters.py)
+    ("cuda", "cuda=12.8", set()),
+    ("k8s_version", "k8s_version=1.35", set()),
 ]
 
 # (filter, bad value) -> the 400 must name the filter.
@@ -110,6 +114,7 @@ BAD = [
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
     ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
     ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),
+    ("cuda", "12"), ("k8s_version", "1.x"),
 ]
 
 

@@ -1,0 +1,93 @@
+"""The node-software filters of the one OfferFilterSet (cuda, k8s_version) over the bundled snapshot, through the
+API: "CUDA 12.8 image, Kubernetes 1.35, managed" returns only offers whose node runs it, a CUDA 13 image drops the
+V100s for their architecture, and unparseable versions are a 400 naming the parameter."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from rest_framework.test import APIClient
+
+from nodesoftware.fit import node_fit
+from providers import services
+from providers.models import Offer
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(scope="module")
+def snapshot(django_db_setup, django_db_blocker):
+    with django_db_blocker.unblock():
+        try:
+            runs, skipped = services.snapshot_load()
+            assert all(run.status == "succeeded" for run in runs) and not skipped
+            yield
+        finally:
+            call_command("flush", "--noinput")
+
+
+@pytest.fixture
+def db_access(snapshot, db):
+    return db
+
+
+def api(query: str):
+    return APIClient().get(f"/api/v1/offers/?{query}&page_size=500")
+
+
+def api_count(query: str) -> int:
+    response = api(query)
+    assert response.status_code == 200, response.content
+    return response.json()["count"]
+
+
+def api_offers(query: str) -> list[Offer]:
+    response = api(query)
+    assert response.status_code == 200, response.content
+    assert response.json()["count"] <= 500, "the test reads one page"
+    ids = [row["id"] for row in response.json()["results"]]
+    return list(Offer.objects.select_related("gpu", "provider").filter(id__in=ids))
+
+
+def test_cuda_12_8_on_kubernetes_1_35_managed_returns_only_offers_whose_node_runs_it(db_access):
+    offers = api_offers("cuda=12.8&k8s_version=1.35&offering=managed")
+    assert offers
+    assert "azure" in {offer.provider.slug for offer in offers}
+    # without `offering`, EKS's nodes too (the snapshot has no managed-node facts for AWS instance types yet)
+    assert api_count("cuda=12.8&k8s_version=1.35&provider=aws") > 0
+    for offer in offers:
+        fit = node_fit(offer.provider.slug, offer.gpu.slug, offer.gpu.architecture, cuda="12.8", k8s="1.35")
+        assert fit.answer == "yes", (offer.instance_type, fit.reason)
+    managed = set(Offer.objects.filter(is_active=True, kubernetes_profile__managed_node="yes").values_list(
+        "id", flat=True))
+    assert {offer.id for offer in offers} <= managed
+    # a managed offer left out is left out for a reason: its node does not run it, or nobody knows
+    left_out = Offer.objects.select_related("gpu", "provider").filter(id__in=managed - {o.id for o in offers})
+    for offer in left_out[:200]:
+        fit = node_fit(offer.provider.slug, offer.gpu.slug, offer.gpu.architecture, cuda="12.8", k8s="1.35")
+        assert fit.answer != "yes"
+
+
+def test_a_cuda_13_image_excludes_v100_offers_which_cuda_12_keeps(db_access):
+    cuda12 = api_offers("cuda=12.8&gpu_family=V100")
+    assert cuda12 and {offer.provider.slug for offer in cuda12} >= {"aws"}
+    assert api_offers("cuda=13.0&gpu_family=V100") == []
+    h100 = api_offers("cuda=13.0&gpu_family=H100&provider=aws")
+    assert h100  # the driver runs CUDA 13 (580); only the V100's architecture rules it out
+    fit = node_fit("aws", "v100", "Volta", cuda="13.0")
+    assert fit.answer == "no" and "compute capability 7.0" in fit.reason
+
+
+def test_k8s_version_keeps_providers_whose_calendar_offers_it(db_access):
+    for provider in ("aws", "azure", "gcp"):
+        assert api_count(f"k8s_version=1.35&provider={provider}") > 0
+    assert api_count("k8s_version=1.35&provider=lambda") == 0  # no calendar recorded: unknown, not yes
+    assert api_count("k8s_version=1.20") == 0
+
+
+@pytest.mark.parametrize("query, parameter", [("cuda=12", "cuda"), ("cuda=latest", "cuda"),
+                                              ("k8s_version=1.x", "k8s_version")])
+def test_unparseable_versions_are_a_400_naming_the_parameter(db_access, query, parameter):
+    response = api(query)
+    assert response.status_code == 400
+    assert parameter in response.json()

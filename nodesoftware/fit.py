@@ -108,3 +108,11 @@ def fitting_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, 
 def providers_offering_kubernetes(version: str, on: date | None = None) -> set[str]:
     """Slugs of the providers with a managed service whose recorded calendar offers `version` on `on` (today)."""
     return {service.provider for service in images.services() if service.offers_kubernetes(version, on)}
+
+
+def provider_dra(provider_slug: str, on: date | None = None) -> images.DraAnswer:
+    """The provider's best DRA answer over its managed services (yes > partial > unknown)."""
+    answers = [images.dra_answer(service, on) for service in images.services_of(provider_slug)]
+    if not answers:
+        return images.DraAnswer(UNKNOWN, "no managed Kubernetes node software is recorded for this provider")
+    return min(answers, key=lambda answer: ("yes", "partial", UNKNOWN).index(answer.value))

@@ -28,7 +28,9 @@ DRIVER_WAYS = {"preinstalled", "your_choice", "you_install", "operator"}
 TRISTATE = {"yes", "no", "unknown"}
 OPERATOR_WAYS = {"driver_disabled", "provider_managed", "full", "unknown"}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "image"}
+SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "dra_driver", "dra_status", "dra_source_url", "image"}
+DRA_STATUSES = {"documented", "preview"}
+DRA_GA = (1, 34)  # resource.k8s.io v1 served by default from Kubernetes 1.34 (DRA GA)
 CALENDARS_DIR = IMAGES_PATH.parent / "k8s_calendars"
 IMAGE_FIELDS = {"slug", "name", "default", "gpus", "driver", "choices", "toolkit", "device_plugin", "gpu_operator",
                 "note", "note_zh", "source_url", "verified_on", "release"}
@@ -106,6 +108,9 @@ class Service:
     calendar: str = ""
     calendar_url: str = ""
     kubernetes: tuple[KubernetesRelease, ...] = ()
+    dra_driver: str = ""
+    dra_status: str = ""
+    dra_source_url: str = ""
 
     def offers_kubernetes(self, version: str, on: date | None = None) -> bool | None:
         """True/False from the calendar; None (unknown) when the service has no recorded calendar or the version is
@@ -117,6 +122,40 @@ class Service:
         if wanted > self.kubernetes[0].version:
             return None  # newer than the recorded calendar knows: it may simply be behind
         return any(release.version == wanted and release.supported_on(on) for release in self.kubernetes)
+
+
+@dataclass(frozen=True)
+class DraAnswer:
+    """yes: the service offers a Kubernetes version serving resource.k8s.io by default (1.34+) AND documents a DRA
+    driver for its GPU nodes; partial: one of the two, with the reason; unknown: nothing recorded."""
+
+    value: str
+    reason: str
+    versions: tuple[str, ...] = ()
+    driver: str = ""
+    sources: tuple[str, ...] = ()
+
+
+def dra_answer(service: Service, on: date | None = None) -> DraAnswer:
+    on = on or date.today()
+    versions = tuple(release.name for release in service.kubernetes
+                     if release.version >= DRA_GA and release.supported_on(on))
+    sources = tuple(url for url in (service.dra_source_url, service.calendar_url) if url)
+    if not service.kubernetes and not service.dra_status:
+        return DraAnswer("unknown", "no Kubernetes calendar and no DRA driver recorded for this service")
+    if not service.kubernetes:
+        return DraAnswer("partial", "no Kubernetes calendar recorded, so no version is known to serve DRA",
+                         driver=service.dra_driver, sources=sources)
+    if not versions:
+        return DraAnswer("partial", "the recorded calendar offers no Kubernetes version 1.34 or newer (DRA served by "
+                                    f"default) today; its newest is {service.kubernetes[0].name}",
+                         driver=service.dra_driver, sources=sources)
+    if service.dra_status == "documented":
+        return DraAnswer("yes", f"Kubernetes {', '.join(versions)} serve DRA; {service.dra_driver}", versions,
+                         service.dra_driver, sources)
+    why = service.dra_driver if service.dra_status == "preview" else "no DRA driver for GPU nodes is documented"
+    return DraAnswer("partial", f"Kubernetes {', '.join(versions)} serve DRA, but {why}", versions,
+                     service.dra_driver, sources)
 
 
 def parse_calendar(data: dict, origin: str) -> tuple[KubernetesRelease, ...]:
@@ -228,9 +267,15 @@ def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set
                 source_url=image["source_url"], verified_on=image["verified_on"],
                 releases=tuple(sorted(releases, key=lambda release: release.since))))
         calendar = service.get("calendar", "")
+        dra_status = service.get("dra_status", "")
+        if dra_status and (dra_status not in DRA_STATUSES or not service.get("dra_driver")
+                           or not str(service.get("dra_source_url", "")).startswith("https://")):
+            raise fail(where, f"dra_status must be one of {sorted(DRA_STATUSES)}, with dra_driver and an https "
+                              "dra_source_url")
         services.append(Service(service["slug"], service["provider"], service["name"], tuple(images), calendar,
                                 calendar_url(calendar) if calendar else "",
-                                load_calendar(calendar) if calendar else ()))
+                                load_calendar(calendar) if calendar else (),
+                                service.get("dra_driver", ""), dra_status, service.get("dra_source_url", "")))
     return services
 
 

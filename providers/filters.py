@@ -36,6 +36,7 @@ from django_filters.fields import BaseCSVField
 
 from nodesoftware import compat as node_compat
 from nodesoftware import fit as node_fit
+from nodesoftware import stacks as node_stacks
 from scrapers.normalize import to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
@@ -240,10 +241,6 @@ class VersionField(forms.CharField):
 class VersionFilter(CopiedCheaply, filters.Filter):
     field_class = VersionField
 
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("max_length", 20)
-        super().__init__(*args, **kwargs)
-
 
 def number(**kwargs) -> filters.NumberFilter:
     """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
@@ -391,10 +388,16 @@ class OfferFilterSet(filters.FilterSet):
         help_text=_("Of the offers that match, only the cheapest region of each provider's instance type and GPU "
                     "count (cheapest per GPU-hour, then lowest id); the others are counted as its other regions"))
     # --- node software (nodesoftware/): what the provider's default GPU node image runs ---------------------------
-    cuda = VersionFilter(method="filter_cuda", label=_("Runs a CUDA image of version (e.g. 12.8)"),
+    cuda = VersionFilter(method="filter_cuda", max_length=20, label=_("Runs a CUDA image of version (e.g. 12.8)"),
                          help_text=_("Offers whose provider's default managed GPU node image has a driver that runs "
                                      "this CUDA version on this GPU (NVIDIA's compatibility rules)"))
-    k8s_version = VersionFilter(method="filter_k8s_version", label=_("Kubernetes version offered (e.g. 1.35)"))
+    k8s_version = VersionFilter(method="filter_k8s_version", max_length=20,
+                                label=_("Kubernetes version offered (e.g. 1.35)"))
+    dra = MultipleChoice(method="filter_dra", choices=[("yes", _("yes")), ("partial", _("partial")),
+                                                       (UNKNOWN, _("unknown"))],
+                         label=_("Dynamic Resource Allocation (DRA) for GPUs"))
+    stack = MultipleChoice(method="filter_stack", choices=[(family, family) for family in node_stacks.FAMILIES],
+                           label=_("Training stack (provider-managed or provider-documented)"))
     ordering = NullsLastOrderingFilter(
         fields=(
             ("price_per_gpu_hour_usd", "price_per_gpu_hour"),
@@ -670,10 +673,7 @@ class OfferFilterSet(filters.FilterSet):
                 matching.add(provider_id)
         return self._providers(queryset, sorted(matching))
 
-    # --- node software (nodesoftware/) -------------------------------------------------------------------------------
-    #
-    # Answered per (provider, GPU) by nodesoftware.fit.node_fit from curated data files, then applied as literal id
-    # lists like the capability filters. Only a yes counts: an unknown driver or calendar never matches.
+    # --- node software (nodesoftware/): answered from its data files, applied as literal id lists; only a yes counts
 
     def filter_cuda(self, queryset, name, value):
         """Offers whose provider's managed Kubernetes gives a node with this GPU (for `k8s_version`, if set) an image
@@ -690,8 +690,7 @@ class OfferFilterSet(filters.FilterSet):
     def _node_fits(cuda: str, k8s_version: str | None) -> dict[int, list[int]]:
         """provider id -> ids of the GPUs whose node there runs CUDA `cuda`."""
         providers = dict(Provider.objects.values_list("slug", "pk"))
-        gpus = {slug: (pk, architecture) for pk, slug, architecture in
-                GpuModel.objects.values_list("pk", "slug", "architecture")}
+        gpus = {slug: (pk, arch) for pk, slug, arch in GpuModel.objects.values_list("pk", "slug", "architecture")}
         fits = node_fit.fitting_gpus(list(providers), {slug: arch for slug, (_pk, arch) in gpus.items()},
                                      cuda=cuda, k8s=k8s_version)
         return {providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()}
@@ -702,6 +701,21 @@ class OfferFilterSet(filters.FilterSet):
             return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
         ids = remembered(f"k8s-version:{value}", lambda: sorted(Provider.objects.filter(
             slug__in=node_fit.providers_offering_kubernetes(value)).values_list("pk", flat=True)))
+        return self._providers(queryset, ids)
+
+    def filter_dra(self, queryset, name, value):
+        """yes: a Kubernetes version serving resource.k8s.io by default (1.34+) and a documented DRA driver for GPU
+        nodes; partial: one of them (nodesoftware.images.dra_answer says which); unknown: nothing recorded."""
+        ids = remembered(f"dra:{sorted(value)}", lambda: sorted(
+            pk for slug, pk in Provider.objects.values_list("slug", "pk")
+            if node_fit.provider_dra(slug).value in value))
+        return self._providers(queryset, ids)
+
+    def filter_stack(self, queryset, name, value):
+        """Providers with a provider-managed or provider-documented stack of each family asked for (all of them)."""
+        slugs = set.intersection(*(node_stacks.providers_with(family) for family in value))
+        ids = remembered(f"stack:{sorted(value)}", lambda: sorted(
+            Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True)))
         return self._providers(queryset, ids)
 
 

@@ -98,6 +98,9 @@ CASES = [
     # (the answers over real providers: tests/nodesoftware/test_filters.py)
     ("cuda", "cuda=12.8", set()),
     ("k8s_version", "k8s_version=1.35", set()),
+    ("dra", "dra=unknown", ACTIVE),
+    ("dra", "dra=yes,partial", set()),
+    ("stack", "stack=slurm", set()),
 ]
 
 # (filter, bad value) -> the 400 must name the filter.
@@ -114,7 +117,7 @@ BAD = [
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
     ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
     ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),
-    ("cuda", "12"), ("k8s_version", "1.x"),
+    ("cuda", "12"), ("k8s_version", "1.x"), ("dra", "maybe"), ("stack", "pbs"),
 ]
 
 

@@ -91,3 +91,19 @@ def test_unparseable_versions_are_a_400_naming_the_parameter(db_access, query, p
     response = api(query)
     assert response.status_code == 400
     assert parameter in response.json()
+
+
+def test_stack_slurm_keeps_only_providers_with_a_managed_or_documented_slurm(db_access):
+    from nodesoftware.stacks import providers_with
+    slugs = set(Offer.objects.filter(id__in=[row["id"] for row in api("stack=slurm&page_size=500").json()["results"]])
+                .values_list("provider__slug", flat=True))
+    assert slugs and slugs <= providers_with("slurm")
+    assert api_count("stack=slurm&provider=aws") == 0
+
+
+def test_dra_yes_keeps_providers_whose_service_serves_dra_and_documents_a_driver(db_access):
+    from nodesoftware.fit import provider_dra
+    for provider in ("aws", "gcp"):
+        assert api_count(f"dra=yes&provider={provider}") > 0
+    assert api_count("dra=yes&provider=azure") == 0 and provider_dra("azure").value == "partial"
+    assert api_count("dra=partial&provider=azure") > 0

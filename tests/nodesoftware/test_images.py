@@ -129,3 +129,14 @@ def test_every_service_names_a_curated_provider_and_catalog_gpus():
                                         / "providers").glob("*.toml")}
     images.parse_images(tomllib.loads(images.IMAGES_PATH.read_text()), providers=providers,
                         gpus={spec.slug for spec in gpu_catalog()})
+
+
+def test_dra_is_yes_only_with_a_1_34_version_offered_and_a_documented_driver():
+    on = date(2026, 12, 4)
+    eks = images.dra_answer(service("eks"), on)
+    assert eks.value == "yes" and "1.35" in eks.versions and "NVIDIA DRA Driver" in eks.driver
+    aks = images.dra_answer(service("aks"), on)
+    assert aks.value == "partial" and "preview" in aks.reason  # versions yes, driver only in a preview API
+    before_ga = images.dra_answer(service("eks"), date(2025, 6, 1))  # 1.34 not yet released on EKS
+    assert before_ga.value == "partial" and "1.34" in before_ga.reason
+    assert images.dra_answer(service("cks"), on).value == "unknown"

@@ -51,6 +51,7 @@ from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stre
 from .serializers import (
     CompareSerializer,
     GpuSerializer,
+    OfferDetailSerializer,
     OfferListSerializer,
     OfferSerializer,
     PriceObservationSerializer,
@@ -481,13 +482,13 @@ OFFER_ID = OpenApiParameter("offer_id", int, OpenApiParameter.PATH, description=
 class OfferDetailApi(ReadOnlyApi):
     """GET /api/v1/offers/{id}/: one offer, active or not, with its provenance."""
 
-    serializer_class = OfferSerializer
+    serializer_class = OfferDetailSerializer
 
     @extend_schema(operation_id="offers_retrieve", tags=["offers"], summary="One offer with its provenance",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferSerializer))
+                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferDetailSerializer))
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
-        return Response(OfferSerializer(offer, context={"request": request}).data)
+        return Response(OfferDetailSerializer(offer, context={"request": request}).data)
 
 
 class OfferHistoryApi(ReadOnlyApi):

@@ -107,3 +107,28 @@ def test_dra_yes_keeps_providers_whose_service_serves_dra_and_documents_a_driver
         assert api_count(f"dra=yes&provider={provider}") > 0
     assert api_count("dra=yes&provider=azure") == 0 and provider_dra("azure").value == "partial"
     assert api_count("dra=partial&provider=azure") > 0
+
+
+def test_the_provider_api_gives_node_images_with_dated_driver_history_calendars_dra_and_stacks(db_access):
+    body = APIClient().get("/api/v1/providers/aws/").json()["node_software"]
+    [eks] = body["services"]
+    al2023 = next(image for image in eks["images"] if image["slug"] == "eks-al2023-nvidia")
+    assert [change["branch"] for change in al2023["history"]] == [555, 560, 570, 575, 570, 580]
+    assert al2023["device_plugin"] == "no" and al2023["gpu_operator"] == "driver_disabled"
+    assert any(row["version"] == "1.35" and row["extended_support_ends"] for row in eks["kubernetes"])
+    assert eks["dra"]["value"] == "yes"
+    assert any(stack["family"] == "kueue" and stack["source_url"] for stack in body["stacks"])
+    azure = APIClient().get("/api/v1/providers/azure/").json()["node_software"]
+    linux = next(image for service in azure["services"] for image in service["images"]
+                 if image["slug"] == "aks-azurelinux")
+    assert linux["driver_text"] == "preinstalled, version not published"
+    assert APIClient().get("/api/v1/providers/lambda/").json()["node_software"] == {"services": [], "stacks": []}
+
+
+def test_the_offer_api_gives_the_gpus_compute_capability_and_its_default_node_image(db_access):
+    offer = Offer.objects.filter(provider__slug="aws", gpu__slug="v100-32gb", is_active=True).first()
+    body = APIClient().get(f"/api/v1/offers/{offer.id}/").json()["node_software"]
+    assert body["gpu"]["compute_capability"] == "7.0" and body["gpu"]["dtypes"]["bf16"] == "no"
+    assert body["node"]["image"] == "eks-al2023-nvidia" and body["node"]["driver_branch"] == 580
+    amd = Offer.objects.filter(gpu__vendor="amd", is_active=True).first()
+    assert APIClient().get(f"/api/v1/offers/{amd.id}/").json()["node_software"]["gpu"]["runtime"] == "ROCm"

@@ -1,6 +1,7 @@
-"""The node-software filters of the one OfferFilterSet (cuda, k8s_version) over the bundled snapshot, through the
-API: "CUDA 12.8 image, Kubernetes 1.35, managed" returns only offers whose node runs it, a CUDA 13 image drops the
-V100s for their architecture, and unparseable versions are a 400 naming the parameter."""
+"""Node software over the bundled snapshot: the filters of the one OfferFilterSet (cuda, k8s_version, dra, stack)
+through the API ("CUDA 12.8 image, Kubernetes 1.35, managed" returns only offers whose node runs it, a CUDA 13 image
+drops the V100s for their architecture, unparseable versions are a 400 naming the parameter), the API fields and the
+"Node software" sections of the provider and offer pages."""
 
 from __future__ import annotations
 
@@ -132,3 +133,22 @@ def test_the_offer_api_gives_the_gpus_compute_capability_and_its_default_node_im
     assert body["node"]["image"] == "eks-al2023-nvidia" and body["node"]["driver_branch"] == 580
     amd = Offer.objects.filter(gpu__vendor="amd", is_active=True).first()
     assert APIClient().get(f"/api/v1/offers/{amd.id}/").json()["node_software"]["gpu"]["runtime"] == "ROCm"
+
+
+def test_the_provider_page_shows_node_images_drivers_history_and_stacks_in_both_languages(db_access):
+    from django.test import Client
+    html = Client().get("/providers/azure/").content.decode()
+    assert 'id="node-software-title"' in html
+    assert "AKS Ubuntu node image, GRID driver" in html and "570.211.01" in html
+    assert "preinstalled, version not published" in html  # Azure Linux: a known answer, not unknown
+    assert "Kueue" in html and "provider-managed" in html
+    chinese = Client().get("/providers/azure/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    assert "节点软件" in chinese and "已预装，版本未公布" in chinese
+    assert "No node images are recorded" in Client().get("/providers/lambda/").content.decode()
+
+
+def test_the_offer_page_shows_the_gpus_compute_capability_and_its_node_image(db_access):
+    from django.test import Client
+    offer = Offer.objects.filter(provider__slug="azure", gpu__slug="a10", is_active=True).first()
+    html = Client().get(f"/offers/{offer.id}/").content.decode()
+    assert "Compute capability" in html and "8.6" in html and "aks-ubuntu-grid" in html

@@ -30,8 +30,13 @@ def test_aks_a10_uses_the_grid_image_for_its_answer():
 
 
 def test_a_driver_of_your_choice_without_a_published_default_is_unknown_and_says_why():
-    fit = node_fit("gcp", "l4", "Ada Lovelace", cuda="12.8", k8s="1.35", on=TODAY)
+    fit = node_fit("coreweave", "h100-sxm", "Hopper", cuda="12.8", on=TODAY)
     assert fit.answer == "unknown" and "your choice" in fit.reason
+
+
+def test_a_fit_only_on_a_non_default_image_is_marked():
+    fit = node_fit("gcp", "l4", "Ada Lovelace", cuda="12.8", k8s="1.35", on=TODAY)
+    assert fit.answer == "yes" and fit.needs_image and fit.image == "gke-ubuntu-installer"
 
 
 def test_a_provider_without_recorded_node_software_is_unknown_not_no():

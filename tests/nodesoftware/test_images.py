@@ -140,3 +140,17 @@ def test_dra_is_yes_only_with_a_1_34_version_offered_and_a_documented_driver():
     before_ga = images.dra_answer(service("eks"), date(2025, 6, 1))  # 1.34 not yet released on EKS
     assert before_ga.value == "partial" and "1.34" in before_ga.reason
     assert images.dra_answer(service("cks"), on).value == "unknown"
+
+
+def test_the_curated_bottlerocket_and_gke_installer_drivers_match_their_recorded_files():
+    import re
+    variant = (FIXTURES / "bottlerocket-aws-k8s-1.35-nvidia.toml").read_text()
+    kmod = (FIXTURES / "bottlerocket-1.54.0-kmod-6.12-nvidia-r580.toml").read_text()
+    assert '"nvidia-k8s-device-plugin"' in variant and '"nvidia-container-toolkit-k8s"' in variant
+    assert image("eks-bottlerocket-nvidia").device_plugin == "yes" == image("eks-bottlerocket-nvidia").toolkit
+    assert '"kmod-6.12-nvidia-r580-tesla"' in variant
+    recorded = re.search(r"tesla/([\d.]+)/NVIDIA-Linux-x86_64", kmod).group(1)
+    assert images.driver_on(image("eks-bottlerocket-nvidia"), "1.35", date(2026, 4, 14)).version == recorded
+    installer = (FIXTURES / "gke-ubuntu-daemonset-preloaded-R570.yaml").read_text()
+    recorded = re.search(r'NVIDIA_DRIVER_VERSION\n\s+value: "([\d.]+)"', installer).group(1)
+    assert images.driver_on(image("gke-ubuntu-installer"), "1.35", date(2026, 6, 11)).version == recorded

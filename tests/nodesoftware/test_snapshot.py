@@ -152,3 +152,13 @@ def test_the_offer_page_shows_the_gpus_compute_capability_and_its_node_image(db_
     offer = Offer.objects.filter(provider__slug="azure", gpu__slug="a10", is_active=True).first()
     html = Client().get(f"/offers/{offer.id}/").content.decode()
     assert "Compute capability" in html and "8.6" in html and "aks-ubuntu-grid" in html
+
+
+def test_with_cuda_each_listed_offer_says_how_its_node_runs_it_and_marks_a_non_default_image(db_access):
+    rows = api("cuda=12.8&k8s_version=1.35&provider=gcp&gpu_family=L4").json()["results"]
+    assert rows and all(row["node_fit"]["answer"] == "yes" for row in rows)
+    # GKE's default COS driver version is not published; Google's Ubuntu installer DaemonSet for R570 runs it
+    assert all(row["node_fit"]["needs_image"] and row["node_fit"]["image"] == "gke-ubuntu-installer" for row in rows)
+    eks = api("cuda=12.8&k8s_version=1.35&provider=aws&page_size=5").json()["results"]
+    assert eks and not any(row["node_fit"]["needs_image"] for row in eks)
+    assert "node_fit" not in api("provider=aws&page_size=1").json()["results"][0]  # only when a CUDA version is asked

@@ -25,8 +25,17 @@ from decimal import Decimal
 from django.conf import settings
 from django.db.models import Count, F, OuterRef, Subquery
 
+from nodesoftware.changes import NodeSoftwareChange, changes_between
 from providers.capabilities import QUESTIONS
-from providers.models import AvailabilityChange, CapabilityChange, Offer, PriceObservation, RunStatus, ScrapeRun
+from providers.models import (
+    AvailabilityChange,
+    CapabilityChange,
+    Offer,
+    PriceObservation,
+    Provider,
+    RunStatus,
+    ScrapeRun,
+)
 from scrapers.availability import IN_STOCK
 
 from .models import Subscription, SubscriptionStatus
@@ -66,6 +75,8 @@ class WeekChanges:
     # From the stock checks (AvailabilityChange), net over the week: offer id -> when its final state began.
     back_in_stock: dict[int, datetime] = field(default_factory=dict)
     sold_out: dict[int, datetime] = field(default_factory=dict)
+    # From the node-software data files (no query): driver changes and Kubernetes versions leaving support.
+    node_software: list[NodeSoftwareChange] = field(default_factory=list)
 
     def touched(self) -> set[int]:
         return (self.prices.keys() | self.availability.keys() | self.new | self.gone | self.back_in_stock.keys()
@@ -167,6 +178,7 @@ def week_changes(*, week: DigestWeek, threshold: Decimal | None = None) -> WeekC
         (change for change in collapsed.values() if change.old_value != change.new_value),
         key=lambda change: (change.provider.name.lower(), change.key),
     )
+    changes.node_software = changes_between(week.start.date(), week.end.date())
     return changes
 
 
@@ -237,6 +249,12 @@ class CapabilityRow:
     question: str  # lazy: a digest is built once per filter and rendered in each subscriber's language
 
 
+@dataclass(frozen=True)
+class NodeSoftwareRow:
+    change: NodeSoftwareChange
+    provider_name: str
+
+
 @dataclass
 class Digest:
     query: str
@@ -250,12 +268,13 @@ class Digest:
     cheapest: list[Offer]
     back_in_stock: Section = field(default_factory=lambda: Section([], 0))
     sold_out: Section = field(default_factory=lambda: Section([], 0))
+    node_software: Section = field(default_factory=lambda: Section([], 0))
 
     @property
     def change_count(self) -> int:
         return sum(section.total for section in (self.price_drops, self.price_rises, self.new_offers,
                                                   self.gone_offers, self.availability, self.capabilities,
-                                                  self.back_in_stock, self.sold_out))
+                                                  self.back_in_stock, self.sold_out, self.node_software))
 
     @property
     def has_changes(self) -> bool:
@@ -309,6 +328,13 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
             for change in changes.capabilities if change.provider_id in providers
         ]
 
+    node_rows = []
+    if changes.node_software:  # one query for the providers' slugs, only in a week with node-software news
+        provider_ids = {provider for _offer, provider, active in rows if active or include_inactive}
+        slugs = dict(Provider.objects.filter(id__in=provider_ids).values_list("slug", "name"))
+        node_rows = [NodeSoftwareRow(change, slugs[change.provider]) for change in changes.node_software
+                     if change.provider in slugs]
+
     cheapest = list(
         matching.filter(price_per_gpu_hour_usd__isnull=False)
         .order_by(F("price_per_gpu_hour_usd").asc(), "id")[: settings.DIGEST_CHEAPEST_COUNT]
@@ -330,6 +356,7 @@ def digest_build(*, query: str, changes: WeekChanges) -> Digest:
         cheapest=cheapest,
         back_in_stock=Section([OfferStockRow(offers[i], changes.back_in_stock[i]) for i in back[:limit]], len(back)),
         sold_out=Section([OfferStockRow(offers[i], changes.sold_out[i]) for i in sold[:limit]], len(sold)),
+        node_software=_section(node_rows, limit),
     )
 
 

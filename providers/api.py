@@ -33,6 +33,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
 from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
+from nodesoftware import fit as node_fit
 
 from . import selectors, versions
 from .capabilities import CAPABILITIES
@@ -47,10 +48,12 @@ from .filters import (
     kept_offer_filterset,
     unknown_parameters,
 )
+from .models import GpuModel
 from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stream
 from .serializers import (
     CompareSerializer,
     GpuSerializer,
+    OfferDetailSerializer,
     OfferListSerializer,
     OfferSerializer,
     PriceObservationSerializer,
@@ -433,7 +436,10 @@ class OfferListApi(ReadOnlyApi):
                 fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
         if key is not None:
             self.page_to_keep = (key, version, _staleness_changes(rows))
-        return self.get_paginated_response(offer_data(rows, request=request, reasons=reasons))
+        data = offer_data(rows, request=request, reasons=reasons)
+        if filterset.form.cleaned_data.get("cuda"):
+            _mark_node_fit(data, filterset.form.cleaned_data["cuda"], filterset.form.cleaned_data.get("k8s_version"))
+        return self.get_paginated_response(data)
 
     page_to_keep: tuple | None = None  # (key, data version, expiry) of this request's page, kept once rendered
 
@@ -460,6 +466,19 @@ class OfferListApi(ReadOnlyApi):
         return (OfferSerializer if self.kubernetes_reasons else OfferListSerializer)(context=context or {})
 
 
+def _mark_node_fit(data: list[dict], cuda: str, k8s_version: str | None) -> None:
+    """With `cuda`, each offer says how its node runs that image (nodesoftware.fit.node_fit): `needs_image` marks the
+    offers whose default node image does not, but another image of the service does."""
+    architectures = dict(GpuModel.objects.values_list("slug", "architecture"))
+    for item in data:
+        gpu = item["gpu"]["slug"] if item["gpu"] else None
+        fit = node_fit.node_fit(item["provider"]["slug"], gpu, architectures.get(gpu, ""), cuda=cuda,
+                                k8s=k8s_version) if gpu else None
+        item["node_fit"] = None if fit is None else {
+            "answer": fit.answer, "needs_image": fit.needs_image, "service": fit.service or None,
+            "image": fit.image or None, "driver_branch": fit.driver_branch, "reason": fit.reason}
+
+
 def _staleness_changes(rows: list[dict]):
     """The first moment a row of the page turns stale with the clock alone (its source's last success passing
     STALE_AFTER_HOURS), or None: when a kept page must be written again though the data did not change."""
@@ -481,13 +500,13 @@ OFFER_ID = OpenApiParameter("offer_id", int, OpenApiParameter.PATH, description=
 class OfferDetailApi(ReadOnlyApi):
     """GET /api/v1/offers/{id}/: one offer, active or not, with its provenance."""
 
-    serializer_class = OfferSerializer
+    serializer_class = OfferDetailSerializer
 
     @extend_schema(operation_id="offers_retrieve", tags=["offers"], summary="One offer with its provenance",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferSerializer))
+                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferDetailSerializer))
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
-        return Response(OfferSerializer(offer, context={"request": request}).data)
+        return Response(OfferDetailSerializer(offer, context={"request": request}).data)
 
 
 class OfferHistoryApi(ReadOnlyApi):

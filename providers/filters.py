@@ -34,6 +34,9 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField
 
+from nodesoftware import compat as node_compat
+from nodesoftware import fit as node_fit
+from nodesoftware import stacks as node_stacks
 from scrapers.normalize import to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
@@ -261,6 +264,25 @@ class CharFilter(CopiedCheaply, filters.CharFilter):
     pass
 
 
+class VersionField(forms.CharField):
+    """A major.minor version such as 12.8 or 1.35; anything else ('12', '12.x', 'latest') is an error naming it."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if not value:
+            return None
+        try:
+            node_compat.parse_cuda_version(value)
+        except ValueError:
+            raise forms.ValidationError(_("Use a version such as 12.8 or 1.35; not understood: %(value)s"),
+                                        code="invalid", params={"value": value}) from None
+        return value.strip()
+
+
+class VersionFilter(CopiedCheaply, filters.Filter):
+    field_class = VersionField
+
+
 def number(**kwargs) -> filters.NumberFilter:
     """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
     kwargs.setdefault("min_value", 0)
@@ -406,6 +428,17 @@ class OfferFilterSet(filters.FilterSet):
         method="filter_noop", label=_("One row per machine type (its cheapest region)"),
         help_text=_("Of the offers that match, only the cheapest region of each provider's instance type and GPU "
                     "count (cheapest per GPU-hour, then lowest id); the others are counted as its other regions"))
+    # --- node software (nodesoftware/): what the provider's default GPU node image runs ---------------------------
+    cuda = VersionFilter(method="filter_cuda", max_length=20, label=_("Runs a CUDA image of version (e.g. 12.8)"),
+                         help_text=_("Offers whose provider's default managed GPU node image has a driver that runs "
+                                     "this CUDA version on this GPU (NVIDIA's compatibility rules)"))
+    k8s_version = VersionFilter(method="filter_k8s_version", max_length=20,
+                                label=_("Kubernetes version offered (e.g. 1.35)"))
+    dra = MultipleChoice(method="filter_dra", choices=[("yes", _("yes")), ("partial", _("partial")),
+                                                       (UNKNOWN, _("unknown"))],
+                         label=_("Dynamic Resource Allocation (DRA) for GPUs"))
+    stack = MultipleChoice(method="filter_stack", choices=[(family, family) for family in node_stacks.FAMILIES],
+                           label=_("Training stack (provider-managed or provider-documented)"))
     ordering = NullsLastOrderingFilter(
         fields=(
             ("price_per_gpu_hour_usd", "price_per_gpu_hour"),
@@ -670,6 +703,51 @@ class OfferFilterSet(filters.FilterSet):
             if usd is not None and usd <= Decimal(str(value)):
                 matching.add(provider_id)
         return self._providers(queryset, sorted(matching))
+
+    # --- node software (nodesoftware/): answered from its data files, applied as literal id lists; only a yes counts
+
+    def filter_cuda(self, queryset, name, value):
+        """Offers whose provider's managed Kubernetes gives a node with this GPU (for `k8s_version`, if set) an image
+        whose driver runs CUDA `value` on that GPU; a fit only on a non-default image counts, and the API marks it."""
+        k8s_version = self.form.cleaned_data.get("k8s_version")
+        pairs = remembered(f"node-fit:{value}:{k8s_version}", lambda: self._node_fits(value, k8s_version))
+        condition = Q(pk__in=[])
+        for provider_id, gpu_ids in pairs.items():
+            condition |= Q(provider_id=provider_id, gpu_id__in=gpu_ids)
+        self.resolve("provider_id", pairs)
+        return queryset.filter(condition)
+
+    @staticmethod
+    def _node_fits(cuda: str, k8s_version: str | None) -> dict[int, list[int]]:
+        """provider id -> ids of the GPUs whose node there runs CUDA `cuda`."""
+        providers = dict(Provider.objects.values_list("slug", "pk"))
+        gpus = {slug: (pk, arch) for pk, slug, arch in GpuModel.objects.values_list("pk", "slug", "architecture")}
+        fits = node_fit.fitting_gpus(list(providers), {slug: arch for slug, (_pk, arch) in gpus.items()},
+                                     cuda=cuda, k8s=k8s_version)
+        return {providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()}
+
+    def filter_k8s_version(self, queryset, name, value):
+        """Providers with a managed Kubernetes service whose recorded calendar offers `value` today."""
+        if self.form.cleaned_data.get("cuda"):
+            return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
+        ids = remembered(f"k8s-version:{value}", lambda: sorted(Provider.objects.filter(
+            slug__in=node_fit.providers_offering_kubernetes(value)).values_list("pk", flat=True)))
+        return self._providers(queryset, ids)
+
+    def filter_dra(self, queryset, name, value):
+        """yes: a Kubernetes version serving resource.k8s.io by default (1.34+) and a documented DRA driver for GPU
+        nodes; partial: one of them (nodesoftware.images.dra_answer says which); unknown: nothing recorded."""
+        ids = remembered(f"dra:{sorted(value)}", lambda: sorted(
+            pk for slug, pk in Provider.objects.values_list("slug", "pk")
+            if node_fit.provider_dra(slug).value in value))
+        return self._providers(queryset, ids)
+
+    def filter_stack(self, queryset, name, value):
+        """Providers with a provider-managed or provider-documented stack of each family asked for (all of them)."""
+        slugs = set.intersection(*(node_stacks.providers_with(family) for family in value))
+        ids = remembered(f"stack:{sorted(value)}", lambda: sorted(
+            Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True)))
+        return self._providers(queryset, ids)
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).

@@ -13,9 +13,12 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
+
+from nodesoftware import summary as node_summary
 
 from . import kubernetes as k8s
 from .capabilities import CAPABILITIES, UNKNOWN
@@ -259,6 +262,25 @@ class OfferSerializer(OutputSerializer):
         return _absolute(self.context.get("request"), reverse("api:offer-detail", args=[offer.id]))
 
 
+class OfferDetailSerializer(OfferSerializer):
+    """One offer as its own URL gives it: OfferSerializer plus `node_software` (not in the list, whose rows are
+    built by offer_data)."""
+
+    node_software = serializers.SerializerMethodField(
+        help_text="The GPU's compute capability and dtypes (or runtime and target for non-NVIDIA accelerators), and "
+                  "the default node image and NVIDIA driver branch this GPU gets on the provider's managed "
+                  "Kubernetes (nodesoftware/); null node when nothing is recorded for the provider")
+
+    class Meta(OfferSerializer.Meta):
+        fields = [*OfferSerializer.Meta.fields, "node_software"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_node_software(self, offer: Offer) -> dict:
+        gpu = offer.gpu
+        return node_summary.offer_summary(offer.provider.slug, gpu.slug if gpu else None,
+                                          gpu.architecture if gpu else "")
+
+
 class OfferListSerializer(OfferSerializer):
     """An offer as the offers list gives it: `kubernetes` holds each answer's state (and the fabric), not its reason
     and sources, which the offer's `url` gives; with the context's `kubernetes_reasons`, all of it, as
@@ -476,11 +498,19 @@ class ProviderDetailSerializer(OutputSerializer):
     capabilities = serializers.SerializerMethodField()
     kubernetes_facts = KubernetesFactSerializer(many=True)
     sources = SourceRefSerializer(many=True)
+    node_software = serializers.SerializerMethodField(
+        help_text="GPU node images of the provider's managed Kubernetes services with the driver each installs "
+                  "today and its dated history, Kubernetes versions with support end dates, DRA readiness, and "
+                  "training stacks with their status and source (docs/node-software.md)")
 
     class Meta:
         model = Provider
         fields = ["slug", "name", "name_zh", "website", "kind", "headquarters", "active_offers", "capabilities",
-                  "kubernetes_facts", "sources"]
+                  "kubernetes_facts", "sources", "node_software"]
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_node_software(self, provider: Provider) -> dict:
+        return node_summary.provider_summary(provider.slug)
 
     @extend_schema_field(CapabilityCellSerializer(many=True))
     def get_capabilities(self, provider: Provider) -> list[dict]:

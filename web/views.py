@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
+from nodesoftware import summary as node_summary
 from providers import selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
@@ -192,7 +193,10 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         changes, until=timezone.now(),
         names={"trace": gettext("Stock"), "in_stock": gettext("in stock"), "sold_out": gettext("sold out"),
                "available": gettext("available"), "limited": gettext("limited"), "unavailable": gettext("sold out")})
+    gpu = offer.gpu
     return render(request, "offers/detail.html", {
+        "node": node_summary.offer_summary(offer.provider.slug, gpu.slug if gpu else None,
+                                           gpu.architecture if gpu else ""),
         "offer": offer, "history": history, "figure": figures.figure_json(figure) if history else "",
         "conversion": conversion, "display": display,
         "stock": stock_text(availability=offer.availability, available_count=offer.available_count,
@@ -354,6 +358,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "guide_managed": guide_url("kubernetes-support", "managed-vs-byo"),
         "columns": plain_columns(), "params": canonical_query(request.GET),
         "stock_rows": _stock_rows(selectors.availability_summary(provider=provider)),
+        "node_software": node_summary.provider_summary(provider.slug),
     })
 
 

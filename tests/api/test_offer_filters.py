@@ -97,6 +97,13 @@ CASES = [
     ("gang_scheduling", "gang_scheduling=unknown", GAMMA),
     ("ordering", "ordering=provider", ACTIVE),
     ("gpu", "gpu=h100-sxm&provider=beta&available=true&mig=unknown", {"beta-h100"}),
+    # node software: no node images or calendars are recorded for these providers, so nothing is known to fit
+    # (the answers over real providers: tests/nodesoftware/test_filters.py)
+    ("cuda", "cuda=12.8", set()),
+    ("k8s_version", "k8s_version=1.35", set()),
+    ("dra", "dra=unknown", ACTIVE),
+    ("dra", "dra=yes,partial", set()),
+    ("stack", "stack=slurm", set()),
 ]
 
 # (filter, bad value) -> the 400 must name the filter.
@@ -113,6 +120,7 @@ BAD = [
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
     ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
     ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),
+    ("cuda", "12"), ("k8s_version", "1.x"), ("dra", "maybe"), ("stack", "pbs"),
 ]
 
 

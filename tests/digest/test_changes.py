@@ -164,3 +164,25 @@ def test_back_in_stock_and_sold_out_come_from_the_stock_checks_net_over_the_week
         rendered = digest_render(digest, language=language)
         assert words[0] in rendered.text and words[1] in rendered.text and words[2] in rendered.html
         assert f"{MID:%Y-%m-%d %H:%M} UTC" in rendered.text
+
+
+def test_node_software_changes_of_the_week_reach_filters_with_that_providers_offers(world):
+    """EKS's AL2023 default moved 570 -> 580 for Kubernetes 1.34+ on 2025-10-21 (amazon-eks-ami 3cb8b058): the
+    digest of a week holding that day lists it for a filter with AWS offers, not for one with Lambda's only."""
+    from datetime import UTC, datetime
+
+    from digest.weeks import digest_week
+    from tests.factories import DataSourceFactory
+
+    week = digest_week(datetime(2025, 10, 27, 9, 0, tzinfo=UTC))  # 2025-10-20 08:00 to 2025-10-27 08:00 UTC
+    aws = DataSourceFactory(slug="aws-pricing", provider__slug="aws", provider__name="Amazon Web Services")
+    world.offer("p5.48xlarge", source=aws)
+    world.offer("gpu_1x_h100")
+    changes = week_changes(week=week)
+    on_aws = digest_build(query="provider=aws", changes=changes)
+    texts = [row.change.text for row in on_aws.node_software.rows]
+    assert any("Amazon Linux 2023" in text and "570 -> 580 (Kubernetes 1.34+)" in text for text in texts)
+    assert all(row.change.provider == "aws" for row in on_aws.node_software.rows)
+    assert not any("1.33" in text and "Amazon Linux" in text for text in texts)  # 2025-10-27: the next week
+    assert on_aws.has_changes
+    assert digest_build(query="provider=lambda", changes=changes).node_software.total == 0

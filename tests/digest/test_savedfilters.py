@@ -48,6 +48,8 @@ def _sample(name: str, field: forms.Field) -> str:
         return "24.0"
     if isinstance(field, forms.ChoiceField):
         return str(next(value for value, _label in field.choices if value not in ("", None)))
+    if name in ("cuda", "k8s_version"):  # a major.minor version
+        return "12.8"
     return "Us-East-1"
 
 

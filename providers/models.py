@@ -164,6 +164,10 @@ class DataSource(models.Model):
     license = models.CharField(max_length=100, blank=True)
     as_of = models.DateField(null=True, blank=True, help_text="Date of the data when the source states one")
     revision = models.CharField(max_length=64, blank=True, help_text="e.g. the catalog's git commit")
+    # How the prices of a source that states no date were dated by content identity (providers/pricing.py): what
+    # they equal, and the original that shows it. Empty when the source states its own dates or none were matched.
+    price_evidence = models.TextField(blank=True, help_text="What the undated prices were found equal to")
+    price_evidence_url = models.URLField(max_length=500, blank=True)
     # Denormalised from ScrapeRun by services.source_scrape so that flagging stale offers is a join, not a
     # subquery per offer (selectors.offer_list annotates `is_stale` from it).
     last_success_at = models.DateTimeField(
@@ -393,6 +397,11 @@ class Offer(models.Model):
     price_as_of = models.DateTimeField(null=True, blank=True, help_text="When the source's data says the price held")
     price_source_url = models.URLField(max_length=500, blank=True,
                                        help_text="The file this row's price came from, where a source reads several")
+    # How price_as_of is known (providers/pricing.py): "source" (the source states it), "inferred" (equal to a dated
+    # record, the evidence on the source) or null (undated, or read live without a date of its own). Nullable so
+    # SQLite adds the column without a table rebuild (see availability_recorded).
+    price_dated_by = models.CharField(max_length=8, null=True, blank=True,  # noqa: DJ001
+                                      help_text="source, inferred, or null when undated")
     gpu_fraction = models.DecimalField(
         max_digits=6, decimal_places=4, null=True, blank=True,
         help_text="Share of one GPU when the instance has less than one (gpu_count holds the same share)")

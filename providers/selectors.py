@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from . import pricing
 from .filters import MACHINE
 from .models import (
     Capability,
@@ -381,6 +382,7 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
     except EmptyResultSet:  # a filter that resolved to no ids at all
         return []
     cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
     rows = []
     with connection.cursor() as cursor:
         _fast_loaders(cursor)
@@ -389,6 +391,7 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
             row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
             last_success = row["source__last_success_at"]
             row["is_stale"] = last_success is None or last_success < cutoff
+            row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
             rows.append(row)
     kubernetes_answers_attach(rows)
     machine_regions_attach(rows, filters=filters)
@@ -488,12 +491,14 @@ OFFER_ROW_FIELDS = (
     "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
     "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
     "in_stock_share_30d", "first_seen",
-    "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces",
+    "last_seen", "is_active", "price_as_of", "price_dated_by", "price_source_url", "gpu_fraction", "form_factor",
+    "efa_interfaces",
     "spot_savings_pct", "spot_interruption", "spot_as_of",
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__computed_at",
+    "source__as_of", "source__last_success_at", "source__price_evidence", "source__price_evidence_url",
+    "kubernetes_profile_id", "kubernetes_profile__computed_at",
 )
 
 
@@ -507,10 +512,12 @@ def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
     across three joins is most of the work of a values() call) and `is_stale` is decided here with
     stale_expression's rule rather than in an annotation that would need it set up again for every `now`."""
     cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
     found = {}
     for row in _offer_rows_queryset().filter(id__in=ids):
         last_success = row["source__last_success_at"]
         row["is_stale"] = last_success is None or last_success < cutoff
+        row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
         found[row["id"]] = row
     rows = [found[offer_id] for offer_id in ids if offer_id in found]
     kubernetes_answers_attach(rows)

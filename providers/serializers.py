@@ -18,6 +18,7 @@ from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
 from . import kubernetes as k8s
+from . import pricing
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
 from .selectors import is_stale, kubernetes_answers_of
@@ -72,7 +73,8 @@ class OfferSourceSerializer(OutputSerializer):
 
     class Meta:
         model = DataSource
-        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at"]
+        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at",
+                  "price_evidence", "price_evidence_url"]
 
 
 # --- offers --------------------------------------------------------------------------------------------------------
@@ -198,6 +200,8 @@ class OfferSerializer(OutputSerializer):
     is_stale = serializers.SerializerMethodField(
         help_text="True when the offer's source has not succeeded within STALE_AFTER_HOURS: its price may be old")
     url = serializers.SerializerMethodField()
+    price_is_old = serializers.SerializerMethodField(
+        help_text="True when price_as_of is more than pricing.OLD_AFTER_DAYS (180) days old; false when undated")
     availability_recorded = serializers.SerializerMethodField(
         help_text="True when the last stock check was a replay of a recorded answer (the bundled snapshot): "
                   "availability_checked_at is then the recording's date")
@@ -211,7 +215,7 @@ class OfferSerializer(OutputSerializer):
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
             "availability", "available_count", "availability_checked_at", "availability_since",
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
-            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
+            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of", "price_dated_by", "price_is_old",
             "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
             "spot_interruption", "spot_as_of", "source", "kubernetes",
         ]
@@ -223,6 +227,9 @@ class OfferSerializer(OutputSerializer):
                                                "stock (available or limited); null when never checked"},
             "in_stock_share_30d": {"help_text": "The same over the last 30 days"},
         }
+
+    def get_price_is_old(self, offer: Offer) -> bool:
+        return pricing.is_old(offer.price_as_of, timezone.now())
 
     def get_availability_recorded(self, offer: Offer) -> bool:
         return bool(offer.availability_recorded)
@@ -331,6 +338,8 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "is_active": row["is_active"],
             "is_stale": row["is_stale"],
             "price_as_of": moment(row["price_as_of"]),
+            "price_dated_by": row["price_dated_by"],
+            "price_is_old": row["price_is_old"],
             "price_source_url": row["price_source_url"],
             "gpu_fraction": _number(row["gpu_fraction"]),
             "form_factor": row["form_factor"],
@@ -344,6 +353,8 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
                 "license": row["source__license"], "revision": row["source__revision"],
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
+                "price_evidence": row["source__price_evidence"],
+                "price_evidence_url": row["source__price_evidence_url"],
             },
             "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"], reasons=reasons),
         })

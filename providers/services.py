@@ -55,6 +55,7 @@ from scrapers.normalize import (
     to_usd,
 )
 
+from . import pricing
 from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers
 from .models import (
@@ -92,7 +93,8 @@ MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "cu
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
-    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_source_url",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_dated_by",
+    "price_source_url",
     "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
@@ -205,6 +207,7 @@ def _record_change(provider, key, current, value, label, source_url, now, origin
 
 
 def source_register(info: SourceInfo) -> DataSource:
+    dating = pricing.dating_of(info.slug)
     source, _ = DataSource.objects.update_or_create(
         slug=info.slug,
         defaults={
@@ -215,6 +218,9 @@ def source_register(info: SourceInfo) -> DataSource:
             "license": info.license,
             "revision": info.revision,
             "as_of": info.as_of or None,
+            # The evidence its undated prices were dated by, when some were (providers/pricing.py).
+            "price_evidence": dating.evidence if dating else "",
+            "price_evidence_url": dating.evidence_url if dating else "",
         },
     )
     return source
@@ -925,7 +931,8 @@ class OfferNormaliser:
             scraped.availability,
             scraped.available_count,
             True,
-            scraped.price_as_of or self.as_of,
+            *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
+                                gpu_name=scraped.gpu_name, price_hour=scraped.price_hour, gpu_count=exact_count),
             scraped.price_source_url[:500],
             _q(scraped.gpu_fraction, "0.0001"),
             form,

@@ -22,7 +22,7 @@ from django.utils import timezone
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
-from providers import selectors, versions
+from providers import pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
@@ -177,6 +177,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
+    offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -202,6 +203,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "longest_stockout": duration_text(selectors.offer_longest_stockout(offer=offer)),
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
+        "old_after_days": pricing.OLD_AFTER_DAYS,
     })
 
 

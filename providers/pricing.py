@@ -1,0 +1,110 @@
+"""Which price is true, and since when: each offer's "price as of" with how we know it, and when a price is old.
+
+Three ways an offer's price gets its date (`Offer.price_dated_by`):
+- "source": the source states it (an API's timestamp, a price list's `lastUpdated`, a catalog commit's date, the
+  capture day of a recorded answer);
+- "inferred": the source states none, but the row's price equals, to the cent, what a dated record says for the same
+  GPU ("equals Oracle's price list of 2026-08-14"): the row takes that record's date, and the source carries the
+  evidence (providers/data/price_dating.toml, checked against each original);
+- None (undated): neither; pages say "undated", never a guessed date.
+
+A price is "old" when its date is more than OLD_AFTER_DAYS before now: a GPU cloud's list price can move within a
+month (Lambda's did between 2026-03 and 2026-04), so half a year is already long; an undated price is not "old", it
+is undated. This replaces the run-based "stale" flag on offers (which marked every replayed row).
+
+Plain functions over the data file and dates: no ORM here, so services (which write the dates at ingestion) and the
+pages (which show them) share one rule.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+
+DATING_FILE = Path(__file__).resolve().parent / "data" / "price_dating.toml"
+
+# Prices dated more than this long ago are flagged "old" on every page and in the API (`price_is_old`).
+OLD_AFTER_DAYS = 180
+
+STATED = "source"
+INFERRED = "inferred"
+UNDATED = None
+
+
+class DatingFileError(ValueError):
+    """providers/data/price_dating.toml breaks its format (the message names the source and the problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dating:
+    """The dated record a source's prices were matched against."""
+
+    slug: str
+    as_of: date
+    evidence: str
+    evidence_url: str
+    verified_on: date
+    prices: dict[str, Decimal]  # GPU name as the source spells it -> USD per GPU-hour on `as_of`
+
+    @property
+    def moment(self) -> datetime:
+        return datetime.combine(self.as_of, time.min, tzinfo=UTC)
+
+    def matches(self, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal) -> bool:
+        """Whether the row's on-demand price per GPU-hour equals the record's for its GPU, to the cent."""
+        expected = self.prices.get(gpu_name.strip())
+        if expected is None or price_hour is None or not gpu_count:
+            return False
+        return (price_hour / gpu_count).quantize(Decimal("0.0001")) == expected.quantize(Decimal("0.0001"))
+
+
+@cache
+def datings() -> dict[str, Dating]:
+    """Every source's dating record, by source slug; raises DatingFileError on a malformed entry."""
+    with DATING_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    register = {}
+    for slug, entry in (data.get("source") or {}).items():
+        where = f"{DATING_FILE.name} [source.{slug}]"
+        try:
+            as_of, verified_on = entry["as_of"], entry["verified_on"]
+            evidence, url = entry["evidence"].strip(), entry["evidence_url"].strip()
+            prices = {name: Decimal(value) for name, value in entry["prices"].items()}
+        except (KeyError, TypeError, ArithmeticError) as exc:
+            raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
+        if not isinstance(as_of, date) or not isinstance(verified_on, date) or as_of > verified_on:
+            raise DatingFileError(f"{where}: as_of and verified_on must be dates, as_of not after verified_on")
+        if not evidence or not url.startswith("https://") or not prices:
+            raise DatingFileError(f"{where}: needs evidence, an https evidence_url and at least one price")
+        register[slug] = Dating(slug, as_of, evidence, url, verified_on, prices)
+    return register
+
+
+def dating_of(slug: str) -> Dating | None:
+    return datings().get(slug)
+
+
+def price_date(*, slug: str, stated: datetime | None, gpu_name: str, price_hour: Decimal | None,
+               gpu_count: Decimal) -> tuple[datetime | None, str | None]:
+    """(price as of, how we know) for one row of source `slug`: the date the source states, else the inferred date
+    of its dating record when the row's price matches it, else (None, UNDATED)."""
+    if stated is not None:
+        return stated, STATED
+    dating = dating_of(slug)
+    if dating is not None and dating.matches(gpu_name, price_hour, gpu_count):
+        return dating.moment, INFERRED
+    return None, UNDATED
+
+
+def old_cutoff(now: datetime) -> datetime:
+    """Prices dated before this moment are old."""
+    return now - timedelta(days=OLD_AFTER_DAYS)
+
+
+def is_old(price_as_of: datetime | None, now: datetime) -> bool:
+    """Whether a price's date is more than OLD_AFTER_DAYS before `now` (an undated price is not old: it is undated)."""
+    return price_as_of is not None and price_as_of < old_cutoff(now)

@@ -1,0 +1,114 @@
+"""providers/pricing.py: every price dated with how we know it (the source's own date, a date inferred from content
+identity with its evidence, or undated), and "old" by the price's own date."""
+
+import json
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from providers import pricing, services
+from providers.models import DataSource, Offer, PriceObservation
+from scrapers import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# The Oracle part each OCI catalog GPU name was matched to (as price_dating.toml's evidence names them).
+OCI_PARTS = {
+    "A10": "B95909", "A100-80GB": "B95907", "A100": "B92740", "B200": "B110978", "B300": "B112237",
+    "GB200": "B110979", "GB300": "B112140", "H100": "B98415", "H200": "B110519", "L40S": "B109479",
+    "MI300X": "B109485", "MI355X": "B111758", "RTXPRO6000": "B112613", "P100": "B88517", "V100": "B89734",
+}
+
+
+def test_the_oci_dating_evidence_holds_for_oracles_recorded_price_list():
+    """The claim behind the inferred date, checked against our recording of Oracle's list: the list's lastUpdated is
+    the stated day, and each matched part's pay-as-you-go price is the one the dating record holds."""
+    listing = json.loads((ROOT / "scrapers/recorded/oci/products_usd.json").read_text())
+    dating = pricing.dating_of("skypilot-oci")
+    assert listing["lastUpdated"].startswith(dating.as_of.isoformat())
+    parts = {item["partNumber"]: item for item in listing["items"]}
+    assert set(OCI_PARTS) == set(dating.prices)
+    for name, part in OCI_PARTS.items():
+        [price] = [p["value"] for c in parts[part]["currencyCodeLocalizations"] for p in c["prices"]
+                   if c["currencyCode"] == "USD" and p["model"] == "PAY_AS_YOU_GO"]
+        assert Decimal(str(price)) == dating.prices[name], name
+        assert part in dating.evidence
+
+
+def test_a_row_is_dated_by_the_source_first_then_by_an_equal_dated_record_else_left_undated():
+    stated = datetime(2026, 1, 2, tzinfo=UTC)
+    assert pricing.price_date(slug="skypilot-oci", stated=stated, gpu_name="H100", price_hour=Decimal(80),
+                              gpu_count=Decimal(8)) == (stated, pricing.STATED)
+    inferred = pricing.price_date(slug="skypilot-oci", stated=None, gpu_name="H100", price_hour=Decimal("80.0"),
+                                  gpu_count=Decimal(8))
+    assert inferred == (datetime(2026, 8, 14, tzinfo=UTC), pricing.INFERRED)
+    # A cent off, another GPU, a spot-only row or a source with no record: undated, never a guessed date.
+    for slug, name, price in (("skypilot-oci", "H100", Decimal("80.08")), ("skypilot-oci", "H100X", Decimal(80)),
+                              ("skypilot-oci", "H100", None), ("skypilot-vast", "H100", Decimal(80))):
+        assert pricing.price_date(slug=slug, stated=None, gpu_name=name, price_hour=price,
+                                  gpu_count=Decimal(8)) == (None, pricing.UNDATED)
+
+
+def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check():
+    for dating in pricing.datings().values():
+        assert dating.evidence_url.startswith("https://") and len(dating.evidence) > 40
+        assert dating.as_of <= dating.verified_on <= date(2026, 12, 4)
+        assert registry.SOURCES[dating.slug].info.kind == "catalog"
+
+
+def test_a_malformed_dating_file_is_refused_naming_the_source(tmp_path, monkeypatch):
+    broken = tmp_path / "price_dating.toml"
+    broken.write_text('[source.x]\nas_of = 2026-01-01\nverified_on = 2025-01-01\nevidence = "e"\n'
+                      'evidence_url = "https://example.com"\n[source.x.prices]\n"H100" = "1"\n')
+    monkeypatch.setattr(pricing, "DATING_FILE", broken)
+    pricing.datings.cache_clear()
+    try:
+        with pytest.raises(pricing.DatingFileError, match=r"\[source.x\]"):
+            pricing.datings()
+    finally:
+        pricing.datings.cache_clear()
+
+
+def test_old_is_the_prices_own_age_past_the_threshold_and_undated_is_not_old():
+    now = datetime(2026, 12, 4, tzinfo=UTC)
+    assert pricing.is_old(now - timedelta(days=pricing.OLD_AFTER_DAYS, seconds=1), now)
+    assert not pricing.is_old(now - timedelta(days=pricing.OLD_AFTER_DAYS - 1), now)
+    assert not pricing.is_old(None, now)
+
+
+@pytest.mark.django_db
+def test_a_replayed_catalog_dates_matching_rows_with_the_evidence_on_the_source_and_history_on_that_day():
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    run = services.source_scrape(slug="skypilot-nebius", offline=True)
+    assert run.status == "succeeded", run.error
+    offers = Offer.objects.filter(source__slug="skypilot-nebius")
+    dated = offers.filter(price_dated_by=pricing.INFERRED)
+    assert dated.exists() and offers.filter(price_dated_by__isnull=True).exists()
+    assert set(dated.values_list("price_as_of", flat=True)) == {datetime(2025, 5, 29, tzinfo=UTC)}
+    assert set(dated.values_list("gpu_name", flat=True)) == {"H100", "H200"}
+    assert not offers.filter(price_dated_by__isnull=True, price_as_of__isnull=False).exists()
+    source = DataSource.objects.get(slug="skypilot-nebius")
+    assert "cloud-gpus.com" in source.price_evidence and source.price_evidence_url.startswith("https://github.com/")
+    # The first observation of a dated row is dated by the price's day, not by the replay.
+    first = PriceObservation.objects.filter(offer=dated.first()).get()
+    assert first.observed_at == datetime(2025, 5, 29, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_the_api_and_the_offer_page_say_how_a_price_is_dated(client):
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    services.source_scrape(slug="skypilot-nebius", offline=True)
+    offer = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by=pricing.INFERRED).first()
+    body = client.get(f"/api/v1/offers/{offer.pk}/").json()
+    assert body["price_dated_by"] == "inferred" and body["price_is_old"] is True  # 2025-05-29 is long past
+    assert "cloud-gpus.com" in body["source"]["price_evidence"]
+    listed = client.get("/api/v1/offers/?provider=nebius").json()["results"]
+    assert {row["price_dated_by"] for row in listed} == {"inferred", None}
+    page = client.get(f"/offers/{offer.pk}/").content.decode()
+    assert "~" in page and "date inferred, not stated by the source" in page and 'class="old"' in page
+    undated = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by__isnull=True).first()
+    assert ">undated</span>" in client.get(f"/offers/{undated.pk}/").content.decode()

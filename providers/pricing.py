@@ -1,4 +1,5 @@
-"""Which price is true, and since when: each offer's "price as of" with how we know it, and when a price is old.
+"""Which price is true, and since when: each offer's "price as of" with how we know it, when a price is old, and
+which machine types are retired (they leave the live list) or retiring (they carry the date).
 
 Three ways an offer's price gets its date (`Offer.price_dated_by`):
 - "source": the source states it (an API's timestamp, a price list's `lastUpdated`, a catalog commit's date, the
@@ -108,3 +109,58 @@ def old_cutoff(now: datetime) -> datetime:
 def is_old(price_as_of: datetime | None, now: datetime) -> bool:
     """Whether a price's date is more than OLD_AFTER_DAYS before `now` (an undated price is not old: it is undated)."""
     return price_as_of is not None and price_as_of < old_cutoff(now)
+
+
+# --- retirement -------------------------------------------------------------------------------------------------
+
+RETIREMENTS_FILE = Path(__file__).resolve().parent / "data" / "retirements.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """The day a provider retires (retired) a machine type, with the page that says so."""
+
+    provider: str
+    series: str
+    date: date
+    source_url: str
+    verified_on: date
+    note: str
+
+    def retired(self, today: date) -> bool:
+        """Retired once its day has come; until then it is retiring (live, carrying the date)."""
+        return self.date <= today
+
+
+@cache
+def retirements() -> dict[tuple[str, str], Retirement]:
+    """(provider slug, instance type) -> its retirement, from providers/data/retirements.toml; raises
+    DatingFileError on a malformed entry."""
+    with RETIREMENTS_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    found = {}
+    for number, entry in enumerate(data.get("retirement") or [], start=1):
+        where = f"{RETIREMENTS_FILE.name} entry {number}"
+        try:
+            retirement = Retirement(entry["provider"], entry["series"], entry["date"], entry["source_url"],
+                                    entry["verified_on"], entry.get("note", ""))
+            sizes = list(entry["sizes"])
+        except (KeyError, TypeError) as exc:
+            raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
+        if not isinstance(retirement.date, date) or not isinstance(retirement.verified_on, date) \
+                or not retirement.source_url.startswith("https://") or not sizes:
+            raise DatingFileError(f"{where}: needs a date, verified_on, an https source_url and sizes")
+        for size in sizes:
+            if (retirement.provider, size) in found:
+                raise DatingFileError(f"{where}: {size} is listed twice")
+            found[retirement.provider, size] = retirement
+    return found
+
+
+def retirement_of(provider: str, instance_type: str) -> Retirement | None:
+    return retirements().get((provider, instance_type))
+
+
+def is_retired(provider: str, instance_type: str, today: date) -> bool:
+    retirement = retirement_of(provider, instance_type)
+    return retirement is not None and retirement.retired(today)

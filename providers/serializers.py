@@ -200,6 +200,9 @@ class OfferSerializer(OutputSerializer):
     is_stale = serializers.SerializerMethodField(
         help_text="True when the offer's source has not succeeded within STALE_AFTER_HOURS: its price may be old")
     url = serializers.SerializerMethodField()
+    retires_on = serializers.SerializerMethodField(
+        help_text="The day its provider retires (or retired) this machine type, from a sourced list; null when none "
+                  "is known. A retired type is not in the live list")
     price_is_old = serializers.SerializerMethodField(
         help_text="True when price_as_of is more than pricing.OLD_AFTER_DAYS (180) days old; false when undated")
     availability_recorded = serializers.SerializerMethodField(
@@ -216,6 +219,7 @@ class OfferSerializer(OutputSerializer):
             "availability", "available_count", "availability_checked_at", "availability_since",
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
             "first_seen", "last_seen", "is_active", "is_stale", "price_as_of", "price_dated_by", "price_is_old",
+            "retires_on",
             "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
             "spot_interruption", "spot_as_of", "source", "kubernetes",
         ]
@@ -227,6 +231,10 @@ class OfferSerializer(OutputSerializer):
                                                "stock (available or limited); null when never checked"},
             "in_stock_share_30d": {"help_text": "The same over the last 30 days"},
         }
+
+    @extend_schema_field(serializers.DateField(allow_null=True))
+    def get_retires_on(self, offer: Offer) -> str | None:
+        return _retires_on(offer.provider.slug, offer.instance_type)
 
     def get_price_is_old(self, offer: Offer) -> bool:
         return pricing.is_old(offer.price_as_of, timezone.now())
@@ -340,6 +348,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "price_as_of": moment(row["price_as_of"]),
             "price_dated_by": row["price_dated_by"],
             "price_is_old": row["price_is_old"],
+            "retires_on": _retires_on(row["provider__slug"], row["instance_type"]),
             "price_source_url": row["price_source_url"],
             "gpu_fraction": _number(row["gpu_fraction"]),
             "form_factor": row["form_factor"],
@@ -581,3 +590,9 @@ class CompareSerializer(serializers.Serializer):
     providers = ProviderRefSerializer(many=True)
     capabilities = CompareQuestionSerializer(many=True)
     gpus = CompareGpuSerializer(many=True)
+
+
+def _retires_on(provider: str, instance_type: str) -> str | None:
+    """The retirement day of a machine type (providers/pricing.py), as an ISO date, or None."""
+    retirement = pricing.retirement_of(provider, instance_type)
+    return None if retirement is None else retirement.date.isoformat()

@@ -450,6 +450,7 @@ def offers_sync(
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
         as_of=_default_as_of(source, recorded_on),
+        today=now.date(),
     )
     counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
     noted_rejected, noted_corrections = len(result.rejected), len(result.corrections)
@@ -838,8 +839,10 @@ class OfferNormaliser:
     """
 
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
-                 rates: dict[str, Decimal], as_of: datetime | None = None):
+                 rates: dict[str, Decimal], as_of: datetime | None = None, today: date | None = None):
         self.source = source
+        # The day retirements are judged on (a type retired on or before it is not live).
+        self.today = today or timezone.now().date()
         # The data's date for rows that state none (see offers_sync).
         self.as_of = as_of
         self.sku = sku_facts(source.provider.slug)
@@ -859,6 +862,7 @@ class OfferNormaliser:
         self._sku_counts: dict[str, Decimal | None] = {}
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
+        self._provider_slug = source.provider.slug
         self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
@@ -930,7 +934,8 @@ class OfferNormaliser:
             per_gpu(spot_usd, exact_count),
             scraped.availability,
             scraped.available_count,
-            True,
+            # A retired type leaves the live list; its row and history are kept (providers/data/retirements.toml).
+            not pricing.is_retired(self._provider_slug, scraped.instance_type, self.today),
             *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
                                 gpu_name=scraped.gpu_name, price_hour=scraped.price_hour, gpu_count=exact_count),
             scraped.price_source_url[:500],

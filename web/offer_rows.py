@@ -138,6 +138,15 @@ class RowFormat:
             return f'{words["as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
         return f'<span class="u">{words["undated"]}</span>'
 
+    def retiring(self, row: dict) -> str:
+        """A type its provider retires on a coming day carries the day (retired types are not in the live list)."""
+        retirement = pricing.retirement_of(row["provider__slug"], row["instance_type"])
+        if retirement is None:
+            return ""
+        text = escape(gettext("retiring on %(day)s") % {"day": date_format(retirement.date, "DATE_FORMAT")})
+        link = escape(retirement.source_url)
+        return f'<br><small class="retiring"><a href="{link}" rel="noopener">{text}</a></small>'
+
     def row_html(self, row: dict) -> SafeString:
         """One row of the offers table (templates/offers/_table.html), written here like the rows of Django admin's
         change lists. Every value from the data is escaped."""
@@ -187,7 +196,7 @@ class RowFormat:
             f'<td class="num price">{price}<br><small class="as-of">{dated}</small></td>\n'
             f'<td class="num" data-label="{words["Spot"]}">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
-            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a>{self.retiring(row)}</td>\n'
             f"<td>{region}</td>\n"
             f'<td class="num" data-label="{words["GPUs"]}">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'

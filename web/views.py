@@ -178,6 +178,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
+    retirement = pricing.retirement_of(offer.provider.slug, offer.instance_type)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -204,6 +205,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
         "old_after_days": pricing.OLD_AFTER_DAYS,
+        "retirement": retirement, "retired": retirement is not None and retirement.retired(timezone.now().date()),
     })
 
 

@@ -112,3 +112,43 @@ def test_the_api_and_the_offer_page_say_how_a_price_is_dated(client):
     assert "~" in page and "date inferred, not stated by the source" in page and 'class="old"' in page
     undated = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by__isnull=True).first()
     assert ">undated</span>" in client.get(f"/offers/{undated.pk}/").content.decode()
+
+
+def test_retirements_are_per_size_and_nvv3_nvv4_are_not_part_of_the_2023_nv_retirement():
+    nv = pricing.retirement_of("azure", "Standard_NV12")
+    assert nv.date == date(2023, 9, 6) and "nv-series-retirement" in nv.source_url
+    for size in ("Standard_NV12s_v3", "Standard_NV16as_v4"):
+        assert pricing.retirement_of("azure", size).date == date(2026, 9, 30)
+    assert pricing.retirement_of("azure", "Standard_NC24ads_A100_v4") is None  # the NCv3 successor
+    assert pricing.retirement_of("azure", "Standard_NC6s_v3").date == date(2025, 9, 30)
+    # Retiring until the day, retired from it.
+    assert not pricing.is_retired("azure", "Standard_NV12s_v3", date(2026, 9, 29))
+    assert pricing.is_retired("azure", "Standard_NV12s_v3", date(2026, 9, 30))
+    for retirement in set(pricing.retirements().values()):
+        assert retirement.source_url.startswith("https://github.com/MicrosoftDocs/")
+        assert retirement.verified_on == date(2026, 12, 4)
+
+
+@pytest.mark.django_db
+def test_retired_types_leave_the_live_list_keep_their_history_and_their_page_says_retired(client):
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    services.instance_types_sync()
+    run = services.source_scrape(slug="skypilot-azure", offline=True)
+    assert run.status == "succeeded", run.error
+    azure = Offer.objects.filter(source__slug="skypilot-azure")
+    retired = azure.filter(instance_type__in=["Standard_NC6", "Standard_NC24r_Promo", "Standard_NC6s_v3",
+                                              "Standard_NC24rs_v3", "Standard_NV6"])
+    assert retired.count() >= 10 and not retired.filter(is_active=True).exists()
+    assert PriceObservation.objects.filter(offer__in=retired).count() == retired.count()  # history kept
+    assert azure.filter(instance_type="Standard_NC24ads_A100_v4", is_active=True).exists()
+    listed = {row["instance_type"] for row in client.get("/api/v1/offers/?provider=azure").json()["results"]}
+    assert listed and not listed & {"Standard_NC6", "Standard_NC6s_v3", "Standard_NV6"}
+    offer = retired.get(instance_type="Standard_NC6s_v3", region=retired.filter(
+        instance_type="Standard_NC6s_v3").values_list("region", flat=True).first())
+    page = client.get(f"/offers/{offer.pk}/").content.decode()
+    assert "Retired on Sept. 30, 2025" in page and "ncv3-nc6s-nc12s-nc24s-retirement" in page
+    assert client.get(f"/api/v1/offers/{offer.pk}/").json()["retires_on"] == "2025-09-30"
+    # A second run changes nothing: the retired rows stay inactive, no history is added.
+    again = services.source_scrape(slug="skypilot-azure", offline=True)
+    assert again.created == again.updated == again.deactivated == 0

@@ -49,15 +49,18 @@ class Dating:
     evidence: str
     evidence_url: str
     verified_on: date
-    prices: dict[str, Decimal]  # GPU name as the source spells it -> USD per GPU-hour on `as_of`
+    # Instance type, or GPU name as the source spells it -> USD per GPU-hour on `as_of` (an instance type is the
+    # finer key: where one GPU name covers sizes the record prices apart, as Lambda's H100 PCIe and SXM).
+    prices: dict[str, Decimal]
 
     @property
     def moment(self) -> datetime:
         return datetime.combine(self.as_of, time.min, tzinfo=UTC)
 
-    def matches(self, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal) -> bool:
-        """Whether the row's on-demand price per GPU-hour equals the record's for its GPU, to the cent."""
-        expected = self.prices.get(gpu_name.strip())
+    def matches(self, instance_type: str, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal) -> bool:
+        """Whether the row's on-demand price per GPU-hour equals the record's for its size (or else its GPU), to
+        the hundredth of a cent."""
+        expected = self.prices.get(instance_type, self.prices.get(gpu_name.strip()))
         if expected is None or price_hour is None or not gpu_count:
             return False
         return (price_hour / gpu_count).quantize(Decimal("0.0001")) == expected.quantize(Decimal("0.0001"))
@@ -89,14 +92,14 @@ def dating_of(slug: str) -> Dating | None:
     return datings().get(slug)
 
 
-def price_date(*, slug: str, stated: datetime | None, gpu_name: str, price_hour: Decimal | None,
-               gpu_count: Decimal) -> tuple[datetime | None, str | None]:
+def price_date(*, slug: str, stated: datetime | None, instance_type: str, gpu_name: str,
+               price_hour: Decimal | None, gpu_count: Decimal) -> tuple[datetime | None, str | None]:
     """(price as of, how we know) for one row of source `slug`: the date the source states, else the inferred date
     of its dating record when the row's price matches it, else (None, UNDATED)."""
     if stated is not None:
         return stated, STATED
     dating = dating_of(slug)
-    if dating is not None and dating.matches(gpu_name, price_hour, gpu_count):
+    if dating is not None and dating.matches(instance_type, gpu_name, price_hour, gpu_count):
         return dating.moment, INFERRED
     return None, UNDATED
 

@@ -937,7 +937,8 @@ class OfferNormaliser:
             # A retired type leaves the live list; its row and history are kept (providers/data/retirements.toml).
             not pricing.is_retired(self._provider_slug, scraped.instance_type, self.today),
             *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
-                                gpu_name=scraped.gpu_name, price_hour=scraped.price_hour, gpu_count=exact_count),
+                                instance_type=scraped.instance_type, gpu_name=scraped.gpu_name,
+                                price_hour=scraped.price_hour, gpu_count=exact_count),
             scraped.price_source_url[:500],
             _q(scraped.gpu_fraction, "0.0001"),
             form,

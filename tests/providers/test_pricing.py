@@ -39,16 +39,16 @@ def test_the_oci_dating_evidence_holds_for_oracles_recorded_price_list():
 
 def test_a_row_is_dated_by_the_source_first_then_by_an_equal_dated_record_else_left_undated():
     stated = datetime(2026, 1, 2, tzinfo=UTC)
-    assert pricing.price_date(slug="skypilot-oci", stated=stated, gpu_name="H100", price_hour=Decimal(80),
-                              gpu_count=Decimal(8)) == (stated, pricing.STATED)
-    inferred = pricing.price_date(slug="skypilot-oci", stated=None, gpu_name="H100", price_hour=Decimal("80.0"),
-                                  gpu_count=Decimal(8))
+    assert pricing.price_date(slug="skypilot-oci", stated=stated, instance_type="BM.GPU.H100.8", gpu_name="H100",
+                              price_hour=Decimal(80), gpu_count=Decimal(8)) == (stated, pricing.STATED)
+    inferred = pricing.price_date(slug="skypilot-oci", stated=None, instance_type="BM.GPU.H100.8", gpu_name="H100",
+                                  price_hour=Decimal("80.0"), gpu_count=Decimal(8))
     assert inferred == (datetime(2026, 8, 14, tzinfo=UTC), pricing.INFERRED)
     # A cent off, another GPU, a spot-only row or a source with no record: undated, never a guessed date.
     for slug, name, price in (("skypilot-oci", "H100", Decimal("80.08")), ("skypilot-oci", "H100X", Decimal(80)),
                               ("skypilot-oci", "H100", None), ("skypilot-vast", "H100", Decimal(80))):
-        assert pricing.price_date(slug=slug, stated=None, gpu_name=name, price_hour=price,
-                                  gpu_count=Decimal(8)) == (None, pricing.UNDATED)
+        assert pricing.price_date(slug=slug, stated=None, instance_type="BM.GPU.H100.8", gpu_name=name,
+                                  price_hour=price, gpu_count=Decimal(8)) == (None, pricing.UNDATED)
 
 
 def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check():
@@ -152,3 +152,13 @@ def test_retired_types_leave_the_live_list_keep_their_history_and_their_page_say
     # A second run changes nothing: the retired rows stay inactive, no history is added.
     again = services.source_scrape(slug="skypilot-azure", offline=True)
     assert again.created == again.updated == again.deactivated == 0
+
+
+def test_a_dating_record_keyed_by_size_dates_only_the_sizes_it_prices():
+    """Lambda's record gives one price per GPU per size; its 8x H100 SXM (3.99/GPU) is dated, the 1x (4.29) is not,
+    although both name the GPU "H100" and are in the same file."""
+    dated = pricing.price_date(slug="skypilot-lambda", stated=None, instance_type="gpu_8x_h100_sxm5", gpu_name="H100",
+                               price_hour=Decimal("31.92"), gpu_count=Decimal(8))
+    assert dated == (datetime(2026, 10, 1, tzinfo=UTC), pricing.INFERRED)
+    assert pricing.price_date(slug="skypilot-lambda", stated=None, instance_type="gpu_1x_h100_sxm5", gpu_name="H100",
+                              price_hour=Decimal("4.29"), gpu_count=Decimal(1)) == (None, pricing.UNDATED)

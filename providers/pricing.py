@@ -167,3 +167,52 @@ def retirement_of(provider: str, instance_type: str) -> Retirement | None:
 def is_retired(provider: str, instance_type: str, today: date) -> bool:
     retirement = retirement_of(provider, instance_type)
     return retirement is not None and retirement.retired(today)
+
+
+# --- one price per machine --------------------------------------------------------------------------------------
+
+# A machine is one provider's instance type in one region (its on-demand and spot prices are columns of the same
+# row). When two sources price it, one is live and the other is kept (with its history) as "another source":
+# 1. a candidate dated more than FRESHER_AFTER_DAYS before the other, or undated while the other is dated, loses;
+# 2. then the provider's own API or price list wins over its web page (our curated tables transcribe those) over
+#    third-party catalogs;
+# 3. then the newer date; 4. else the one already live stays (no flapping between equal candidates).
+FRESHER_AFTER_DAYS = 90
+KIND_RANK = {"api": 3, "curated": 2, "catalog": 1}
+KIND_WORDS = {"api": "the provider's own API or price list", "curated": "the provider's web page (curated)",
+              "catalog": "a third-party catalog"}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One source's price for a machine: the source, its kind, and the date its price held (a live read's time
+    when the answer states none; None when undated)."""
+
+    source: str
+    kind: str
+    as_of: datetime | None
+
+
+def preferred(held: Candidate, incoming: Candidate) -> tuple[Candidate, str]:
+    """Which of two candidates for one machine is its live price, and why the other is not (in words for the
+    offer page and the run's notes)."""
+    def beats(winner: Candidate, loser: Candidate, why: str) -> tuple[Candidate, str]:
+        return winner, f"{loser.source}'s price is not live: {why} ({winner.source})"
+
+    if held.as_of is not None and incoming.as_of is None:
+        return beats(held, incoming, "undated, while another source dates its price")
+    if incoming.as_of is not None and held.as_of is None:
+        return beats(incoming, held, "undated, while another source dates its price")
+    if held.as_of is not None and incoming.as_of is not None:
+        gap = timedelta(days=FRESHER_AFTER_DAYS)
+        if held.as_of + gap < incoming.as_of:
+            return beats(incoming, held, f"dated more than {FRESHER_AFTER_DAYS} days before a fresher price")
+        if incoming.as_of + gap < held.as_of:
+            return beats(held, incoming, f"dated more than {FRESHER_AFTER_DAYS} days before a fresher price")
+    rank_held, rank_incoming = KIND_RANK.get(held.kind, 0), KIND_RANK.get(incoming.kind, 0)
+    if rank_incoming != rank_held:
+        winner, loser = (incoming, held) if rank_incoming > rank_held else (held, incoming)
+        return beats(winner, loser, f"{KIND_WORDS.get(winner.kind, winner.kind)} comes first")
+    if held.as_of is not None and incoming.as_of is not None and incoming.as_of > held.as_of:
+        return beats(incoming, held, "an older date of the same kind of source")
+    return beats(held, incoming, "the same kind of source and no newer date; the live one stays")

@@ -203,6 +203,32 @@ def offer_price_history(*, offer: Offer) -> QuerySet[PriceObservation]:
     return PriceObservation.objects.filter(offer=offer).order_by("observed_at", "id")
 
 
+def offer_other_sources(*, offer: Offer, limit: int = 20) -> tuple[list[Offer], str]:
+    """The same instance type of the same provider from its other sources (live first), and, when `offer` is not live
+    for a reason of providers.pricing (another source's price for the machine wins, or the provider's API lists the
+    size only elsewhere), that reason; "" when it is live, retired or simply no longer listed."""
+    others = list(Offer.objects.filter(provider_id=offer.provider_id, instance_type=offer.instance_type)
+                  .exclude(source_id=offer.source_id).select_related("source")
+                  .order_by("-is_active", "region", "source__slug")[:limit])
+    if offer.is_active or pricing.is_retired(offer.provider.slug, offer.instance_type, timezone.now().date()):
+        return others, ""
+    live = [other for other in others if other.is_active]
+    same = [other for other in live if other.region == offer.region]
+    if same:
+        _, reason = pricing.preferred(_candidate(same[0]), _candidate(offer))
+        return others, reason
+    api_regions = sorted({other.region for other in live if other.source.kind == "api"})
+    if api_regions:
+        return others, (f"{offer.source.slug}'s copy is not live: the provider's own API lists this size only in "
+                        f"{', '.join(api_regions)}")
+    return others, ""
+
+
+def _candidate(offer: Offer) -> pricing.Candidate:
+    read_live = offer.last_seen if offer.source.last_success_at and not offer.source.revision else None
+    return pricing.Candidate(offer.source.slug, offer.source.kind, offer.price_as_of or read_live)
+
+
 def gpu_price_history(*, gpu: GpuModel) -> list[dict]:
     """Every price observation of every offer (active or not) of one GPU model, with what is needed to turn it
     into a per-GPU-hour step series: the offer's GPU count, when it was last seen and whether it still is."""

@@ -240,6 +240,7 @@ AVAILABILITIES = {choice.value for choice in Availability}
 FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
+_AS_OF = OFFER_FIELDS.index("price_as_of")
 _AVAILABILITY = OFFER_FIELDS.index("availability")
 _GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
@@ -458,6 +459,10 @@ def offers_sync(
         counts.note(reason)
     stored = _StoredOffers.read(source)
     others = _same_sku_elsewhere(source=source)
+    # A live answer that states no date is as fresh as this run; a replay or a file at a commit is undated.
+    read_live = now if not run.offline and not source.revision else None
+    api_regions = {} if source.kind == "api" else _api_regions(source=source)
+    listed_regions: dict[str, set[str]] = {}
 
     # One pass over the response. `seen` marks stored offers the response names (LISTED, or NAMED when the row was
     # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer.
@@ -483,24 +488,26 @@ def offers_sync(
                 counts.skipped += 1
                 counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
                 continue
-            other = others.get(key)
-            if other is not None:
-                other_id, other_slug, other_kind = other
-                if source.kind == "api" and other_kind != "api":
-                    displaced.append(other_id)
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: replaces {other_slug}'s row for the same SKU and "
-                                f"region (the provider's API over a copy)")
-                else:
-                    if index is not None:
-                        seen[index] = NAMED
-                    else:
-                        seen_new.add(key)
-                    counts.skipped += 1
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: {other_slug} already lists this SKU in this region; "
-                                f"one offer per SKU and region, so this row is refused")
-                    continue
             listed += 1
             values = normaliser.values(scraped, counts)
+            # One live price per machine (providers/pricing.py): another source's live offer of the same SKU and
+            # region, or the provider's own API listing this size elsewhere only, decides whether this row is live.
+            other = others.get(key)
+            if other is not None:
+                other_id, held = other
+                incoming = pricing.Candidate(source.slug, source.kind, values[_AS_OF] or read_live)
+                winner, reason = pricing.preferred(held, incoming)
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: {reason}")
+                if winner is incoming:
+                    displaced.append(other_id)
+                else:
+                    values = _inactive(values)
+            elif key[0] in api_regions and key[1] not in api_regions[key[0]]:
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only "
+                            f"in {', '.join(sorted(api_regions[key[0]])) or 'no region'}")
+                values = _inactive(values)
+            if source.kind == "api":
+                listed_regions.setdefault(key[0], set()).add(key[1])
             machine = (key[0], values[_GPU], values[_GPU_COUNT])
             if index is None:
                 seen_new.add(key)
@@ -561,6 +568,10 @@ def offers_sync(
         if created.count:
             _offers_create((*row, profiles[row[1], row[3 + _GPU], row[3 + _GPU_COUNT]])
                            for batch in created.batches() for row in batch)
+    if listed_regions:
+        # The provider's API lists each size's regions: another source's copy of a size it lists, in a region it
+        # does not list, is not live (DigitalOcean's `regions`; kept with its history as another source).
+        displaced += _elsewhere_than_listed(source=source, listed=listed_regions, counts=counts)
     if displaced:
         Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
@@ -697,17 +708,51 @@ def _with_availability(values: tuple, kept: tuple) -> tuple:
     return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
 
 
-def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, str, str]]:
-    """The provider's offers active under its other sources, by key: (id, source slug, source kind).
+def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, pricing.Candidate]]:
+    """The provider's offers active under its other sources, by key: (id, its candidacy for providers.pricing).
 
-    One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
-    SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
-    active, offers_sync lets a provider API's row replace a catalog's or curated table's (deactivating that one) and
-    refuses any other row, keeping the other source's offer; either way the reason is kept on the run. Most providers
-    have one source: one query that finds nothing."""
+    One provider's SKU in one region is one machine with one live price, whichever of its sources lists it
+    (DigitalOcean's API and SkyPilot's copy of it; curated tables beside a catalog). offers_sync asks
+    pricing.preferred which of the two is live; the other is stored inactive (or deactivated) with its history,
+    shown as another source on the offer page, the reason kept on the run. Most providers have one source: one query
+    that finds nothing."""
     others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
-    return {(instance_type, region): (pk, slug, kind) for pk, instance_type, region, slug, kind in others.values_list(
-        "id", "instance_type", "region", "source__slug", "source__kind")}
+    found = {}
+    for pk, instance_type, region, slug, kind, as_of, seen, revision, success in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind", "price_as_of", "last_seen",
+            "source__revision", "source__last_success_at"):
+        read_live = seen if success is not None and not revision else None
+        found[instance_type, region] = (pk, pricing.Candidate(slug, kind, as_of or read_live))
+    return found
+
+
+def _api_regions(*, source: DataSource) -> dict[str, set[str]]:
+    """Instance type -> the regions the provider's own API lists it in (its active API offers), for the provider
+    of a source that is not an API."""
+    regions: dict[str, set[str]] = {}
+    for instance_type, region in Offer.objects.filter(
+            provider_id=source.provider_id, is_active=True, source__kind="api").values_list("instance_type", "region"):
+        regions.setdefault(instance_type, set()).add(region)
+    return regions
+
+
+def _elsewhere_than_listed(*, source: DataSource, listed: dict[str, set[str]], counts: SyncCounts) -> list[int]:
+    """Ids of the provider's live offers from non-API sources, of a size the API `source` lists, in a region it does
+    not list it in: they stop being live (each noted on the run)."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True, instance_type__in=list(listed)) \
+        .exclude(source__kind="api").values_list("id", "instance_type", "region", "source__slug")
+    ids = []
+    for pk, instance_type, region, slug in others:
+        if region not in listed[instance_type]:
+            ids.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: {slug}'s copy is not live: the provider's own API "
+                        f"lists this size only in {', '.join(sorted(listed[instance_type]))}")
+    return ids
+
+
+def _inactive(values: tuple) -> tuple:
+    """`values` of a row stored as not live (another source's price for the machine is)."""
+    return (*values[:_ACTIVE], False, *values[_ACTIVE + 1:])
 
 
 BATCH_SIZE = 2000

@@ -179,6 +179,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
     retirement = pricing.retirement_of(offer.provider.slug, offer.instance_type)
+    other_sources, not_live_reason = selectors.offer_other_sources(offer=offer)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -205,6 +206,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
         "old_after_days": pricing.OLD_AFTER_DAYS,
+        "other_sources": other_sources, "not_live_reason": not_live_reason,
         "retirement": retirement, "retired": retirement is not None and retirement.retired(timezone.now().date()),
     })
 

@@ -368,7 +368,12 @@ class Offer(models.Model):
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="offers")
     gpu_name = models.CharField(max_length=100, help_text="The GPU name as the source wrote it")
     gpu_count = models.DecimalField(max_digits=6, decimal_places=3)
-    gpu_memory_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True, help_text="Per GPU")
+    gpu_memory_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True,
+                                        help_text="Per GPU (per slice for a share of one), as the GPU is sold")
+    # What the source reported where it is below the memory the GPU is sold with (the driver's figure: an A10G or L4
+    # is sold as 24 GB and reports 22.4); null where the two agree or the GPU is not known.
+    gpu_memory_usable_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True,
+                                               help_text="Usable memory per GPU as reported, where below as sold")
     vcpus = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     ram_gb = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
     currency = models.CharField(max_length=3)

@@ -216,3 +216,25 @@ def preferred(held: Candidate, incoming: Candidate) -> tuple[Candidate, str]:
     if held.as_of is not None and incoming.as_of is not None and incoming.as_of > held.as_of:
         return beats(incoming, held, "an older date of the same kind of source")
     return beats(held, incoming, "the same kind of source and no newer date; the live one stays")
+
+
+# --- memory as sold ---------------------------------------------------------------------------------------------
+
+# A reported memory this close below the catalog's figure is the same GPU seen through its driver (GiB, reserved
+# memory): AWS reports 22.4 for the A10G and L4 that AWS and NVIDIA sell as 24 GB.
+USABLE_SHARE = Decimal("0.9")
+
+
+def memory_as_sold(reported: Decimal | None, spec, fraction: Decimal | None,
+                   variant_unknown: bool = False) -> tuple[Decimal | None, Decimal | None]:
+    """(memory per GPU as sold, usable memory as reported where it is below that) for a row whose GPU the catalog
+    resolved to `spec` (a GpuSpec with memory_gb, or None). A slice of a GPU (`fraction`) is sold with that share of
+    the memory. Reported memory above the catalog's, or more than 10% below it, is kept as it is (it is not the
+    driver's view of the same card), and so is any row of an unknown GPU or of a catalog entry that stands for
+    variants of different memory (`variant_unknown`: a bare "A100")."""
+    if reported is None or spec is None or variant_unknown:
+        return reported, None
+    sold = Decimal(str(spec.memory_gb)) * (fraction or 1)
+    if sold * USABLE_SHARE <= reported < sold:
+        return sold.quantize(Decimal("0.1")), reported
+    return reported, None

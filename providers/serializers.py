@@ -214,7 +214,8 @@ class OfferSerializer(OutputSerializer):
         model = Offer
         fields = [
             "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
-            "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
+            "gpu_count", "gpu_memory_gb", "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour",
+            "spot_price_hour",
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
             "availability", "available_count", "availability_checked_at", "availability_since",
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
@@ -325,6 +326,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "gpu_name": row["gpu_name"],
             "gpu_count": _number(row["gpu_count"]),
             "gpu_memory_gb": _number(row["gpu_memory_gb"]),
+            "gpu_memory_usable_gb": _number(row["gpu_memory_usable_gb"]),
             "vcpus": _number(row["vcpus"]),
             "ram_gb": _number(row["ram_gb"]),
             "currency": row["currency"],

@@ -96,6 +96,7 @@ OFFER_FIELDS = (
     "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_dated_by",
     "price_source_url",
     "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
+    "gpu_memory_usable_gb",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
@@ -908,6 +909,11 @@ class OfferNormaliser:
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
         self._provider_slug = source.provider.slug
+        # The memory sizes of each GPU family: an entry whose variant is unspecified stands for one size only when its
+        # family has one (the A10G), not for the A100's 40 and 80 GB.
+        self._family_memory: dict[str, set] = {}
+        for spec in resolver.specs.values():
+            self._family_memory.setdefault(spec.family, set()).add(spec.memory_gb)
         self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
@@ -952,7 +958,11 @@ class OfferNormaliser:
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
         exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
         gpu_count = exact_count.quantize(Decimal("0.001"))
-        memory = scraped.gpu_memory_gb
+        spec = self.resolver.specs[slug] if slug is not None else None
+        memory, usable = pricing.memory_as_sold(
+            scraped.gpu_memory_gb, spec, scraped.gpu_fraction,
+            variant_unknown=spec is not None and spec.form_factor == "unspecified"
+            and len(self._family_memory.get(spec.family, ())) > 1)
         if memory is None and slug is not None:
             # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
             # the entry itself is a "form factor not stated" guess-free placeholder whose variants differ in memory.
@@ -991,6 +1001,7 @@ class OfferNormaliser:
             scraped.spot_savings_pct,
             scraped.spot_interruption,
             scraped.spot_as_of,
+            _q(usable, "0.1"),
         )
 
 

@@ -199,3 +199,37 @@ def test_the_snapshot_has_one_live_price_per_machine_and_the_other_source_says_w
     assert 'id="other-sources"' in page
     undated = live.filter(price_dated_by__isnull=True).count()
     assert undated / live.count() < 0.25  # measured 647 of 3,246 (19.9%) on 2026-12-04
+
+
+def test_memory_is_as_sold_with_the_reported_usable_figure_beside_it():
+    from scrapers.normalize import default_gpu_resolver
+
+    specs = default_gpu_resolver().specs
+    assert pricing.memory_as_sold(Decimal("22.4"), specs["a10g"], None) == (Decimal("24.0"), Decimal("22.4"))
+    assert pricing.memory_as_sold(Decimal("22.4"), specs["l4"], None) == (Decimal("24.0"), Decimal("22.4"))
+    # A slice is sold with its share of the memory.
+    assert pricing.memory_as_sold(Decimal("2.8"), specs["l4"], Decimal("0.125")) == (Decimal("3.0"), Decimal("2.8"))
+    # Equal, above, far below, an unknown GPU, or an entry standing for several sizes: kept as reported.
+    assert pricing.memory_as_sold(Decimal("24"), specs["l4"], None) == (Decimal("24"), None)
+    assert pricing.memory_as_sold(Decimal("192"), specs["gb200"], None) == (Decimal("192"), None)
+    assert pricing.memory_as_sold(Decimal("16"), specs["l4"], None) == (Decimal("16"), None)
+    assert pricing.memory_as_sold(Decimal("22.4"), None, None) == (Decimal("22.4"), None)
+    assert pricing.memory_as_sold(Decimal("39"), specs["a10g"], None, variant_unknown=True) == (Decimal("39"), None)
+
+
+@pytest.mark.django_db
+def test_a10g_and_l4_offers_pass_a_24_gb_filter_and_vultr_slices_show_the_slice_memory(client):
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    services.instance_types_sync()
+    for slug in ("aws-catalog", "vultr"):
+        assert services.source_scrape(slug=slug, offline=True).status == "succeeded"
+    a10g = Offer.objects.filter(gpu__slug="a10g", is_active=True)
+    assert a10g.exists() and set(a10g.values_list("gpu_memory_gb", "gpu_memory_usable_gb")) == {
+        (Decimal("24.0"), Decimal("22.4"))}
+    listed = client.get("/api/v1/offers/?gpu_family=A10G&gpu_memory_min=24").json()["results"]
+    assert listed and all(row["gpu_memory_usable_gb"] == 22.4 for row in listed)
+    slices = dict(Offer.objects.filter(source__slug="vultr", gpu__family="A100").values_list(
+        "instance_type", "gpu_memory_gb"))
+    assert slices["vcg-a100-1c-6g-4vram"] == Decimal("4.0") and slices["vcg-a100-6c-60g-40vram"] == Decimal("40.0")
+    assert slices["vcg-a100-12c-120g-80vram"] == Decimal("80.0")

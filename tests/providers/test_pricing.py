@@ -233,3 +233,13 @@ def test_a10g_and_l4_offers_pass_a_24_gb_filter_and_vultr_slices_show_the_slice_
         "instance_type", "gpu_memory_gb"))
     assert slices["vcg-a100-1c-6g-4vram"] == Decimal("4.0") and slices["vcg-a100-6c-60g-40vram"] == Decimal("40.0")
     assert slices["vcg-a100-12c-120g-80vram"] == Decimal("80.0")
+
+
+@pytest.mark.django_db
+def test_the_sources_page_shows_each_sources_dating_evidence(client):
+    services.gpu_catalog_sync()
+    services.providers_sync()
+    services.source_scrape(slug="skypilot-nebius", offline=True)
+    page = client.get("/sources/").content.decode()
+    assert "~ dates inferred from content" in page and "cloud-gpus.com" in page
+    assert "https://github.com/cloud-gpus/cloud-gpus.github.io/blob/ccc764cc" in page

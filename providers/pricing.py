@@ -67,40 +67,48 @@ class Dating:
 
 
 @cache
-def datings() -> dict[str, Dating]:
-    """Every source's dating record, by source slug; raises DatingFileError on a malformed entry."""
+def datings() -> dict[str, tuple[Dating, ...]]:
+    """Every source's dating records, newest first, by source slug (a source may have several: `[[source.<slug>.
+    also]]` adds one); raises DatingFileError on a malformed entry."""
     with DATING_FILE.open("rb") as handle:
         data = tomllib.load(handle)
     register = {}
     for slug, entry in (data.get("source") or {}).items():
-        where = f"{DATING_FILE.name} [source.{slug}]"
-        try:
-            as_of, verified_on = entry["as_of"], entry["verified_on"]
-            evidence, url = entry["evidence"].strip(), entry["evidence_url"].strip()
-            prices = {name: Decimal(value) for name, value in entry["prices"].items()}
-        except (KeyError, TypeError, ArithmeticError) as exc:
-            raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
-        if not isinstance(as_of, date) or not isinstance(verified_on, date) or as_of > verified_on:
-            raise DatingFileError(f"{where}: as_of and verified_on must be dates, as_of not after verified_on")
-        if not evidence or not url.startswith("https://") or not prices:
-            raise DatingFileError(f"{where}: needs evidence, an https evidence_url and at least one price")
-        register[slug] = Dating(slug, as_of, evidence, url, verified_on, prices)
+        records = [_dating(slug, entry, f"{DATING_FILE.name} [source.{slug}]")]
+        for number, extra in enumerate(entry.get("also") or [], start=1):
+            records.append(_dating(slug, extra, f"{DATING_FILE.name} [source.{slug}] also #{number}"))
+        register[slug] = tuple(sorted(records, key=lambda record: record.as_of, reverse=True))
     return register
 
 
-def dating_of(slug: str) -> Dating | None:
-    return datings().get(slug)
+def _dating(slug: str, entry: dict, where: str) -> Dating:
+    try:
+        as_of, verified_on = entry["as_of"], entry["verified_on"]
+        evidence, url = entry["evidence"].strip(), entry["evidence_url"].strip()
+        prices = {name: Decimal(value) for name, value in entry["prices"].items()}
+    except (KeyError, TypeError, AttributeError, ArithmeticError) as exc:
+        raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
+    if not isinstance(as_of, date) or not isinstance(verified_on, date) or as_of > verified_on:
+        raise DatingFileError(f"{where}: as_of and verified_on must be dates, as_of not after verified_on")
+    if not evidence or not url.startswith("https://") or not prices:
+        raise DatingFileError(f"{where}: needs evidence, an https evidence_url and at least one price")
+    return Dating(slug, as_of, evidence, url, verified_on, prices)
+
+
+def dating_of(slug: str) -> tuple[Dating, ...]:
+    """A source's dating records, newest first; () when it has none."""
+    return datings().get(slug, ())
 
 
 def price_date(*, slug: str, stated: datetime | None, instance_type: str, gpu_name: str,
                price_hour: Decimal | None, gpu_count: Decimal) -> tuple[datetime | None, str | None]:
-    """(price as of, how we know) for one row of source `slug`: the date the source states, else the inferred date
-    of its dating record when the row's price matches it, else (None, UNDATED)."""
+    """(price as of, how we know) for one row of source `slug`: the date the source states, else the date of the
+    newest of its dating records whose price matches the row, else (None, UNDATED)."""
     if stated is not None:
         return stated, STATED
-    dating = dating_of(slug)
-    if dating is not None and dating.matches(instance_type, gpu_name, price_hour, gpu_count):
-        return dating.moment, INFERRED
+    for dating in dating_of(slug):
+        if dating.matches(instance_type, gpu_name, price_hour, gpu_count):
+            return dating.moment, INFERRED
     return None, UNDATED
 
 

@@ -220,8 +220,8 @@ def source_register(info: SourceInfo) -> DataSource:
             "revision": info.revision,
             "as_of": info.as_of or None,
             # The evidence its undated prices were dated by, when some were (providers/pricing.py).
-            "price_evidence": dating.evidence if dating else "",
-            "price_evidence_url": dating.evidence_url if dating else "",
+            "price_evidence": " ".join(record.evidence for record in dating),
+            "price_evidence_url": dating[0].evidence_url if dating else "",
         },
     )
     return source

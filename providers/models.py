@@ -164,6 +164,10 @@ class DataSource(models.Model):
     license = models.CharField(max_length=100, blank=True)
     as_of = models.DateField(null=True, blank=True, help_text="Date of the data when the source states one")
     revision = models.CharField(max_length=64, blank=True, help_text="e.g. the catalog's git commit")
+    # How the prices of a source that states no date were dated by content identity (providers/pricing.py): what
+    # they equal, and the original that shows it. Empty when the source states its own dates or none were matched.
+    price_evidence = models.TextField(blank=True, help_text="What the undated prices were found equal to")
+    price_evidence_url = models.URLField(max_length=500, blank=True)
     # Denormalised from ScrapeRun by services.source_scrape so that flagging stale offers is a join, not a
     # subquery per offer (selectors.offer_list annotates `is_stale` from it).
     last_success_at = models.DateTimeField(
@@ -373,7 +377,12 @@ class Offer(models.Model):
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="offers")
     gpu_name = models.CharField(max_length=100, help_text="The GPU name as the source wrote it")
     gpu_count = models.DecimalField(max_digits=6, decimal_places=3)
-    gpu_memory_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True, help_text="Per GPU")
+    gpu_memory_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True,
+                                        help_text="Per GPU (per slice for a share of one), as the GPU is sold")
+    # What the source reported where it is below the memory the GPU is sold with (the driver's figure: an A10G or L4
+    # is sold as 24 GB and reports 22.4); null where the two agree or the GPU is not known.
+    gpu_memory_usable_gb = models.DecimalField(max_digits=8, decimal_places=1, null=True, blank=True,
+                                               help_text="Usable memory per GPU as reported, where below as sold")
     vcpus = models.DecimalField(max_digits=7, decimal_places=2, null=True, blank=True)
     ram_gb = models.DecimalField(max_digits=9, decimal_places=2, null=True, blank=True)
     currency = models.CharField(max_length=3)
@@ -402,6 +411,11 @@ class Offer(models.Model):
     price_as_of = models.DateTimeField(null=True, blank=True, help_text="When the source's data says the price held")
     price_source_url = models.URLField(max_length=500, blank=True,
                                        help_text="The file this row's price came from, where a source reads several")
+    # How price_as_of is known (providers/pricing.py): "source" (the source states it), "inferred" (equal to a dated
+    # record, the evidence on the source) or null (undated, or read live without a date of its own). Nullable so
+    # SQLite adds the column without a table rebuild (see availability_recorded).
+    price_dated_by = models.CharField(max_length=8, null=True, blank=True,  # noqa: DJ001
+                                      help_text="source, inferred, or null when undated")
     gpu_fraction = models.DecimalField(
         max_digits=6, decimal_places=4, null=True, blank=True,
         help_text="Share of one GPU when the instance has less than one (gpu_count holds the same share)")

@@ -16,6 +16,7 @@ from django.db import connection
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Min, Prefetch, Q, QuerySet, Subquery
 from django.utils import timezone
 
+from . import pricing
 from .filters import MACHINE
 from .models import (
     Capability,
@@ -202,6 +203,32 @@ def offer_price_history(*, offer: Offer) -> QuerySet[PriceObservation]:
     return PriceObservation.objects.filter(offer=offer).order_by("observed_at", "id")
 
 
+def offer_other_sources(*, offer: Offer, limit: int = 20) -> tuple[list[Offer], str]:
+    """The same instance type of the same provider from its other sources (live first), and, when `offer` is not live
+    for a reason of providers.pricing (another source's price for the machine wins, or the provider's API lists the
+    size only elsewhere), that reason; "" when it is live, retired or simply no longer listed."""
+    others = list(Offer.objects.filter(provider_id=offer.provider_id, instance_type=offer.instance_type)
+                  .exclude(source_id=offer.source_id).select_related("source")
+                  .order_by("-is_active", "region", "source__slug")[:limit])
+    if offer.is_active or pricing.is_retired(offer.provider.slug, offer.instance_type, timezone.now().date()):
+        return others, ""
+    live = [other for other in others if other.is_active]
+    same = [other for other in live if other.region == offer.region]
+    if same:
+        _, reason = pricing.preferred(_candidate(same[0]), _candidate(offer))
+        return others, reason
+    api_regions = sorted({other.region for other in live if other.source.kind == "api"})
+    if api_regions:
+        return others, (f"{offer.source.slug}'s copy is not live: the provider's own API lists this size only in "
+                        f"{', '.join(api_regions)}")
+    return others, ""
+
+
+def _candidate(offer: Offer) -> pricing.Candidate:
+    read_live = offer.last_seen if offer.source.last_success_at and not offer.source.revision else None
+    return pricing.Candidate(offer.source.slug, offer.source.kind, offer.price_as_of or read_live)
+
+
 def gpu_price_history(*, gpu: GpuModel) -> list[dict]:
     """Every price observation of every offer (active or not) of one GPU model, with what is needed to turn it
     into a per-GPU-hour step series: the offer's GPU count, when it was last seen and whether it still is."""
@@ -381,6 +408,7 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
     except EmptyResultSet:  # a filter that resolved to no ids at all
         return []
     cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
     rows = []
     with connection.cursor() as cursor:
         _fast_loaders(cursor)
@@ -389,6 +417,7 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
             row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
             last_success = row["source__last_success_at"]
             row["is_stale"] = last_success is None or last_success < cutoff
+            row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
             rows.append(row)
     kubernetes_answers_attach(rows)
     machine_regions_attach(rows, filters=filters)
@@ -484,16 +513,19 @@ MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 # with the `is_stale` offer_rows adds).
 OFFER_ROW_FIELDS = (
     "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
-    "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
+    "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd",
+    "spot_price_hour_usd",
     "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
     "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
     "in_stock_share_30d", "first_seen",
-    "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces",
+    "last_seen", "is_active", "price_as_of", "price_dated_by", "price_source_url", "gpu_fraction", "form_factor",
+    "efa_interfaces",
     "spot_savings_pct", "spot_interruption", "spot_as_of",
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at", "kubernetes_profile_id", "kubernetes_profile__computed_at",
+    "source__as_of", "source__last_success_at", "source__price_evidence", "source__price_evidence_url",
+    "kubernetes_profile_id", "kubernetes_profile__computed_at",
 )
 
 
@@ -507,10 +539,12 @@ def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
     across three joins is most of the work of a values() call) and `is_stale` is decided here with
     stale_expression's rule rather than in an annotation that would need it set up again for every `now`."""
     cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
     found = {}
     for row in _offer_rows_queryset().filter(id__in=ids):
         last_success = row["source__last_success_at"]
         row["is_stale"] = last_success is None or last_success < cutoff
+        row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
         found[row["id"]] = row
     rows = [found[offer_id] for offer_id in ids if offer_id in found]
     kubernetes_answers_attach(rows)

@@ -21,6 +21,7 @@ from rest_framework.settings import api_settings
 from nodesoftware import summary as node_summary
 
 from . import kubernetes as k8s
+from . import pricing
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
 from .selectors import is_stale, kubernetes_answers_of
@@ -75,7 +76,8 @@ class OfferSourceSerializer(OutputSerializer):
 
     class Meta:
         model = DataSource
-        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at"]
+        fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at",
+                  "price_evidence", "price_evidence_url"]
 
 
 # --- offers --------------------------------------------------------------------------------------------------------
@@ -217,6 +219,11 @@ class OfferSerializer(OutputSerializer):
     is_stale = serializers.SerializerMethodField(
         help_text="True when the offer's source has not succeeded within STALE_AFTER_HOURS: its price may be old")
     url = serializers.SerializerMethodField()
+    retires_on = serializers.SerializerMethodField(
+        help_text="The day its provider retires (or retired) this machine type, from a sourced list; null when none "
+                  "is known. A retired type is not in the live list")
+    price_is_old = serializers.SerializerMethodField(
+        help_text="True when price_as_of is more than pricing.OLD_AFTER_DAYS (180) days old; false when undated")
     availability_recorded = serializers.SerializerMethodField(
         help_text="True when the last stock check was a replay of a recorded answer (the bundled snapshot): "
                   "availability_checked_at is then the recording's date")
@@ -226,11 +233,13 @@ class OfferSerializer(OutputSerializer):
         model = Offer
         fields = [
             "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
-            "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
+            "gpu_count", "gpu_memory_gb", "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour",
+            "spot_price_hour",
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
             "availability", "available_count", "availability_checked_at", "availability_since",
             "availability_recorded", "in_stock_share_7d", "in_stock_share_30d",
-            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of",
+            "first_seen", "last_seen", "is_active", "is_stale", "price_as_of", "price_dated_by", "price_is_old",
+            "retires_on",
             "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
             "spot_interruption", "spot_as_of", "source", "kubernetes",
         ]
@@ -242,6 +251,13 @@ class OfferSerializer(OutputSerializer):
                                                "stock (available or limited); null when never checked"},
             "in_stock_share_30d": {"help_text": "The same over the last 30 days"},
         }
+
+    @extend_schema_field(serializers.DateField(allow_null=True))
+    def get_retires_on(self, offer: Offer) -> str | None:
+        return _retires_on(offer.provider.slug, offer.instance_type)
+
+    def get_price_is_old(self, offer: Offer) -> bool:
+        return pricing.is_old(offer.price_as_of, timezone.now())
 
     def get_availability_recorded(self, offer: Offer) -> bool:
         return bool(offer.availability_recorded)
@@ -348,6 +364,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "gpu_name": row["gpu_name"],
             "gpu_count": _number(row["gpu_count"]),
             "gpu_memory_gb": _number(row["gpu_memory_gb"]),
+            "gpu_memory_usable_gb": _number(row["gpu_memory_usable_gb"]),
             "vcpus": _number(row["vcpus"]),
             "ram_gb": _number(row["ram_gb"]),
             "currency": row["currency"],
@@ -369,6 +386,9 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "is_active": row["is_active"],
             "is_stale": row["is_stale"],
             "price_as_of": moment(row["price_as_of"]),
+            "price_dated_by": row["price_dated_by"],
+            "price_is_old": row["price_is_old"],
+            "retires_on": _retires_on(row["provider__slug"], row["instance_type"]),
             "price_source_url": row["price_source_url"],
             "gpu_fraction": _number(row["gpu_fraction"]),
             "form_factor": row["form_factor"],
@@ -382,6 +402,8 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
                 "license": row["source__license"], "revision": row["source__revision"],
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
+                "price_evidence": row["source__price_evidence"],
+                "price_evidence_url": row["source__price_evidence_url"],
             },
             "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"], reasons=reasons),
         })
@@ -616,3 +638,9 @@ class CompareSerializer(serializers.Serializer):
     providers = ProviderRefSerializer(many=True)
     capabilities = CompareQuestionSerializer(many=True)
     gpus = CompareGpuSerializer(many=True)
+
+
+def _retires_on(provider: str, instance_type: str) -> str | None:
+    """The retirement day of a machine type (providers/pricing.py), as an ISO date, or None."""
+    retirement = pricing.retirement_of(provider, instance_type)
+    return None if retirement is None else retirement.date.isoformat()

@@ -55,6 +55,7 @@ from scrapers.normalize import (
     to_usd,
 )
 
+from . import pricing
 from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers
 from .models import (
@@ -92,8 +93,10 @@ MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "cu
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
-    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_source_url",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_dated_by",
+    "price_source_url",
     "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
+    "gpu_memory_usable_gb",
 )
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
@@ -205,6 +208,7 @@ def _record_change(provider, key, current, value, label, source_url, now, origin
 
 
 def source_register(info: SourceInfo) -> DataSource:
+    dating = pricing.dating_of(info.slug)
     source, _ = DataSource.objects.update_or_create(
         slug=info.slug,
         defaults={
@@ -215,6 +219,9 @@ def source_register(info: SourceInfo) -> DataSource:
             "license": info.license,
             "revision": info.revision,
             "as_of": info.as_of or None,
+            # The evidence its undated prices were dated by, when some were (providers/pricing.py).
+            "price_evidence": " ".join(record.evidence for record in dating),
+            "price_evidence_url": dating[0].evidence_url if dating else "",
         },
     )
     return source
@@ -234,6 +241,7 @@ AVAILABILITIES = {choice.value for choice in Availability}
 FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
+_AS_OF = OFFER_FIELDS.index("price_as_of")
 _AVAILABILITY = OFFER_FIELDS.index("availability")
 _GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
@@ -444,6 +452,7 @@ def offers_sync(
         gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
         rates=exchange_rates_latest(),
         as_of=_default_as_of(source, recorded_on),
+        today=now.date(),
     )
     counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
     noted_rejected, noted_corrections = len(result.rejected), len(result.corrections)
@@ -451,6 +460,10 @@ def offers_sync(
         counts.note(reason)
     stored = _StoredOffers.read(source)
     others = _same_sku_elsewhere(source=source)
+    # A live answer that states no date is as fresh as this run; a replay or a file at a commit is undated.
+    read_live = now if not run.offline and not source.revision else None
+    api_regions = {} if source.kind == "api" else _api_regions(source=source)
+    listed_regions: dict[str, set[str]] = {}
 
     # One pass over the response. `seen` marks stored offers the response names (LISTED, or NAMED when the row was
     # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer.
@@ -476,24 +489,26 @@ def offers_sync(
                 counts.skipped += 1
                 counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
                 continue
-            other = others.get(key)
-            if other is not None:
-                other_id, other_slug, other_kind = other
-                if source.kind == "api" and other_kind != "api":
-                    displaced.append(other_id)
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: replaces {other_slug}'s row for the same SKU and "
-                                f"region (the provider's API over a copy)")
-                else:
-                    if index is not None:
-                        seen[index] = NAMED
-                    else:
-                        seen_new.add(key)
-                    counts.skipped += 1
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: {other_slug} already lists this SKU in this region; "
-                                f"one offer per SKU and region, so this row is refused")
-                    continue
             listed += 1
             values = normaliser.values(scraped, counts)
+            # One live price per machine (providers/pricing.py): another source's live offer of the same SKU and
+            # region, or the provider's own API listing this size elsewhere only, decides whether this row is live.
+            other = others.get(key)
+            if other is not None:
+                other_id, held = other
+                incoming = pricing.Candidate(source.slug, source.kind, values[_AS_OF] or read_live)
+                winner, reason = pricing.preferred(held, incoming)
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: {reason}")
+                if winner is incoming:
+                    displaced.append(other_id)
+                else:
+                    values = _inactive(values)
+            elif key[0] in api_regions and key[1] not in api_regions[key[0]]:
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only "
+                            f"in {', '.join(sorted(api_regions[key[0]])) or 'no region'}")
+                values = _inactive(values)
+            if source.kind == "api":
+                listed_regions.setdefault(key[0], set()).add(key[1])
             machine = (key[0], values[_GPU], values[_GPU_COUNT])
             if index is None:
                 seen_new.add(key)
@@ -554,6 +569,10 @@ def offers_sync(
         if created.count:
             _offers_create((*row, profiles[row[1], row[3 + _GPU], row[3 + _GPU_COUNT]])
                            for batch in created.batches() for row in batch)
+    if listed_regions:
+        # The provider's API lists each size's regions: another source's copy of a size it lists, in a region it
+        # does not list, is not live (DigitalOcean's `regions`; kept with its history as another source).
+        displaced += _elsewhere_than_listed(source=source, listed=listed_regions, counts=counts)
     if displaced:
         Offer.objects.filter(id__in=displaced).update(is_active=False)
     for start in range(0, len(unseen_active), BATCH_SIZE):
@@ -690,17 +709,51 @@ def _with_availability(values: tuple, kept: tuple) -> tuple:
     return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
 
 
-def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, str, str]]:
-    """The provider's offers active under its other sources, by key: (id, source slug, source kind).
+def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, pricing.Candidate]]:
+    """The provider's offers active under its other sources, by key: (id, its candidacy for providers.pricing).
 
-    One provider's SKU in one region is one offer, whichever of its sources lists it (DigitalOcean's API and
-    SkyPilot's copy of it; curated tables beside a catalog). When another source of the provider already has it
-    active, offers_sync lets a provider API's row replace a catalog's or curated table's (deactivating that one) and
-    refuses any other row, keeping the other source's offer; either way the reason is kept on the run. Most providers
-    have one source: one query that finds nothing."""
+    One provider's SKU in one region is one machine with one live price, whichever of its sources lists it
+    (DigitalOcean's API and SkyPilot's copy of it; curated tables beside a catalog). offers_sync asks
+    pricing.preferred which of the two is live; the other is stored inactive (or deactivated) with its history,
+    shown as another source on the offer page, the reason kept on the run. Most providers have one source: one query
+    that finds nothing."""
     others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
-    return {(instance_type, region): (pk, slug, kind) for pk, instance_type, region, slug, kind in others.values_list(
-        "id", "instance_type", "region", "source__slug", "source__kind")}
+    found = {}
+    for pk, instance_type, region, slug, kind, as_of, seen, revision, success in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind", "price_as_of", "last_seen",
+            "source__revision", "source__last_success_at"):
+        read_live = seen if success is not None and not revision else None
+        found[instance_type, region] = (pk, pricing.Candidate(slug, kind, as_of or read_live))
+    return found
+
+
+def _api_regions(*, source: DataSource) -> dict[str, set[str]]:
+    """Instance type -> the regions the provider's own API lists it in (its active API offers), for the provider
+    of a source that is not an API."""
+    regions: dict[str, set[str]] = {}
+    for instance_type, region in Offer.objects.filter(
+            provider_id=source.provider_id, is_active=True, source__kind="api").values_list("instance_type", "region"):
+        regions.setdefault(instance_type, set()).add(region)
+    return regions
+
+
+def _elsewhere_than_listed(*, source: DataSource, listed: dict[str, set[str]], counts: SyncCounts) -> list[int]:
+    """Ids of the provider's live offers from non-API sources, of a size the API `source` lists, in a region it does
+    not list it in: they stop being live (each noted on the run)."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True, instance_type__in=list(listed)) \
+        .exclude(source__kind="api").values_list("id", "instance_type", "region", "source__slug")
+    ids = []
+    for pk, instance_type, region, slug in others:
+        if region not in listed[instance_type]:
+            ids.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: {slug}'s copy is not live: the provider's own API "
+                        f"lists this size only in {', '.join(sorted(listed[instance_type]))}")
+    return ids
+
+
+def _inactive(values: tuple) -> tuple:
+    """`values` of a row stored as not live (another source's price for the machine is)."""
+    return (*values[:_ACTIVE], False, *values[_ACTIVE + 1:])
 
 
 BATCH_SIZE = 2000
@@ -832,8 +885,10 @@ class OfferNormaliser:
     """
 
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
-                 rates: dict[str, Decimal], as_of: datetime | None = None):
+                 rates: dict[str, Decimal], as_of: datetime | None = None, today: date | None = None):
         self.source = source
+        # The day retirements are judged on (a type retired on or before it is not live).
+        self.today = today or timezone.now().date()
         # The data's date for rows that state none (see offers_sync).
         self.as_of = as_of
         self.sku = sku_facts(source.provider.slug)
@@ -853,6 +908,12 @@ class OfferNormaliser:
         self._sku_counts: dict[str, Decimal | None] = {}
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
+        self._provider_slug = source.provider.slug
+        # The memory sizes of each GPU family: an entry whose variant is unspecified stands for one size only when its
+        # family has one (the A10G), not for the A100's 40 and 80 GB.
+        self._family_memory: dict[str, set] = {}
+        for spec in resolver.specs.values():
+            self._family_memory.setdefault(spec.family, set()).add(spec.memory_gb)
         self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
@@ -897,7 +958,11 @@ class OfferNormaliser:
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
         exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
         gpu_count = exact_count.quantize(Decimal("0.001"))
-        memory = scraped.gpu_memory_gb
+        spec = self.resolver.specs[slug] if slug is not None else None
+        memory, usable = pricing.memory_as_sold(
+            scraped.gpu_memory_gb, spec, scraped.gpu_fraction,
+            variant_unknown=spec is not None and spec.form_factor == "unspecified"
+            and len(self._family_memory.get(spec.family, ())) > 1)
         if memory is None and slug is not None:
             # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
             # the entry itself is a "form factor not stated" guess-free placeholder whose variants differ in memory.
@@ -924,8 +989,11 @@ class OfferNormaliser:
             per_gpu(spot_usd, exact_count),
             scraped.availability,
             scraped.available_count,
-            True,
-            scraped.price_as_of or self.as_of,
+            # A retired type leaves the live list; its row and history are kept (providers/data/retirements.toml).
+            not pricing.is_retired(self._provider_slug, scraped.instance_type, self.today),
+            *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
+                                instance_type=scraped.instance_type, gpu_name=scraped.gpu_name,
+                                price_hour=scraped.price_hour, gpu_count=exact_count),
             scraped.price_source_url[:500],
             _q(scraped.gpu_fraction, "0.0001"),
             form,
@@ -933,6 +1001,7 @@ class OfferNormaliser:
             scraped.spot_savings_pct,
             scraped.spot_interruption,
             scraped.spot_as_of,
+            _q(usable, "0.1"),
         )
 
 

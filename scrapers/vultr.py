@@ -210,13 +210,17 @@ def cloud_gpu_offers(plan: dict) -> list[ScrapedOffer]:
     if card is None:
         raise ValueError(f"memory of one {gpu_type} card is not known, so the GPU count cannot be derived")
     ram = to_decimal(_field(plan, "ram"))
+    share = (vram / card).quantize(Decimal("0.001"))
+    # A slice (4 GB of an 80 GB A100) is sold as a share of one GPU with the slice's memory.
+    fraction = share if share < 1 else None
     return [
         ScrapedOffer(
             instance_type=str(plan["id"]),
             region=str(location),
             gpu_name=gpu_type,
-            gpu_count=(vram / card).quantize(Decimal("0.001")),
-            gpu_memory_gb=card,
+            gpu_count=share,
+            gpu_memory_gb=vram if fraction is not None else card,
+            gpu_fraction=fraction,
             vcpus=to_decimal(_field(plan, "vcpu_count")),
             ram_gb=None if ram is None else (ram / 1024).quantize(Decimal("0.01")),
             currency="USD",

@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from providers import selectors
+from providers import pricing, selectors
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 from providers.presentation import gpu_name, money
@@ -63,11 +63,14 @@ class RowFormat:
         self.per_gpu = unit == "gpu"
         self.hours = HOURS_PER_MONTH if period == "month" else 1
         self.words = {word: escape(gettext(word)) for word in (
-            "unknown", "not stated", "stale", "GPU name not in our catalog", "Spot", "GPUs")}
+            "unknown", "not stated", "GPU name not in our catalog", "Spot", "GPUs")}
         # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
         self.words.update({
-            "price as of": escape(gettext("price as of")),
-            "price date not stated": escape(gettext("price date not stated")),
+            "as of": escape(gettext("as of")),
+            "undated": escape(gettext("undated")),
+            "old": escape(gettext("old")),
+            "old title": escape(gettext("price dated more than %(days)s days ago") % {"days": pricing.OLD_AFTER_DAYS}),
+            "inferred:": escape(gettext("date inferred, not stated by the source:")),
             "read live": escape(gettext("read live")),
             "share of one GPU; the per-GPU price is per whole GPU": escape(
                 gettext("share of one GPU; the per-GPU price is per whole GPU")),
@@ -114,6 +117,36 @@ class RowFormat:
             return escape(f"{self.conversion.symbol}{money(amount * self.hours, total=True)}")
         return escape(f"{self.conversion.symbol}{money(amount)}")
 
+    def price_date(self, row: dict) -> str:
+        """The price's own date and how we know it (providers/pricing.py), shown under the price so it is on screen
+        at any width: "as of <date>", "~" and the evidence for an inferred date, "old" past the threshold, or
+        "undated". Not when we last read it (the last column says that)."""
+        words = self.words
+        if row["price_as_of"]:
+            day = self.day(row["price_as_of"])
+            if row.get("price_dated_by") == "inferred":
+                evidence = escape(row.get("source__price_evidence") or "")
+                dated = f'{words["as of"]} <abbr title="{words["inferred:"]} {evidence}">~{day}</abbr>'
+            else:
+                dated = f'{words["as of"]} {day}'
+            if row.get("price_is_old"):
+                dated = f'{dated} · <strong class="old" title="{words["old title"]}">{words["old"]}</strong>'
+            return dated
+        if row["source__last_success_at"] and not row["source__revision"]:
+            # A live answer that states no date is as fresh as the run that read it; a file pinned at a commit
+            # (source revision) is as old as its commit, however recently it was read.
+            return f'{words["as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
+        return f'<span class="u">{words["undated"]}</span>'
+
+    def retiring(self, row: dict) -> str:
+        """A type its provider retires on a coming day carries the day (retired types are not in the live list)."""
+        retirement = pricing.retirement_of(row["provider__slug"], row["instance_type"])
+        if retirement is None:
+            return ""
+        text = escape(gettext("retiring on %(day)s") % {"day": date_format(retirement.date, "DATE_FORMAT")})
+        link = escape(retirement.source_url)
+        return f'<br><small class="retiring"><a href="{link}" rel="noopener">{text}</a></small>'
+
     def row_html(self, row: dict) -> SafeString:
         """One row of the offers table (templates/offers/_table.html), written here like the rows of Django admin's
         change lists. Every value from the data is escaped."""
@@ -143,16 +176,7 @@ class RowFormat:
             if row.get("availability_checked_at") is not None:
                 availability = f'{availability} <small class="av-when">{escape(when)}</small>'
         seen_at, seen = self.seen(row["last_seen"])
-        stale = f' · <strong>{words["stale"]}</strong>' if row["is_stale"] else ""
-        # The data's own date, apart from when we last read it (issue 13).
-        if row["price_as_of"]:
-            dated = f'{words["price as of"]} {self.day(row["price_as_of"])}'
-        elif row["source__last_success_at"] and not row["source__revision"]:
-            # A live answer that states no date is as fresh as the run that read it; a file pinned at a commit
-            # (source revision) is as old as its commit, however recently it was read.
-            dated = f'{words["price as of"]} {self.day(row["last_seen"])} ({words["read live"]})'
-        else:
-            dated = words["price date not stated"]
+        dated = self.price_date(row)
         count = escape(self.number(row["gpu_count"], "-3"))
         if row["gpu_fraction"] is not None:
             count = f'<abbr title="{words["share of one GPU; the per-GPU price is per whole GPU"]}">{count}</abbr>'
@@ -169,16 +193,15 @@ class RowFormat:
             "<tr>\n"
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
-            f'<td class="num price">{price}</td>\n'
+            f'<td class="num price">{price}<br><small class="as-of">{dated}</small></td>\n'
             f'<td class="num" data-label="{words["Spot"]}">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
-            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a></td>\n'
+            f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a>{self.retiring(row)}</td>\n'
             f"<td>{region}</td>\n"
             f'<td class="num" data-label="{words["GPUs"]}">{count}</td>\n'
             f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
             f"<td>{availability}</td>\n"
-            f'<td><span class="fresh{" stale" if stale else ""}" title="{seen_at}">{seen}{stale}</span>'
-            f'<br><small class="as-of">{dated}</small></td>\n'
+            f'<td><span class="fresh" title="{seen_at}">{seen}</span></td>\n'
             "</tr>\n"
         )
 

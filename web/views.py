@@ -23,7 +23,7 @@ from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
 from nodesoftware import summary as node_summary
-from providers import selectors, versions
+from providers import pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
@@ -178,6 +178,9 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
+    offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
+    retirement = pricing.retirement_of(offer.provider.slug, offer.instance_type)
+    other_sources, not_live_reason = selectors.offer_other_sources(offer=offer)
     history = list(selectors.offer_price_history(offer=offer))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
@@ -206,6 +209,9 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "longest_stockout": duration_text(selectors.offer_longest_stockout(offer=offer)),
         "changes": changes[::-1][:50],
         "stock_figure": figures.figure_json(stock_figure) if changes else "",
+        "old_after_days": pricing.OLD_AFTER_DAYS,
+        "other_sources": other_sources, "not_live_reason": not_live_reason,
+        "retirement": retirement, "retired": retirement is not None and retirement.retired(timezone.now().date()),
     })
 
 

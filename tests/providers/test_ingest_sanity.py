@@ -85,19 +85,22 @@ def test_form_factor_from_the_instance_name_picks_the_variant_and_is_stored():
     assert offers["gpu_1x_l4"].form_factor == "pcie"  # the catalog's L4 entry is a PCIe card
 
 
-def test_one_sku_in_one_region_from_two_sources_of_a_provider_is_one_offer():
-    catalog = DataSourceFactory(slug="skypilot-do-test", kind="catalog", provider__slug="digitalocean")
+def test_one_sku_in_one_region_from_two_sources_of_a_provider_is_one_live_offer_and_the_other_is_kept():
+    # A catalog file at a commit (undated) and the provider's API: the API's price is the live one.
+    catalog = DataSourceFactory(slug="skypilot-do-test", kind="catalog", provider__slug="digitalocean",
+                                revision="1fbe7331dd1f13d70ac4f249bb7ee7a659fc6b6a")
     api = DataSourceFactory(slug="do-api-test", kind="api", provider=catalog.provider)
     sync(catalog, result(scraped("gpu-h100x8-640gb", "nyc1", gpu_count="8", price="47.60")))
     counts = sync(api, result(scraped("gpu-h100x8-640gb", "nyc1", gpu_count="8", price="23.92")))
     active = Offer.objects.filter(is_active=True)
     assert [(o.source.slug, o.price_hour) for o in active] == [("do-api-test", Decimal("23.92000"))]
-    assert any("replaces skypilot-do-test's row" in reason for reason in counts.rejections)
-    # The catalog's next run cannot bring its copy back beside the API's.
+    assert any("skypilot-do-test's price is not live" in reason for reason in counts.rejections)
+    # The catalog's next run cannot bring its copy back beside the API's; its row is kept, not live, with history.
     counts = sync(catalog, result(scraped("gpu-h100x8-640gb", "nyc1", gpu_count="8", price="47.60"),
                                   scraped("gpu-h100x1-80gb", "nyc1", price="6.74")))
-    assert counts.skipped == 1 and any("already lists this SKU" in reason for reason in counts.rejections)
+    assert counts.skipped == 0 and any("skypilot-do-test's price is not live" in r for r in counts.rejections)
     assert Offer.objects.filter(is_active=True, instance_type="gpu-h100x8-640gb").count() == 1
+    assert Offer.objects.filter(source=catalog, instance_type="gpu-h100x8-640gb", is_active=False).exists()
 
 
 def test_price_as_of_is_the_datas_date_and_dates_the_history_apart_from_last_seen():

@@ -123,7 +123,7 @@ def test_per_instance_toggle_shows_the_instance_price(client, data):
 
 def test_monthly_toggle_shows_730_hours_of_the_price_and_leaves_filters_and_api_per_hour(client, data):
     html = client.get("/?gpu_family=H100&provider=acme&period=month").content.decode()
-    assert '<td class="num price">$1,825.00</td>' in html  # 2.50 per GPU-hour x 730
+    assert '<td class="num price">$1,825.00<br>' in html  # 2.50 per GPU-hour x 730
     assert '<td class="num" data-label="Spot">$803.00</td>' in html  # spot 1.10 x 730
     assert "Price / GPU-month" in html and "Price / GPU-hour" not in html
     assert "Costs in USD per GPU for a month of 730 hours at the hourly price." in html
@@ -157,10 +157,27 @@ def test_currency_conversion_uses_the_latest_ecb_rates_and_shows_their_date(clie
     assert "CNY (ECB rate of 11/27/2026)" in html
 
 
-def test_rows_show_freshness_and_flag_stale_sources(client, data):
-    html = client.get("/?provider=oldie").content.decode()
-    assert "<strong>stale</strong>" in html
+def test_rows_flag_old_prices_by_their_own_date_never_by_the_run_that_read_them(client, data):
+    """"old" marks a price dated more than pricing.OLD_AFTER_DAYS ago, under the price (on screen at any width); a
+    source with no recent run no longer flags its rows "stale", and an undated price says "undated", not "old"."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from providers import pricing
+    from providers.models import Offer
+
+    now = timezone.now()
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(
+        price_as_of=now - timedelta(days=pricing.OLD_AFTER_DAYS + 1), price_dated_by="source")
+    Offer.objects.filter(pk=data["acme_l4"].pk).update(
+        price_as_of=now - timedelta(days=pricing.OLD_AFTER_DAYS - 1), price_dated_by="source")
     html = client.get("/?provider=acme").content.decode()
+    rows = {name: row for row in html.split("<tr>")[1:] for name in re.findall(r"<code>([^<]+)</code>", row)}
+    price_cell = re.search(r'<td class="num price">(.*?)</td>', rows["acme.h100x8"], re.S).group(1)
+    assert '<strong class="old"' in price_cell and "as of" in price_cell
+    assert 'class="old"' not in rows["acme.l4"]
+    html = client.get("/?provider=oldie").content.decode()
     assert "stale" not in html.split("<tbody>")[1]
 
 
@@ -247,8 +264,8 @@ def test_staleness_is_one_rule_in_sql_and_in_python(client, data):
     assert annotated.is_stale is selectors.is_stale(offer.source.last_success_at) is True
     assert selectors.is_stale(None)
     assert not selectors.is_stale(timezone.now() - timedelta(hours=23))
-    assert "fresh stale" in client.get(f"/offers/{offer.pk}/").content.decode()
-    assert "fresh stale" not in client.get(f"/offers/{data['acme_h100'].pk}/").content.decode()
+    # Pages no longer call an offer "stale" for its source's runs: its price's own date says how old it is.
+    assert "stale" not in client.get(f"/offers/{offer.pk}/").content.decode()
 
 
 def test_the_csv_download_link_returns_the_same_offers_as_csv(client, data):
@@ -288,7 +305,7 @@ def test_rows_show_the_price_date_apart_from_when_we_read_it_and_the_home_page_s
     Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=datetime(2026, 7, 20, tzinfo=UTC))
     DataSource.objects.update(last_success_at=None)  # a replay: no live run confirms the undated rows
     html = client.get("/?provider=acme").content.decode()
-    assert "price as of July 20, 2026" in html and "price date not stated" in html
+    assert "as of July 20, 2026" in html and ">undated</span>" in html
     assert 'href="/sources/"' in html
 
 
@@ -330,9 +347,9 @@ def test_an_undated_file_pinned_at_a_commit_is_not_dated_by_the_run_that_read_it
     DataSource.objects.filter(pk=offer.source_id).update(
         last_success_at=timezone.now(), revision="0f4070387edc953d7004cff197940e1918a1d6aa")
     html = client.get("/?provider=acme").content.decode()
-    assert "(read live)" not in html and "price date not stated" in html
+    assert "(read live)" not in html and ">undated</span>" in html
     detail = client.get(f"/offers/{offer.pk}/").content.decode()
-    assert "(read live)" not in detail and "not stated by the source" in detail
+    assert "(read live)" not in detail and ">undated</span>" in detail
     note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/").content.decode(), re.S).group(1)
     assert "come from copies that state no date" in " ".join(note.split())
     DataSource.objects.filter(pk=offer.source_id).update(revision="")

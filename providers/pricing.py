@@ -1,0 +1,248 @@
+"""Which price is true, and since when: each offer's "price as of" with how we know it, when a price is old, and
+which machine types are retired (they leave the live list) or retiring (they carry the date).
+
+Three ways an offer's price gets its date (`Offer.price_dated_by`):
+- "source": the source states it (an API's timestamp, a price list's `lastUpdated`, a catalog commit's date, the
+  capture day of a recorded answer);
+- "inferred": the source states none, but the row's price equals, to the cent, what a dated record says for the same
+  GPU ("equals Oracle's price list of 2026-08-14"): the row takes that record's date, and the source carries the
+  evidence (providers/data/price_dating.toml, checked against each original);
+- None (undated): neither; pages say "undated", never a guessed date.
+
+A price is "old" when its date is more than OLD_AFTER_DAYS before now: a GPU cloud's list price can move within a
+month (Lambda's did between 2026-03 and 2026-04), so half a year is already long; an undated price is not "old", it
+is undated. This replaces the run-based "stale" flag on offers (which marked every replayed row).
+
+Plain functions over the data file and dates: no ORM here, so services (which write the dates at ingestion) and the
+pages (which show them) share one rule.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+
+DATING_FILE = Path(__file__).resolve().parent / "data" / "price_dating.toml"
+
+# Prices dated more than this long ago are flagged "old" on every page and in the API (`price_is_old`).
+OLD_AFTER_DAYS = 180
+
+STATED = "source"
+INFERRED = "inferred"
+UNDATED = None
+
+
+class DatingFileError(ValueError):
+    """providers/data/price_dating.toml breaks its format (the message names the source and the problem)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Dating:
+    """The dated record a source's prices were matched against."""
+
+    slug: str
+    as_of: date
+    evidence: str
+    evidence_url: str
+    verified_on: date
+    # Instance type, or GPU name as the source spells it -> USD per GPU-hour on `as_of` (an instance type is the
+    # finer key: where one GPU name covers sizes the record prices apart, as Lambda's H100 PCIe and SXM).
+    prices: dict[str, Decimal]
+
+    @property
+    def moment(self) -> datetime:
+        return datetime.combine(self.as_of, time.min, tzinfo=UTC)
+
+    def matches(self, instance_type: str, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal) -> bool:
+        """Whether the row's on-demand price per GPU-hour equals the record's for its size (or else its GPU), to
+        the hundredth of a cent."""
+        expected = self.prices.get(instance_type, self.prices.get(gpu_name.strip()))
+        if expected is None or price_hour is None or not gpu_count:
+            return False
+        return (price_hour / gpu_count).quantize(Decimal("0.0001")) == expected.quantize(Decimal("0.0001"))
+
+
+@cache
+def datings() -> dict[str, tuple[Dating, ...]]:
+    """Every source's dating records, newest first, by source slug (a source may have several: `[[source.<slug>.
+    also]]` adds one); raises DatingFileError on a malformed entry."""
+    with DATING_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    register = {}
+    for slug, entry in (data.get("source") or {}).items():
+        records = [_dating(slug, entry, f"{DATING_FILE.name} [source.{slug}]")]
+        for number, extra in enumerate(entry.get("also") or [], start=1):
+            records.append(_dating(slug, extra, f"{DATING_FILE.name} [source.{slug}] also #{number}"))
+        register[slug] = tuple(sorted(records, key=lambda record: record.as_of, reverse=True))
+    return register
+
+
+def _dating(slug: str, entry: dict, where: str) -> Dating:
+    try:
+        as_of, verified_on = entry["as_of"], entry["verified_on"]
+        evidence, url = entry["evidence"].strip(), entry["evidence_url"].strip()
+        prices = {name: Decimal(value) for name, value in entry["prices"].items()}
+    except (KeyError, TypeError, AttributeError, ArithmeticError) as exc:
+        raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
+    if not isinstance(as_of, date) or not isinstance(verified_on, date) or as_of > verified_on:
+        raise DatingFileError(f"{where}: as_of and verified_on must be dates, as_of not after verified_on")
+    if not evidence or not url.startswith("https://") or not prices:
+        raise DatingFileError(f"{where}: needs evidence, an https evidence_url and at least one price")
+    return Dating(slug, as_of, evidence, url, verified_on, prices)
+
+
+def dating_of(slug: str) -> tuple[Dating, ...]:
+    """A source's dating records, newest first; () when it has none."""
+    return datings().get(slug, ())
+
+
+def price_date(*, slug: str, stated: datetime | None, instance_type: str, gpu_name: str,
+               price_hour: Decimal | None, gpu_count: Decimal) -> tuple[datetime | None, str | None]:
+    """(price as of, how we know) for one row of source `slug`: the date the source states, else the date of the
+    newest of its dating records whose price matches the row, else (None, UNDATED)."""
+    if stated is not None:
+        return stated, STATED
+    for dating in dating_of(slug):
+        if dating.matches(instance_type, gpu_name, price_hour, gpu_count):
+            return dating.moment, INFERRED
+    return None, UNDATED
+
+
+def old_cutoff(now: datetime) -> datetime:
+    """Prices dated before this moment are old."""
+    return now - timedelta(days=OLD_AFTER_DAYS)
+
+
+def is_old(price_as_of: datetime | None, now: datetime) -> bool:
+    """Whether a price's date is more than OLD_AFTER_DAYS before `now` (an undated price is not old: it is undated)."""
+    return price_as_of is not None and price_as_of < old_cutoff(now)
+
+
+# --- retirement -------------------------------------------------------------------------------------------------
+
+RETIREMENTS_FILE = Path(__file__).resolve().parent / "data" / "retirements.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Retirement:
+    """The day a provider retires (retired) a machine type, with the page that says so."""
+
+    provider: str
+    series: str
+    date: date
+    source_url: str
+    verified_on: date
+    note: str
+
+    def retired(self, today: date) -> bool:
+        """Retired once its day has come; until then it is retiring (live, carrying the date)."""
+        return self.date <= today
+
+
+@cache
+def retirements() -> dict[tuple[str, str], Retirement]:
+    """(provider slug, instance type) -> its retirement, from providers/data/retirements.toml; raises
+    DatingFileError on a malformed entry."""
+    with RETIREMENTS_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    found = {}
+    for number, entry in enumerate(data.get("retirement") or [], start=1):
+        where = f"{RETIREMENTS_FILE.name} entry {number}"
+        try:
+            retirement = Retirement(entry["provider"], entry["series"], entry["date"], entry["source_url"],
+                                    entry["verified_on"], entry.get("note", ""))
+            sizes = list(entry["sizes"])
+        except (KeyError, TypeError) as exc:
+            raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
+        if not isinstance(retirement.date, date) or not isinstance(retirement.verified_on, date) \
+                or not retirement.source_url.startswith("https://") or not sizes:
+            raise DatingFileError(f"{where}: needs a date, verified_on, an https source_url and sizes")
+        for size in sizes:
+            if (retirement.provider, size) in found:
+                raise DatingFileError(f"{where}: {size} is listed twice")
+            found[retirement.provider, size] = retirement
+    return found
+
+
+def retirement_of(provider: str, instance_type: str) -> Retirement | None:
+    return retirements().get((provider, instance_type))
+
+
+def is_retired(provider: str, instance_type: str, today: date) -> bool:
+    retirement = retirement_of(provider, instance_type)
+    return retirement is not None and retirement.retired(today)
+
+
+# --- one price per machine --------------------------------------------------------------------------------------
+
+# A machine is one provider's instance type in one region (its on-demand and spot prices are columns of the same
+# row). When two sources price it, one is live and the other is kept (with its history) as "another source":
+# 1. a candidate dated more than FRESHER_AFTER_DAYS before the other, or undated while the other is dated, loses;
+# 2. then the provider's own API or price list wins over its web page (our curated tables transcribe those) over
+#    third-party catalogs;
+# 3. then the newer date; 4. else the one already live stays (no flapping between equal candidates).
+FRESHER_AFTER_DAYS = 90
+KIND_RANK = {"api": 3, "curated": 2, "catalog": 1}
+KIND_WORDS = {"api": "the provider's own API or price list", "curated": "the provider's web page (curated)",
+              "catalog": "a third-party catalog"}
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One source's price for a machine: the source, its kind, and the date its price held (a live read's time
+    when the answer states none; None when undated)."""
+
+    source: str
+    kind: str
+    as_of: datetime | None
+
+
+def preferred(held: Candidate, incoming: Candidate) -> tuple[Candidate, str]:
+    """Which of two candidates for one machine is its live price, and why the other is not (in words for the
+    offer page and the run's notes)."""
+    def beats(winner: Candidate, loser: Candidate, why: str) -> tuple[Candidate, str]:
+        return winner, f"{loser.source}'s price is not live: {why} ({winner.source})"
+
+    if held.as_of is not None and incoming.as_of is None:
+        return beats(held, incoming, "undated, while another source dates its price")
+    if incoming.as_of is not None and held.as_of is None:
+        return beats(incoming, held, "undated, while another source dates its price")
+    if held.as_of is not None and incoming.as_of is not None:
+        gap = timedelta(days=FRESHER_AFTER_DAYS)
+        if held.as_of + gap < incoming.as_of:
+            return beats(incoming, held, f"dated more than {FRESHER_AFTER_DAYS} days before a fresher price")
+        if incoming.as_of + gap < held.as_of:
+            return beats(held, incoming, f"dated more than {FRESHER_AFTER_DAYS} days before a fresher price")
+    rank_held, rank_incoming = KIND_RANK.get(held.kind, 0), KIND_RANK.get(incoming.kind, 0)
+    if rank_incoming != rank_held:
+        winner, loser = (incoming, held) if rank_incoming > rank_held else (held, incoming)
+        return beats(winner, loser, f"{KIND_WORDS.get(winner.kind, winner.kind)} comes first")
+    if held.as_of is not None and incoming.as_of is not None and incoming.as_of > held.as_of:
+        return beats(incoming, held, "an older date of the same kind of source")
+    return beats(held, incoming, "the same kind of source and no newer date; the live one stays")
+
+
+# --- memory as sold ---------------------------------------------------------------------------------------------
+
+# A reported memory this close below the catalog's figure is the same GPU seen through its driver (GiB, reserved
+# memory): AWS reports 22.4 for the A10G and L4 that AWS and NVIDIA sell as 24 GB.
+USABLE_SHARE = Decimal("0.9")
+
+
+def memory_as_sold(reported: Decimal | None, spec, fraction: Decimal | None,
+                   variant_unknown: bool = False) -> tuple[Decimal | None, Decimal | None]:
+    """(memory per GPU as sold, usable memory as reported where it is below that) for a row whose GPU the catalog
+    resolved to `spec` (a GpuSpec with memory_gb, or None). A slice of a GPU (`fraction`) is sold with that share of
+    the memory. Reported memory above the catalog's, or more than 10% below it, is kept as it is (it is not the
+    driver's view of the same card), and so is any row of an unknown GPU or of a catalog entry that stands for
+    variants of different memory (`variant_unknown`: a bare "A100")."""
+    if reported is None or spec is None or variant_unknown:
+        return reported, None
+    sold = Decimal(str(spec.memory_gb)) * (fraction or 1)
+    if sold * USABLE_SHARE <= reported < sold:
+        return sold.quantize(Decimal("0.1")), reported
+    return reported, None

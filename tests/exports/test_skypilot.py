@@ -70,3 +70,13 @@ def test_exports_share_the_sites_export_slots_and_release_them_unread(machines, 
     busy = client.get("/api/v1/exports/kueue/")
     assert busy.status_code == 503 and "detail" in busy.json()
     held.release()
+
+
+def test_gke_a3_mega_is_priced_under_skypilots_own_name(machines):
+    from providers.models import Offer
+
+    mega = Offer.objects.get(instance_type="a3-highgpu-8g", region="us-central1")
+    mega.pk, mega.instance_type, mega.price_hour_usd = None, "a3-megagpu-8g", mega.price_hour_usd + 1
+    mega.save()
+    block, _ = export("provider=gcp")
+    assert set(block["kubernetes"]["pricing"]["accelerators"]) == {"H100", "H100-MEGA", "L4"}

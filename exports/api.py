@@ -1,14 +1,14 @@
 """GET /api/v1/exports/<tool>/?<offer filters>: the offers the OfferFilterSet selects, in a Kubernetes tool's own
 format (opencost: CSV; kueue, skypilot: YAML). The same rules as the rest of the API (providers.api.ReadOnlyApi):
 anonymous, throttled per client IP, an unknown or bad parameter is a 400 naming it, errors are JSON; each export
-holds one of the site's whole-table export slots while it streams (503 when none is free).
+holds one of the site's whole-table export slots while it reads the offers (503 when none is free).
 """
 
 from __future__ import annotations
 
 import re
 
-from django.http import FileResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
@@ -17,7 +17,7 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from comparator.security import ReleasingStream, export_slot
+from comparator.security import export_slot
 from providers import versions
 from providers.api import (
     DETAIL_ERROR,
@@ -133,16 +133,18 @@ class ExportApi(ReadOnlyApi):
             filterset = kept_offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
+            # The one costly step, reading every selected offer, holds one of the site's whole-table export slots
+            # (settings.API_CSV_EXPORTS_MAX, shared with the API's CSV streams); rendering works on rows in memory.
             slot = export_slot()
             if slot is None:
                 raise ExportsBusy()
             try:
                 chosen = selection(filters=filterset, params=request.query_params)
-            except BaseException:
+            finally:
                 slot.release()
-                raise
-        response = StreamingHttpResponse(ReleasingStream(render(self.tool, chosen, options), slot),
-                                         content_type=CONTENT_TYPES[self.tool])
+        chunks = render(self.tool, chosen, options)
+        response = (StreamingHttpResponse(chunks, content_type=CONTENT_TYPES[self.tool]) if self.tool == "opencost"
+                    else HttpResponse("".join(chunks), content_type=CONTENT_TYPES[self.tool]))
         response["Content-Disposition"] = f'attachment; filename="{FILENAMES[self.tool]}"'
         return response
 

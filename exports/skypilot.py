@@ -17,7 +17,11 @@ from decimal import Decimal
 
 import yaml
 
+from providers import node_labels
+
 from .machines import Selection, Skipped, money, whole_gpus
+
+MEGA = ("cloud.google.com/gke-accelerator", "nvidia-h100-mega-80gb")
 
 # Our catalog slug -> SkyPilot's canonical name. NVL and other distinct models are not mapped: SkyPilot treats a
 # suffix that is not packaging (SXM, PCIe, memory) as another GPU (gpu_names.is_packaging_variant).
@@ -41,6 +45,8 @@ def skypilot_pricing(selection: Selection) -> tuple[dict[str, Decimal], dict[str
         if gpus is None:
             continue
         name = SKYPILOT_NAMES.get(row["gpu__slug"] or "")
+        if node_labels.accelerator_label(row["provider__slug"], row["instance_type"]) == MEGA:
+            name = "H100-MEGA"  # SkyPilot's own name for GKE's A3 Mega nodes (a canonical name of its own)
         if name is None:
             skipped.add(f"GPU {row['gpu__slug'] or 'unknown'} has no SkyPilot canonical name")
             continue

@@ -42,7 +42,7 @@ def validate(obj: dict) -> None:
 def export(query: str = "") -> tuple[list[dict], str]:
     response = APIClient().get(f"/api/v1/exports/kueue/?{query}")
     assert response.status_code == 200, response.content
-    text = b"".join(response.streaming_content).decode()
+    text = response.content.decode()
     document = yaml.safe_load(text)
     assert (document["apiVersion"], document["kind"]) == ("v1", "List")  # what kubectl apply -f takes as one file
     return document["items"], text

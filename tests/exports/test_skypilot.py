@@ -19,7 +19,7 @@ SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "exports" / "schemas"
 def export(query: str = "") -> tuple[dict, str]:
     response = APIClient().get(f"/api/v1/exports/skypilot/?{query}")
     assert response.status_code == 200, response.content
-    text = b"".join(response.streaming_content).decode()
+    text = response.content.decode()
     return yaml.safe_load(text), text
 
 
@@ -57,3 +57,26 @@ def test_exports_are_throttled_like_the_api(machines, settings, monkeypatch):
     client = APIClient()
     assert client.get("/api/v1/exports/skypilot/").status_code == 200
     assert client.get("/api/v1/exports/skypilot/").status_code == 429
+
+
+def test_exports_share_the_sites_export_slots_and_release_them_unread(machines, settings):
+    from comparator.security import export_slot
+
+    settings.API_CSV_EXPORTS_MAX = 1
+    client = APIClient()
+    for tool in ("opencost", "kueue", "skypilot", "opencost"):  # bodies never read: each slot is already free
+        assert client.get(f"/api/v1/exports/{tool}/").status_code == 200
+    held = export_slot()
+    busy = client.get("/api/v1/exports/kueue/")
+    assert busy.status_code == 503 and "detail" in busy.json()
+    held.release()
+
+
+def test_gke_a3_mega_is_priced_under_skypilots_own_name(machines):
+    from providers.models import Offer
+
+    mega = Offer.objects.get(instance_type="a3-highgpu-8g", region="us-central1")
+    mega.pk, mega.instance_type, mega.price_hour_usd = None, "a3-megagpu-8g", mega.price_hour_usd + 1
+    mega.save()
+    block, _ = export("provider=gcp")
+    assert set(block["kubernetes"]["pricing"]["accelerators"]) == {"H100", "H100-MEGA", "L4"}

@@ -503,7 +503,7 @@ def offers_sync(
                     displaced.append(other_id)
                 else:
                     values = _inactive(values)
-            elif key[0] in api_regions and key[1] not in api_regions[key[0]]:
+            elif key[0] in api_regions and key[1] not in api_regions[key[0]] and "" not in api_regions[key[0]]:
                 counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only "
                             f"in {', '.join(sorted(api_regions[key[0]])) or 'no region'}")
                 values = _inactive(values)
@@ -744,7 +744,8 @@ def _elsewhere_than_listed(*, source: DataSource, listed: dict[str, set[str]], c
         .exclude(source__kind="api").values_list("id", "instance_type", "region", "source__slug")
     ids = []
     for pk, instance_type, region, slug in others:
-        if region not in listed[instance_type]:
+        # An API row without a region (RunPod, Linode's type list) does not say where the size is sold.
+        if region not in listed[instance_type] and "" not in listed[instance_type]:
             ids.append(pk)
             counts.note(f"offer {instance_type!r} in {region!r}: {slug}'s copy is not live: the provider's own API "
                         f"lists this size only in {', '.join(sorted(listed[instance_type]))}")

@@ -103,6 +103,20 @@ def test_one_sku_in_one_region_from_two_sources_of_a_provider_is_one_live_offer_
     assert Offer.objects.filter(source=catalog, instance_type="gpu-h100x8-640gb", is_active=False).exists()
 
 
+def test_a_provider_api_listing_a_size_in_some_regions_makes_a_copy_elsewhere_not_live_unless_it_names_none():
+    catalog = DataSourceFactory(slug="copy", kind="catalog", provider__slug="digitalocean",
+                                revision="1fbe7331dd1f13d70ac4f249bb7ee7a659fc6b6a")
+    api = DataSourceFactory(slug="api", kind="api", provider=catalog.provider)
+    sync(catalog, result(scraped("gpu-h100x8", "tor1", gpu_count="8", price="47.60"),
+                         scraped("gpu-l40s", "tor1", price="1.57")))
+    counts = sync(api, result(scraped("gpu-h100x8", "nyc1", gpu_count="8", price="23.92"),
+                              scraped("gpu-l40s", "", price="1.57")))
+    live = set(Offer.objects.filter(is_active=True).values_list("source__slug", "instance_type", "region"))
+    assert ("copy", "gpu-h100x8", "tor1") not in live and ("api", "gpu-h100x8", "nyc1") in live
+    assert ("copy", "gpu-l40s", "tor1") in live  # the API's row names no region: it says nothing about tor1
+    assert any("lists this size only in nyc1" in reason for reason in counts.rejections)
+
+
 def test_price_as_of_is_the_datas_date_and_dates_the_history_apart_from_last_seen():
     source = DataSourceFactory(slug="dated", kind="catalog", provider__slug="coreweave")
     day = datetime(2026, 3, 13, tzinfo=UTC)

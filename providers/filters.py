@@ -32,7 +32,7 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django_filters.fields import BaseCSVField
+from django_filters.fields import BaseCSVField, ChoiceField
 
 from scrapers.normalize import to_usd
 
@@ -108,6 +108,20 @@ BOOLEAN_CAPABILITIES = (
 )
 
 
+MAX_LISTED_CHOICES = 30
+
+
+def invalid_choice(value, accepted) -> forms.ValidationError:
+    """An unknown choice's error names the accepted values (a catalog's long slug list is pointed to instead)."""
+    accepted = sorted(str(item) for item in accepted if str(item))
+    if len(accepted) > MAX_LISTED_CHOICES:
+        return forms.ValidationError(
+            _("%(value)s is not an accepted value; the accepted values are the slugs the API lists (/api/v1/gpus/, "
+              "/api/v1/providers/)."), code="invalid_choice", params={"value": value})
+    return forms.ValidationError(_("%(value)s is not an accepted value; accepted: %(accepted)s."),
+                                 code="invalid_choice", params={"value": value, "accepted": ", ".join(accepted)})
+
+
 class CommaMultipleChoiceField(forms.MultipleChoiceField):
     """Accepts `?x=a&x=b` and `?x=a,b` alike."""
 
@@ -125,8 +139,7 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
         valid = {str(key) for key, _ in self.choices}
         for item in value:
             if item not in valid:
-                raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
-                                            params={"value": item})
+                raise invalid_choice(item, valid)
 
 
 class RenamedChoiceField(CommaMultipleChoiceField):
@@ -267,8 +280,14 @@ class RoundedDecimalField(forms.DecimalField):
             return number
 
 
+class AcceptedChoiceField(ChoiceField):
+    def validate(self, value):
+        if value not in (None, "") and not self.valid_value(value):
+            raise invalid_choice(value, [key for key, _label in self.choices])
+
+
 class Choice(CopiedCheaply, filters.ChoiceFilter):
-    pass
+    field_class = AcceptedChoiceField
 
 
 class NumberFilter(CopiedCheaply, filters.NumberFilter):

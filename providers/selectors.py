@@ -839,3 +839,47 @@ def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
     answers were never derived answers "unknown" everywhere; an id that is no offer is absent."""
     rows = Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile__answers")
     return {offer_id: kubernetes_answers_of(answers) for offer_id, answers in rows}
+
+
+# --- offers left out because an answer is unknown (the `unknown` parameter) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class LeftOutForUnknown:
+    """How many offers a valid OfferFilterSet leaves out only because an answer it asks about is unknown: `total`,
+    `by_provider` ((slug, name in the active language, count), most first) and `questions` (the filters whose
+    unknown answers they are). What the pages' notice, the API's `left_out_for_unknown` and the digest read."""
+
+    total: int = 0
+    by_provider: tuple[tuple[str, str, int], ...] = ()
+    questions: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "by_provider": {slug: count for slug, _name, count in self.by_provider},
+                "questions": list(self.questions)}
+
+
+def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
+    """One grouped COUNT over the offers `filters` would add with unknown=include (none when it is set already),
+    kept under the data version per set of filters (as the offer count is)."""
+    from .filters import provider_choices
+
+    if filters.include_unknown:
+        return LeftOutForUnknown()
+    names = sorted(set(filters.data) & set(filters.base_filters))
+    key = repr([(name, filters.data.getlist(name) if hasattr(filters.data, "getlist") else filters.data[name])
+                for name in names])
+
+    def count() -> tuple[tuple[str, int], ...] | None:
+        left_out = filters.left_out_for_unknown()
+        if left_out is None:
+            return None
+        return tuple(left_out.values("provider__slug").annotate(n=Count("id")).values_list("provider__slug", "n"))
+
+    counts = remembered(f"left-out-for-unknown:{key}", count)
+    if counts is None:
+        return LeftOutForUnknown()
+    questions = tuple(filters.unknown_questions())
+    shown = dict(provider_choices())
+    rows = sorted(((slug, str(shown.get(slug, slug)), n) for slug, n in counts), key=lambda row: (-row[2], row[1]))
+    return LeftOutForUnknown(total=sum(n for _slug, n in counts), by_provider=tuple(rows), questions=questions)

@@ -65,16 +65,20 @@ def test_coreweave_8x_h100_is_an_infiniband_cks_node(facts):
     node = fact(facts, "coreweave", h100, "managed_node")
     assert (node.value, node.confidence) == ("yes", "documented")
     assert fact(facts, "coreweave", h100, "gpu_memory_gb").number == 80
-    assert fact(facts, "coreweave", "NVIDIA HGX B200 x8", "fabric").value == "infiniband_or_roce"
+    assert fact(facts, "coreweave", "NVIDIA GB200 NVL72 x4", "fabric").value == "infiniband_or_roce"
     assert fact(facts, "coreweave", "NVIDIA GB200 NVL72 x4", "gpu_link").value == "nvswitch"
     h200 = fact(facts, "coreweave", "NVIDIA HGX H200 x8", "fabric")
-    assert (h200.value, h200.confidence) == ("infiniband", "third_party")
+    assert (h200.value, h200.confidence) == ("infiniband", "documented")
 
 
-def test_coreweave_types_without_a_readable_source_keep_an_unknown_fabric(facts):
+def test_coreweave_types_the_docs_index_titles_without_a_fabric_have_none_and_new_types_stay_unknown(facts):
     for name in ("NVIDIA L40S x8", "NVIDIA RTX PRO 6000 Blackwell Server Edition x8", "NVIDIA GH200 x1"):
-        assert fact(facts, "coreweave", name, "fabric").value == "unknown", name
+        none = fact(facts, "coreweave", name, "fabric")
+        assert (none.value, none.confidence) == ("none", "inferred"), name
+    assert fact(facts, "coreweave", "NVIDIA GB300 NVL72 x4", "fabric").value == "unknown"
     assert fact(facts, "coreweave", "NVIDIA L40 x8", "managed_node").value == "yes"
+    b300 = fact(facts, "coreweave", "NVIDIA HGX B300 x8", "fabric")
+    assert (b300.value, b300.confidence) == ("infiniband", "documented")
 
 
 def test_nebius_8_gpu_presets_are_infiniband_and_smaller_ones_are_not(facts):

@@ -109,3 +109,12 @@ def test_oci_h100_and_h200_form_factor_is_sxm_from_a_third_party(facts):
     for shape in ("BM.GPU.H100.8", "BM.GPU.H200.8", "OCI - Compute - GPU - H200"):
         form = fact(facts, "oci", shape, "form_factor")
         assert (form.value, form.confidence) == ("sxm", "third_party"), shape
+
+
+def test_lambda_a100_form_factor_follows_lambdas_instance_table(facts):
+    assert fact(facts, "lambda", "gpu_8x_a100", "form_factor").value == "sxm"
+    for name in ("gpu_4x_a100", "gpu_2x_a100", "gpu_1x_a100"):
+        assert fact(facts, "lambda", name, "form_factor").value == "pcie", name
+    assert fact(facts, "lambda", "gpu_1x_a100", "form_factor").confidence == "inferred"
+    assert fact(facts, "lambda", "gpu_8x_a100", "gpu_memory_gb").number == 40
+    assert fact(facts, "lambda", "gpu_8x_a100_80gb_sxm4", "gpu_memory_gb").number == 80

@@ -90,9 +90,12 @@ def test_nebius_8_gpu_presets_are_infiniband_and_smaller_ones_are_not(facts):
         assert fact(facts, "nebius", preset, "fabric").value == "none", preset
 
 
-def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes(facts):
+def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes_and_have_no_infiniband(facts):
     for name in ("gpu_8x_h100_sxm5", "gpu_1x_a10", "gpu_8x_b200_sxm6"):
         assert fact(facts, "lambda", name, "managed_node").value == "no", name
+        assert fact(facts, "lambda", name, "fabric").value == "none", name
+    assert fact(facts, "lambda", "gpu_8x_h100_sxm5", "fabric").confidence == "documented"
+    assert fact(facts, "lambda", "gpu_8x_b200_sxm6", "fabric").confidence == "inferred"
 
 
 def test_newer_oci_shapes_take_their_rdma_nics_from_oracles_oke_quickstart_not_the_broad_none(facts):

@@ -200,6 +200,29 @@ class ApiPagination(PageNumberPagination):
         ]
 
 
+class OfferListPagination(ApiPagination):
+    """The offers list's pages also say how many offers the filters left out because an answer is unknown."""
+
+    def get_paginated_response_schema(self, schema):
+        data = super().get_paginated_response_schema(schema)
+        properties = dict(data["properties"])
+        results = properties.pop("results")
+        properties["left_out_for_unknown"] = {
+            "type": "object", "required": ["total", "by_provider", "questions"],
+            "description": "Offers these filters leave out only because an answer they ask about is unknown (a "
+                           "Kubernetes answer, the fabric, the form factor): add unknown=include to get them, marked "
+                           "unknown. Zero with unknown=include or when no such filter is set.",
+            "properties": {
+                "total": {"type": "integer", "minimum": 0},
+                "by_provider": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
+                                "description": "Provider slug -> offers left out"},
+                "questions": {"type": "array", "items": {"type": "string"},
+                              "description": "The filters whose unknown answers left them out"},
+            }}
+        properties["results"] = results
+        return {**data, "properties": properties, "required": [*data.get("required", []), "left_out_for_unknown"]}
+
+
 ERROR_400 = OpenApiResponse(
     response={"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
     description="An invalid or unknown query parameter: each offending parameter with what is wrong with it.",
@@ -394,7 +417,7 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
 class OfferListApi(ReadOnlyApi):
     """GET /api/v1/offers/: offers filtered by the OfferFilterSet, a page at a time or as one CSV stream."""
 
-    pagination_class = ApiPagination
+    pagination_class = OfferListPagination
     serializer_class = OfferListSerializer
     query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS | {KUBERNETES_REASONS}
     kubernetes_reasons = False  # this request's kubernetes_reasons
@@ -431,9 +454,14 @@ class OfferListApi(ReadOnlyApi):
                 selectors.offer_ids(filters=filterset), request, view=self,
                 count=selectors.offer_count(filters=filterset),
                 fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
+            left_out = selectors.offers_left_out_for_unknown(filters=filterset)
         if key is not None:
             self.page_to_keep = (key, version, _staleness_changes(rows))
-        return self.get_paginated_response(offer_data(rows, request=request, reasons=reasons))
+        response = self.get_paginated_response(offer_data(rows, request=request, reasons=reasons))
+        # Before `results` (the page renderer writes the results last).
+        response.data = {**{k: v for k, v in response.data.items() if k != "results"},
+                         "left_out_for_unknown": left_out.as_dict(), "results": response.data["results"]}
+        return response
 
     page_to_keep: tuple | None = None  # (key, data version, expiry) of this request's page, kept once rendered
 

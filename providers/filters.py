@@ -10,7 +10,7 @@ services.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps 
 provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
 GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
-managed-Kubernetes nodes, `rdma=any` machines with a documented fabric, `rdma=efa` EFA ones. With
+managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
 `documented_only=true` an answer resting on an inferred cell or fact counts as unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
@@ -32,13 +32,13 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from django_filters.fields import BaseCSVField
+from django_filters.fields import BaseCSVField, ChoiceField
 
 from scrapers.normalize import to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
-from .kubernetes import FABRICS
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
+from .kubernetes import PLAIN_CLASS, RDMA_CLASS, TCP_CLASS, TCP_KINDS
 from .models import (
     Availability,
     Capability,
@@ -61,13 +61,65 @@ CONTINENTS = [
 YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
                   (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
 OFFERING_CHOICES = [("managed", "managed"), ("byo", "byo"), ("none", "none"), (UNKNOWN, UNKNOWN)]
-RDMA_CHOICES = [(fabric, fabric) for fabric in FABRICS] + [("any", "any"), ("none", "none"), (UNKNOWN, UNKNOWN)]
+# The fabric between nodes a buyer asks for (classes and kinds: providers.kubernetes.fabric_class). Each choice is
+# one term on the machine's stored profile: all of its (column, allowed values) atoms.
+RDMA_CHOICES = [
+    ("any", _("GPUDirect RDMA between nodes (InfiniBand, RoCE, or EFA with GPUDirect RDMA)")),
+    ("multinode", _("multi-node GPU fabric: GPUDirect RDMA or GPU-direct over TCP")),
+    ("infiniband", _("InfiniBand only")),
+    ("roce", _("RoCE only")),
+    ("efa", _("EFA with GPUDirect RDMA")),
+    ("tcpx", _("GPU-direct over TCP (GPUDirect-TCPX or -TCPXO)")),
+    ("none", _("plain network only (no GPUDirect RDMA, no GPU-direct over TCP)")),
+    (UNKNOWN, _("fabric unknown")),
+]
+RDMA_TERMS = {
+    "any": [("fabric_class", [RDMA_CLASS])],
+    "multinode": [("fabric_class", [RDMA_CLASS, TCP_CLASS])],
+    "infiniband": [("fabric", ["infiniband"])],
+    "roce": [("fabric", ["roce"])],
+    "efa": [("fabric", ["efa"]), ("fabric_class", [RDMA_CLASS])],
+    "tcpx": [("fabric", list(TCP_KINDS))],
+    "none": [("fabric_class", [PLAIN_CLASS])],
+    UNKNOWN: [("fabric_class", [UNKNOWN])],
+}
+# The answer that makes an offer's fit to each choice unknown (what `unknown=include` lets through).
+RDMA_UNKNOWN_TERMS = {
+    "any": [("fabric_class", [UNKNOWN])], "multinode": [("fabric_class", [UNKNOWN])],
+    "infiniband": [("fabric", [UNKNOWN])], "roce": [("fabric", [UNKNOWN])], "tcpx": [("fabric", [UNKNOWN])],
+    "efa": [("fabric", ["efa", UNKNOWN]), ("fabric_class", [UNKNOWN])], "none": [("fabric_class", [UNKNOWN])],
+}
+# What `unknown` does: leave out the offers a filter cannot decide (the default, and the response says how many), or
+# include them, marked unknown.
+UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and say how many)")),
+                   ("include", _("include offers whose answer is unknown, marked unknown"))]
+# The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
+UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
+                      "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
+                      "form_factor")
+# Choices of earlier releases, read as the closest choice of today's (bookmarked URLs, signed subscribe links; saved
+# digest filters are rewritten by digest migration 0002 with the same table).
+RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
 BOOLEAN_CAPABILITIES = (
     "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes",
     "rwx_storage", "gang_scheduling",
 )
+
+
+MAX_LISTED_CHOICES = 30
+
+
+def invalid_choice(value, accepted) -> forms.ValidationError:
+    """An unknown choice's error names the accepted values (a catalog's long slug list is pointed to instead)."""
+    accepted = sorted(str(item) for item in accepted if str(item))
+    if len(accepted) > MAX_LISTED_CHOICES:
+        return forms.ValidationError(
+            _("%(value)s is not an accepted value; the accepted values are the slugs the API lists (/api/v1/gpus/, "
+              "/api/v1/providers/)."), code="invalid_choice", params={"value": value})
+    return forms.ValidationError(_("%(value)s is not an accepted value; accepted: %(accepted)s."),
+                                 code="invalid_choice", params={"value": value, "accepted": ", ".join(accepted)})
 
 
 class CommaMultipleChoiceField(forms.MultipleChoiceField):
@@ -87,8 +139,20 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
         valid = {str(key) for key, _ in self.choices}
         for item in value:
             if item not in valid:
-                raise forms.ValidationError(self.error_messages["invalid_choice"], code="invalid_choice",
-                                            params={"value": item})
+                raise invalid_choice(item, valid)
+
+
+class RenamedChoiceField(CommaMultipleChoiceField):
+    """A CommaMultipleChoiceField that reads a retired choice as the one that replaced it (`renamed`)."""
+
+    renamed: dict[str, str] = {}
+
+    def to_python(self, value):
+        return list(dict.fromkeys(self.renamed.get(item, item) for item in super().to_python(value)))
+
+
+class RdmaChoiceField(RenamedChoiceField):
+    renamed = RDMA_RENAMED
 
 
 class CopiedCheaply:
@@ -133,6 +197,10 @@ class MultipleChoice(CopiedCheaply, filters.MultipleChoiceFilter):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("distinct", False)
         super().__init__(*args, **kwargs)
+
+
+class RdmaChoice(MultipleChoice):
+    field_class = RdmaChoiceField
 
 
 class RelatedChoice(MultipleChoice):
@@ -210,6 +278,16 @@ class RoundedDecimalField(forms.DecimalField):
             return number.quantize(Decimal(1).scaleb(-self.decimal_places))
         except InvalidOperation:
             return number
+
+
+class AcceptedChoiceField(ChoiceField):
+    def validate(self, value):
+        if value not in (None, "") and not self.valid_value(value):
+            raise invalid_choice(value, [key for key, _label in self.choices])
+
+
+class Choice(CopiedCheaply, filters.ChoiceFilter):
+    field_class = AcceptedChoiceField
 
 
 class NumberFilter(CopiedCheaply, filters.NumberFilter):
@@ -335,8 +413,8 @@ class OfferFilterSet(filters.FilterSet):
                                     decimal_places=5, label=_("Maximum USD per GPU-hour"))
     price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
                             label=_("Maximum USD per instance-hour"))
-    form_factor = MultipleChoice(field_name="form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"), ("nvl", "NVL")],
-                                 label=_("GPU form factor"))
+    form_factor = MultipleChoice(method="filter_form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"),
+                                                                        ("nvl", "NVL")], label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
@@ -354,10 +432,13 @@ class OfferFilterSet(filters.FilterSet):
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
                                   choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
                                   label=_("GPU driver / Operator"))
-    rdma = MultipleChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("RDMA fabric"))
+    rdma = RdmaChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("Fabric between nodes"))
     control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
                                    label=_("Maximum control-plane fee (USD per cluster-hour)"))
     documented_only = BooleanFilter(method="filter_noop", label=_("Count only documented capabilities"))
+    unknown = Choice(method="filter_noop", choices=UNKNOWN_CHOICES, label=_("Offers whose answer is unknown"),
+                     help_text=_("exclude (the default): every filter leaves out offers it cannot decide, and the "
+                                 "response says how many per provider; include: they come back, marked unknown"))
     seen_within_hours = number(method="filter_seen_within", max_value=24 * 365, decimal_places=3,
                                label=_("Seen within the last N hours"))
     include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
@@ -431,8 +512,7 @@ class OfferFilterSet(filters.FilterSet):
         machine (one_per_machine)."""
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        self._profile_clauses: list = []
-        queryset = self._apply_profile_filter(super().filter_queryset(queryset))
+        queryset = self._unknown_applied(self._filtered(queryset))
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
         if machines and self.form.cleaned_data.get("one_per_machine"):
@@ -521,23 +601,92 @@ class OfferFilterSet(filters.FilterSet):
 
     MAX_LITERAL_PROFILES = 1000
 
-    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False) -> None:
-        self._profile_clauses.append((terms, unknown))
+    def _filtered(self, queryset):
+        """Every filter applied; the filters whose answer may be unknown only register their condition (_clause,
+        _offer_condition), which _unknown_applied adds."""
+        self._profile_clauses: list = []
+        self._offer_conditions: list = []
+        return super().filter_queryset(queryset)
 
-    def _apply_profile_filter(self, queryset):
-        clauses = self._profile_clauses
-        if not clauses:
+    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False, question: str = "",
+                unknown_terms: list | None = None) -> None:
+        """A Kubernetes filter's condition on the offer's profile: `terms` (any of them) match; `unknown_terms` (any)
+        are the answers that leave the offer's fit unknown; `unknown` says the user asked for unknown answers (then
+        an offer with no derived answers passes too, and nothing is left out for being unknown)."""
+        self._profile_clauses.append((terms, unknown, question, [] if unknown else (unknown_terms or [])))
+
+    def _offer_condition(self, matching: Q, unknown: Q, question: str) -> None:
+        """A filter on the offer's own column whose value may be unknown (`unknown`, e.g. a blank form factor)."""
+        self._offer_conditions.append((matching, unknown, question))
+
+    def _unknown_applied(self, queryset):
+        strict, loose = self._conditions()
+        if strict is None:
             return queryset
-        unknown = all(allows for _terms, allows in clauses)
+        return queryset.filter(loose if self.include_unknown else strict)
+
+    @property
+    def include_unknown(self) -> bool:
+        return self.form.cleaned_data.get("unknown") == "include"
+
+    def unknown_questions(self) -> list[str]:
+        """The filters set whose unknown answers they leave out (a filter asking for "unknown" leaves none out)."""
+        data = self.form.cleaned_data
+        questions = []
+        for name in UNKNOWABLE_FILTERS:
+            value = data.get(name)
+            if not value or UNKNOWN in value:
+                continue
+            if name == "gpu_operator" and not set(value) <= {"preinstalled", "add_on"}:
+                continue  # answered from the provider's own cell only
+            questions.append(name)
+        return questions
+
+    def left_out_for_unknown(self) -> QuerySet[Offer] | None:
+        """The offers the other filters keep but these filters leave out only because an answer is unknown (what
+        `unknown=include` would add); None when no filter can leave an offer out for that. Unordered."""
+        queryset = self._filtered(Offer.objects.all())
+        if not self.form.cleaned_data.get("include_inactive"):
+            queryset = queryset.filter(is_active=True)
+        strict, loose = self._conditions()
+        if strict is None or not self.unknown_questions():
+            return None
+        return queryset.filter(loose).exclude(strict).order_by()
+
+    def _conditions(self) -> tuple[Q | None, Q | None]:
+        """(strict, loose) conditions of the unknowable filters: strict keeps offers every filter says match;
+        loose also those where a filter's answer is unknown. (None, None) when no such filter is set."""
+        if not self._profile_clauses and not self._offer_conditions:
+            return None, None
+        strict, loose = Q(), Q()
+        for matching, unknown, _question in self._offer_conditions:
+            strict &= matching
+            loose &= matching | unknown
+        if self._profile_clauses:
+            profile = self._profile_condition(self._profile_clauses, resolve=not self.include_unknown)
+            strict &= profile
+            if any(unknown_terms for *_c, unknown_terms in self._profile_clauses):
+                widened = [(terms + unknown_terms, allows or bool(unknown_terms), question, [])
+                           for terms, allows, question, unknown_terms in self._profile_clauses]
+                loose &= self._profile_condition(widened, resolve=False)
+            else:
+                loose &= profile
+        return strict, loose
+
+    def _profile_condition(self, clauses, *, resolve: bool) -> Q:
+        """The offers whose profile meets every clause, as one Q: the matching profile ids read in one query and
+        applied as a literal list (a subquery beyond MAX_LITERAL_PROFILES). With `resolve`, the ids are handed to
+        the selectors' index-range reads (only when no offer without a profile may pass)."""
+        unknown = all(allows for _terms, allows, *_rest in clauses)
         documented = bool(self.form.cleaned_data.get("documented_only"))
         # The matching profiles change only with the data: kept under the data version like the other lookups.
-        key = f"profiles:{documented}:{sorted((repr(terms), allows) for terms, allows in clauses)}"
+        key = f"profiles:{documented}:{sorted((repr(terms), allows) for terms, allows, *_rest in clauses)}"
         if documented:
             ids = remembered(key, lambda: sorted(self._documented_profiles(clauses)))
             matching = Q(kubernetes_profile_id__in=ids)
         else:
             condition = Q()
-            for terms, _allows in clauses:
+            for terms, *_rest in clauses:
                 either = Q(pk__in=[])
                 for term in terms:
                     both = Q()
@@ -554,29 +703,30 @@ class OfferFilterSet(filters.FilterSet):
                 matching = Q(kubernetes_profile_id__in=sorted(ids))
         if unknown:
             matching |= Q(kubernetes_profile__isnull=True)
-        elif ids is not None:
+        elif ids is not None and resolve:
             self.resolve("kubernetes_profile_id", ids)  # read as one index range per profile (selectors)
-        return queryset.filter(matching)
+        return matching
 
     def _documented_profiles(self, clauses) -> set[int]:
         """The clauses evaluated in Python with an answer resting on an inferred source read as unknown (and so does
         its fabric): `inferred` is a JSON list, which not every database can search."""
-        columns = {column for terms, _ in clauses for term in terms for column, _states in term}
+        columns = {column for terms, *_rest in clauses for term in terms for column, _states in term}
         matching = set()
         for row in KubernetesProfile.objects.values("id", "inferred", *columns):
             for question in row["inferred"]:
                 if question in row and row[question] != UNKNOWN:
                     row[question] = UNKNOWN
-                if question == "rdma" and "fabric" in row:
-                    row["fabric"] = UNKNOWN
+                if question == "rdma":
+                    row.update({column: UNKNOWN for column in ("fabric", "fabric_class") if column in row})
             if all(any(all(row[column] in states for column, states in term) for term in terms)
-                   for terms, _ in clauses):
+                   for terms, *_rest in clauses):
                 matching.add(row["id"])
         return matching
 
     def filter_capability(self, queryset, name, value):
         if value:
-            self._clause([[(name, value)]], unknown=UNKNOWN in value)
+            self._clause([[(name, value)]], unknown=UNKNOWN in value, question=name,
+                         unknown_terms=[[(name, [UNKNOWN])]])
         return queryset
 
     def filter_offering(self, queryset, name, value):
@@ -593,7 +743,9 @@ class OfferFilterSet(filters.FilterSet):
             terms.append([("managed_node", ["no", NOT_APPLICABLE, NOT_ON_THIS_MACHINE]), ("byo", ["no"])])
         if UNKNOWN in value:
             terms.append([("managed_node", [UNKNOWN])])
-        self._clause(terms, unknown=UNKNOWN in value)
+        unknown_terms = [[(question, [UNKNOWN])] for question, choices in (
+            ("managed_node", ("managed", "none")), ("byo", ("byo", "none"))) if set(choices) & set(value)]
+        self._clause(terms, unknown=UNKNOWN in value, question=name, unknown_terms=unknown_terms)
         return queryset
 
     def filter_gpu_operator(self, queryset, name, value):
@@ -604,25 +756,22 @@ class OfferFilterSet(filters.FilterSet):
         providers = self._providers_answering("gpu_operator", value)
         queryset = queryset.filter(provider_id__in=providers)
         if set(value) <= {"preinstalled", "add_on"}:
-            self._clause([[("gpu_operator", ["yes"])]])
+            self._clause([[("gpu_operator", ["yes"])]], question=name, unknown_terms=[[("gpu_operator", [UNKNOWN])]])
         return queryset
 
     def filter_rdma(self, queryset, name, value):
-        """any: machines with a documented fabric between nodes; a fabric kind: machines with that fabric; none:
-        machines documented without one (or whose provider has none); unknown: no source either way."""
-        if not value:
-            return queryset
-        fabrics = [item for item in value if item in FABRICS]
-        terms = []
-        if "any" in value:
-            terms.append([("rdma", ["yes"])])
-        if fabrics:
-            terms.append([("rdma", ["yes"]), ("fabric", fabrics)])
-        if "none" in value:
-            terms.append([("rdma", ["no", NOT_ON_THIS_MACHINE])])
-        if UNKNOWN in value:
-            terms.append([("rdma", [UNKNOWN])])
-        self._clause(terms, unknown=UNKNOWN in value)
+        """The machine's fabric between nodes, by class or kind (RDMA_TERMS): `any` is GPUDirect RDMA between nodes,
+        `multinode` adds GPU-direct over TCP, `infiniband` is InfiniBand only (not "InfiniBand or RoCE, depends on
+        the cluster"), `efa` EFA with GPUDirect RDMA, `none` a plain network, `unknown` no source for the class."""
+        if value:
+            self._clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
+                         unknown_terms=[RDMA_UNKNOWN_TERMS[item] for item in value if item != UNKNOWN])
+        return queryset
+
+    def filter_form_factor(self, queryset, name, value):
+        """The offer's form factor; an offer whose source states none is unknown (left out unless unknown=include)."""
+        if value:
+            self._offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
         return queryset
 
     def filter_fee(self, queryset, name, value):

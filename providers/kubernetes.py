@@ -44,6 +44,28 @@ FABRIC_LABELS = {"infiniband": "InfiniBand", "roce": "RoCE", "efa": "EFA", "gpud
 # The provider capability cell that says the provider has this fabric somewhere.
 PROVIDER_FABRIC_CELL = {"infiniband": "infiniband", "roce": "roce", "efa": "efa", "gpudirect_tcpx": "gpudirect_tcpx",
                         "gpudirect_tcpxo": "gpudirect_tcpx"}
+# What a buyer can do with a machine's fabric (SCHEMA.md): GPUDirect RDMA between nodes; GPU-direct over TCP
+# (multi-node capable, not RDMA); a plain network (any other NIC, including EFA on a type AWS does not list for
+# GPUDirect RDMA). "unknown" when the kind is unknown, or EFA without a source for GPUDirect RDMA.
+RDMA_CLASS, TCP_CLASS, PLAIN_CLASS = "gpudirect_rdma", "gpudirect_tcp", "plain"
+FABRIC_CLASSES = (RDMA_CLASS, TCP_CLASS, PLAIN_CLASS, UNKNOWN)
+FABRIC_CLASS_LABELS = {RDMA_CLASS: "GPUDirect RDMA between nodes", TCP_CLASS: "GPU-direct over TCP (not RDMA)",
+                       PLAIN_CLASS: "plain network (no GPUDirect RDMA)", UNKNOWN: "unknown"}
+RDMA_KINDS = ("infiniband", "roce", "rdma_unspecified", "infiniband_or_roce")
+TCP_KINDS = ("gpudirect_tcpx", "gpudirect_tcpxo")
+
+
+def fabric_class(kind: str | None, gpudirect_rdma: bool | None = None) -> str:
+    """The class of a fabric kind (EFA's depends on whether AWS lists the type for GPUDirect RDMA)."""
+    if kind in RDMA_KINDS or (kind == "efa" and gpudirect_rdma is True):
+        return RDMA_CLASS
+    if kind in TCP_KINDS:
+        return TCP_CLASS
+    if kind == "none" or (kind == "efa" and gpudirect_rdma is False):
+        return PLAIN_CLASS
+    return UNKNOWN
+
+
 # The GPU-to-GPU link inside one machine (xgmi: AMD Infinity Fabric).
 GPU_LINKS = ("nvswitch", "nvlink", "pcie", "xgmi")
 
@@ -102,6 +124,9 @@ def translated(gettext: Callable[[str], str]):
 # FABRIC_LABELS' one sentence-like label, marked for makemessages (the rules translate it where they use it).
 _("RDMA (protocol not stated)")
 _("InfiniBand or RoCE, depends on the cluster")
+_("GPUDirect RDMA between nodes")
+_("GPU-direct over TCP (not RDMA)")
+_("plain network (no GPUDirect RDMA)")
 
 
 def _detail(fact) -> str:
@@ -110,11 +135,12 @@ def _detail(fact) -> str:
 
 @dataclass(frozen=True)
 class Cell:
-    """A provider capability cell as the rules need it."""
+    """A provider capability cell as the rules need it (`detail` in the language the reasons are written in)."""
 
     value: str
     source_url: str = ""
     confidence: str = ""
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -161,7 +187,8 @@ class Gpu:
 @dataclass
 class Answer:
     """One derived answer: `state` (see STATES), an English `reason`, the source URLs used. The rdma answer also
-    carries the fabric kind and, for EFA, the interface count."""
+    carries the fabric kind and class, its interface count and total bandwidth (Gbit/s) where a source states them,
+    and, for EFA, the interface count again as `efa_interfaces` (the API's older field)."""
 
     state: str
     reason: str
@@ -169,12 +196,18 @@ class Answer:
     inferred: bool = False
     fabric: str | None = None
     efa_interfaces: int | None = None
+    fabric_class: str | None = None
+    interfaces: int | None = None
+    bandwidth_gbps: Decimal | None = None
 
     def as_dict(self) -> dict:
         data = {"answer": self.state, "reason": self.reason, "sources": self.sources}
         if self.fabric is not None or self.efa_interfaces is not None:
             data["fabric"] = self.fabric
             data["efa_interfaces"] = self.efa_interfaces
+            data["fabric_class"] = self.fabric_class or UNKNOWN
+            data["interfaces"] = self.interfaces
+            data["bandwidth_gbps"] = float(self.bandwidth_gbps) if self.bandwidth_gbps is not None else None
         data["inferred"] = self.inferred
         return data
 
@@ -332,9 +365,10 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
                       [*_urls(cell), *_urls(share)], _inferred(cell, share))
     mig_url = gpu.mig_source_url or gpu.source_url
     profiles = ", ".join(gpu.mig_profiles[:3]) + (", ..." if len(gpu.mig_profiles) > 3 else "")
+    setup = " " + _("How MIG is set up there: {detail}").format(detail=cell.detail) if cell.detail else ""
     yes = Answer(YES, _("{provider} supports MIG on its managed Kubernetes, the {gpu} has MIG profiles ({profiles}) "
                         "and {instance_type} is a managed node with whole GPUs.").format(
-        provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type),
+        provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type) + setup,
                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)], *([mig_url] if mig_url else [])],
                  _inferred(cell) or node.inferred)
     return _on_node(yes, provider, instance_type, cell, node, "MIG")
@@ -360,40 +394,67 @@ def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cell
 
 
 def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
-    """The machine's GPU-to-GPU fabric across nodes, from its instance fact only: a provider's InfiniBand somewhere
-    says nothing about this machine."""
+    """The machine's fabric across nodes, from its instance fact only (a provider's InfiniBand somewhere says nothing
+    about this machine). "yes" is GPUDirect RDMA between nodes (the class `rdma=any` asks for); GPU-direct over TCP
+    and a plain network are "not on this machine" where the provider has RDMA elsewhere, else "no"."""
     fact = facts.get("fabric")
     provider_fabrics = [kind for kind, key in PROVIDER_FABRIC_CELL.items()
                         if kind != "gpudirect_tcpxo" and cells.get(key) is not None and cells[key].value == YES]
-    if fact is not None and fact.value in FABRICS:
-        label = _(FABRIC_LABELS[fact.value])
-        interfaces = fact.interfaces if fact.value == "efa" else None
-        if interfaces is not None:
-            text = _("{instance_type} has {fabric} with {interfaces} EFA interfaces.")
+    provider_rdma = [kind for kind in ("infiniband", "roce", "efa") if kind in provider_fabrics]
+    if fact is not None and fact.value in (*FABRICS, "none"):
+        kind_class = fabric_class(fact.value, fact.gpudirect_rdma)
+        shape = {"fabric": fact.value, "fabric_class": kind_class, "interfaces": fact.interfaces,
+                 "bandwidth_gbps": fact.bandwidth_gbps,
+                 "efa_interfaces": fact.interfaces if fact.value == "efa" else None}
+        if fact.value == "none":
+            text = _("{instance_type} has no RDMA fabric between nodes.").format(instance_type=instance_type)
         else:
-            text = _("{instance_type} has {fabric}.")
-        return Answer(YES, text.format(instance_type=instance_type, fabric=label, interfaces=interfaces)
-                      + _detail(fact), _urls(fact), _inferred(fact), fabric=fact.value, efa_interfaces=interfaces)
-    if fact is not None and fact.value == "none":
-        detail = _detail(fact)
-        if provider_fabrics:
-            names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
-            text = _("{provider} offers {fabrics}, but not on {instance_type}.").format(
-                provider=provider, fabrics=names, instance_type=instance_type)
-            return Answer(NOT_HERE, text + detail,
-                          [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics))],
-                          _inferred(fact), fabric="none")
-        return Answer(NO, _("{instance_type} has no RDMA fabric between nodes.").format(instance_type=instance_type)
-                      + detail, _urls(fact), _inferred(fact), fabric="none")
+            text = _("{instance_type} has {fabric}.").format(instance_type=instance_type,
+                                                              fabric=_(FABRIC_LABELS[fact.value]))
+        numbers = _fabric_numbers(fact)
+        if numbers:  # inside the sentence, before its full stop (English or Chinese)
+            text = f"{text[:-1]} ({numbers}){text[-1]}"
+        if kind_class == RDMA_CLASS:
+            text += " " + _("That is GPUDirect RDMA between nodes.")
+        elif kind_class == TCP_CLASS:
+            text += " " + _("That is GPU-direct over TCP: multi-node capable, but not RDMA.")
+        elif kind_class == PLAIN_CLASS and fact.value == "efa":
+            text += " " + _("AWS does not list it among the types that support GPUDirect RDMA over EFA, so GPU "
+                            "traffic between nodes goes through a plain network path.")
+        elif kind_class == UNKNOWN:
+            text += " " + _("We have no source saying whether it supports GPUDirect RDMA.")
+        text += _detail(fact)
+        if kind_class == RDMA_CLASS:
+            return Answer(YES, text, _urls(fact), _inferred(fact), **shape)
+        if kind_class == UNKNOWN:
+            return Answer(UNKNOWN, text, _urls(fact), _inferred(fact), **shape)
+        if provider_rdma:
+            names = ", ".join(FABRIC_LABELS[kind] for kind in provider_rdma)
+            text += " " + _("{provider} offers {fabrics} on other machines.").format(provider=provider, fabrics=names)
+            return Answer(NOT_HERE, text, [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in
+                                                                  provider_rdma))], _inferred(fact), **shape)
+        return Answer(NO, text, _urls(fact), _inferred(fact), **shape)
     fabric_cells = [cells.get(key) for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")]
     if all(cell is not None and cell.value in (NO, NA) for cell in fabric_cells):
         return Answer(NO, _("{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).").format(
             provider=provider),
-                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none")
+                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none", fabric_class=PLAIN_CLASS)
     if provider_fabrics:
         names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
         text = _("{provider} offers {fabrics} on some machines; we have no source for {instance_type}'s fabric.")
         return Answer(UNKNOWN, text.format(provider=provider, fabrics=names, instance_type=instance_type),
-                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN)
+                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN,
+                      fabric_class=UNKNOWN)
     return Answer(UNKNOWN, _("We have no source for {instance_type}'s fabric between nodes.").format(
-        instance_type=instance_type), fabric=UNKNOWN)
+        instance_type=instance_type), fabric=UNKNOWN, fabric_class=UNKNOWN)
+
+
+def _fabric_numbers(fact: Fact) -> str:
+    """"32 interfaces, 3200 Gbit/s in total" from what the fact states; "" when it states neither."""
+    parts = []
+    if fact.interfaces is not None:
+        parts.append(_("{count} EFA interfaces") if fact.value == "efa" else _("{count} network interfaces"))
+        parts[-1] = parts[-1].format(count=fact.interfaces)
+    if fact.bandwidth_gbps is not None:
+        parts.append(_("{gbps} Gbit/s in total").format(gbps=f"{fact.bandwidth_gbps.normalize():f}"))
+    return ", ".join(parts)

@@ -333,6 +333,8 @@ class KubernetesProfile(models.Model):
     vendor_sharing = models.CharField(max_length=20)
     rdma = models.CharField(max_length=20)
     fabric = models.CharField(max_length=20)
+    fabric_class = models.CharField(max_length=20, default="unknown",
+                                    help_text="gpudirect_rdma, gpudirect_tcp, plain or unknown (providers.kubernetes)")
     efa_interfaces = models.PositiveSmallIntegerField(null=True, blank=True)
     gpu_operator = models.CharField(max_length=20)
     node_autoscaling = models.CharField(max_length=20)

@@ -675,6 +675,13 @@ PROVIDER_FILTERS = ("provider", "provider_kind", "offering", "gpu_operator", "rd
                     "spot_nodes", "rwx_storage", "gang_scheduling")
 
 
+# The provider cells (capabilities.RDMA_FABRICS) that answer an `rdma` choice for a provider as a whole.
+PROVIDER_RDMA_CELLS = {"any": ("infiniband", "roce", "efa"),
+                       "multinode": ("infiniband", "roce", "efa", "gpudirect_tcpx"),
+                       "infiniband": ("infiniband",), "roce": ("roce",), "efa": ("efa",),
+                       "tcpx": ("gpudirect_tcpx",)}
+
+
 def providers_matching(*, filters) -> QuerySet[Provider]:
     """Providers whose own answers (the capability matrix) meet a bound, valid OfferFilterSet's provider questions
     (PROVIDER_FILTERS: Kubernetes capabilities, provider, kind); every provider when none of those is set. The
@@ -696,8 +703,7 @@ def providers_matching(*, filters) -> QuerySet[Provider]:
         if name == "rdma":
             ids: set[int] = set()
             for item in value:
-                fabrics = RDMA_FABRICS if item == "any" else (item,) if item in RDMA_FABRICS else ()
-                for fabric in fabrics:
+                for fabric in PROVIDER_RDMA_CELLS.get(item, ()):
                     ids |= set(filters._providers_answering(fabric, ["yes"]))
                 if item in ("none", "unknown"):
                     with_fabric = {pk for fabric in RDMA_FABRICS
@@ -743,6 +749,17 @@ class OfferAnswer:
     efa_interfaces: int | None = None
     reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (services.offer_kubernetes_refresh)
     inferred: bool = False  # it rests on an inferred cell or fact (the pages' "~")
+    fabric_class: str | None = None  # rdma only: gpudirect_rdma, gpudirect_tcp, plain, unknown
+    interfaces: int | None = None  # rdma only: the fabric's interface count, where stated
+    bandwidth_gbps: float | None = None  # rdma only: the node's total fabric bandwidth (Gbit/s), where stated
+
+    @property
+    def fabric_class_label(self) -> str:
+        from django.utils.translation import gettext
+
+        from .kubernetes import FABRIC_CLASS_LABELS
+
+        return gettext(FABRIC_CLASS_LABELS[self.fabric_class]) if self.fabric_class in FABRIC_CLASS_LABELS else ""
 
     @property
     def reason_shown(self) -> str:
@@ -763,14 +780,20 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
     for question in QUESTIONS:
         stored = answers.get(question)
         if stored is None:
-            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()))
+            result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()),
+                                           **({"fabric_class": UNKNOWN} if question == "rdma" else {}))
             continue
         result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
                                        stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""),
-                                       bool(stored.get("inferred")))
+                                       bool(stored.get("inferred")), **({
+                                           "fabric_class": stored.get("fabric_class", UNKNOWN),
+                                           "interfaces": stored.get("interfaces", stored.get("efa_interfaces")),
+                                           "bandwidth_gbps": stored.get("bandwidth_gbps")}
+                                           if question == "rdma" else {}))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
-                                   rdma.efa_interfaces, rdma.reason_zh, rdma.inferred)
+                                   rdma.efa_interfaces, rdma.reason_zh, rdma.inferred, rdma.fabric_class,
+                                   rdma.interfaces, rdma.bandwidth_gbps)
     return result
 
 
@@ -782,3 +805,47 @@ def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
     answers were never derived answers "unknown" everywhere; an id that is no offer is absent."""
     rows = Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile__answers")
     return {offer_id: kubernetes_answers_of(answers) for offer_id, answers in rows}
+
+
+# --- offers left out because an answer is unknown (the `unknown` parameter) ---------------------------------------
+
+
+@dataclass(frozen=True)
+class LeftOutForUnknown:
+    """How many offers a valid OfferFilterSet leaves out only because an answer it asks about is unknown: `total`,
+    `by_provider` ((slug, name in the active language, count), most first) and `questions` (the filters whose
+    unknown answers they are). What the pages' notice, the API's `left_out_for_unknown` and the digest read."""
+
+    total: int = 0
+    by_provider: tuple[tuple[str, str, int], ...] = ()
+    questions: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "by_provider": {slug: count for slug, _name, count in self.by_provider},
+                "questions": list(self.questions)}
+
+
+def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
+    """One grouped COUNT over the offers `filters` would add with unknown=include (none when it is set already),
+    kept under the data version per set of filters (as the offer count is)."""
+    from .filters import provider_choices
+
+    if filters.include_unknown:
+        return LeftOutForUnknown()
+    names = sorted(set(filters.data) & set(filters.base_filters))
+    key = repr([(name, filters.data.getlist(name) if hasattr(filters.data, "getlist") else filters.data[name])
+                for name in names])
+
+    def count() -> tuple[tuple[str, int], ...] | None:
+        left_out = filters.left_out_for_unknown()
+        if left_out is None:
+            return None
+        return tuple(left_out.values("provider__slug").annotate(n=Count("id")).values_list("provider__slug", "n"))
+
+    counts = remembered(f"left-out-for-unknown:{key}", count)
+    if counts is None:
+        return LeftOutForUnknown()
+    questions = tuple(filters.unknown_questions())
+    shown = dict(provider_choices())
+    rows = sorted(((slug, str(shown.get(slug, slug)), n) for slug, n in counts), key=lambda row: (-row[2], row[1]))
+    return LeftOutForUnknown(total=sum(n for _slug, n in counts), by_provider=tuple(rows), questions=questions)

@@ -100,6 +100,14 @@ class KubernetesAnswerSerializer(KubernetesStateSerializer):
 class KubernetesRdmaStateSerializer(KubernetesStateSerializer):
     fabric = serializers.ChoiceField(choices=list(k8s.FABRIC_VALUES), help_text="The fabric between nodes")
     efa_interfaces = serializers.IntegerField(allow_null=True, help_text="EFA interfaces (EFA only)")
+    fabric_class = serializers.ChoiceField(choices=list(k8s.FABRIC_CLASSES), help_text=(
+        "gpudirect_rdma: GPUDirect RDMA between nodes (InfiniBand, RoCE, RDMA of an unstated protocol, InfiniBand or "
+        "RoCE depending on the cluster, EFA on types AWS lists for GPUDirect RDMA); gpudirect_tcp: GPU-direct over "
+        "TCP (GPUDirect-TCPX/TCPXO, multi-node capable, not RDMA); plain: any other network; unknown"))
+    interfaces = serializers.IntegerField(allow_null=True, help_text="The fabric's interfaces (EFA) or NICs, "
+                                                                      "where a source states them")
+    bandwidth_gbps = serializers.FloatField(allow_null=True, help_text="The node's total fabric bandwidth in "
+                                                                        "Gbit/s, where a source states it")
 
 
 class KubernetesRdmaAnswerSerializer(KubernetesAnswerSerializer, KubernetesRdmaStateSerializer):
@@ -131,9 +139,15 @@ for _question in k8s.QUESTIONS:
 def kubernetes_states(data: dict) -> dict:
     """kubernetes_data's object without the reasons and sources: what the offers list gives by default."""
     return {question: ({"answer": answer["answer"], "fabric": answer["fabric"],
-                        "efa_interfaces": answer["efa_interfaces"]} if question == "rdma" else
+                        "efa_interfaces": answer["efa_interfaces"], **rdma_shape(answer)} if question == "rdma" else
                        {"answer": answer["answer"]})
             for question, answer in data.items()}
+
+
+def rdma_shape(answer: dict) -> dict:
+    """The rdma answer's fabric class, interface count and bandwidth (stored answers older than them lack them)."""
+    return {"fabric_class": answer.get("fabric_class", k8s.UNKNOWN), "interfaces": answer.get("interfaces"),
+            "bandwidth_gbps": answer.get("bandwidth_gbps")}
 
 
 class SharedAnswers(dict):
@@ -182,6 +196,8 @@ def kubernetes_data(answers: dict | None) -> dict:
         if question == "rdma":
             entry["fabric"] = answer.fabric or k8s.UNKNOWN
             entry["efa_interfaces"] = answer.efa_interfaces
+            entry.update(fabric_class=answer.fabric_class or k8s.UNKNOWN, interfaces=answer.interfaces,
+                         bandwidth_gbps=answer.bandwidth_gbps)
         entry["inferred"] = answer.inferred
         data[question] = entry
     return data

@@ -847,10 +847,12 @@ class OfferNormaliser:
         from . import kubernetes as k8s
         from .models import InstanceTypeFact
 
+        # Likewise the form factor the SKU's fact states, where the source and the names state none.
         self._sku_facts = [k8s.Fact(**fact) for fact in InstanceTypeFact.objects.filter(
-            provider_id=source.provider_id, key="gpu_count").values(
+            provider_id=source.provider_id, key__in=["gpu_count", "form_factor"]).values(
             "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
         self._sku_counts: dict[str, Decimal | None] = {}
+        self._sku_forms: dict[str, str] = {}
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
         self._forms: dict[tuple[str, str], str] = {}
@@ -865,6 +867,17 @@ class OfferNormaliser:
             self._sku_counts[instance_type] = fact.number if fact is not None else None
         return self._sku_counts[instance_type]
 
+    def sku_form_factor(self, instance_type: str) -> str:
+        """The instance fact's form factor when it is one an offer stores (sxm, pcie, nvl), else ""."""
+        if not self._sku_facts:
+            return ""
+        if instance_type not in self._sku_forms:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("form_factor")
+            self._sku_forms[instance_type] = fact.value if fact is not None and fact.value in FORM_FACTORS else ""
+        return self._sku_forms[instance_type]
+
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         scraped = self.checked(scraped, counts)
         # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
@@ -874,6 +887,7 @@ class OfferNormaliser:
             form = self._forms.get(names)
             if form is None:
                 form = self._forms[names] = form_factor_in(*names)
+            form = form or self.sku_form_factor(scraped.instance_type)
         # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
         memory_of_one = scraped.gpu_memory_gb
         if memory_of_one is not None and scraped.gpu_fraction:
@@ -1561,10 +1575,15 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
     for provider_id, name, name_zh in Provider.objects.filter(pk__in=wanted_providers).values_list(
             "id", "name", "name_zh"):
         names[provider_id], names_zh[provider_id] = name, name_zh or name
+    # Each cell twice: with its English detail, and with its Chinese one for the Chinese reasons (the MIG answer
+    # quotes how MIG is set up on the provider's managed Kubernetes).
     cells: dict[int, dict[str, k8s.Cell]] = {}
-    for provider_id, key, value, url, confidence in Capability.objects.filter(
-            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence"):
-        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence)
+    cells_zh: dict[int, dict[str, k8s.Cell]] = {}
+    for provider_id, key, value, url, confidence, detail, detail_zh in Capability.objects.filter(
+            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence",
+                                                          "detail", "detail_zh"):
+        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail)
+        cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail)
     facts: dict[int, list[k8s.Fact]] = {}
     for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
             "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin",
@@ -1589,10 +1608,12 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         answers = k8s.derive(provider_name=names.get(provider_id, "The provider"), **machine)
         # The same rules in Chinese, kept beside the English reason (pages and emails in Chinese show it).
         with translation.override("zh-hans"), k8s.translated(translation.gettext):
-            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"), **machine)
+            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"),
+                                 **{**machine, "cells": cells_zh.get(provider_id, {})})
         values = {question: answer.state for question, answer in answers.items()}
         values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
         values["efa_interfaces"] = answers["rdma"].efa_interfaces
+        values["fabric_class"] = answers["rdma"].fabric_class or k8s.UNKNOWN
         values["answers"] = {question: {**answer.as_dict(), "reason_zh": chinese[question].reason}
                              for question, answer in answers.items()}
         values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
@@ -1609,7 +1630,7 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
     # and keeps it (the same derivation), read back with the others below.
     KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE, ignore_conflicts=True)
     KubernetesProfile.objects.bulk_update(
-        to_update, [*k8s.QUESTIONS, "fabric", "efa_interfaces", "answers", "inferred", "computed_at"],
+        to_update, [*k8s.QUESTIONS, "fabric", "fabric_class", "efa_interfaces", "answers", "inferred", "computed_at"],
         batch_size=BATCH_SIZE)
     ids |= dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
     return ids, len(to_create) + len(to_update)

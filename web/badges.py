@@ -19,6 +19,7 @@ from providers.capabilities import (
     offer_question_label,
     offer_state_text,
 )
+from providers.kubernetes import FABRIC_LABELS, RDMA_CLASS, TCP_CLASS
 from providers.selectors import kubernetes_answers_of
 
 logger = logging.getLogger(__name__)
@@ -40,7 +41,8 @@ FABRIC_SHORT = {"infiniband": "IB", "roce": "RoCE", "efa": "EFA", "gpudirect_tcp
 
 STATE_GLYPHS = {"yes": "✓", "no": "✗", "unknown": "?", "n/a": "–", "not_on_this_machine": "⊘"}
 STATE_TONES = {"yes": "y", "no": "n", "unknown": "u", "n/a": "na", "not_on_this_machine": "p"}
-FABRIC_SHORT_ROW = {**FABRIC_SHORT, "gpudirect_tcpxo": "TCPXO", "rdma_unspecified": "RDMA"}
+FABRIC_SHORT_ROW = {**FABRIC_SHORT, "gpudirect_tcpxo": "TCPXO", "rdma_unspecified": "RDMA",
+                    "infiniband_or_roce": "IB/RoCE"}
 # The few symbols a row shows (providers.capabilities.OFFER_SUMMARY_QUESTIONS); every answer is in the disclosure
 # below them.
 CELL_SYMBOLS = {"managed_node": pgettext_lazy("badge", "K8s"), "mig": pgettext_lazy("badge", "MIG"),
@@ -58,11 +60,22 @@ def _summary_html(parts: dict, language: str) -> str:
     for question in OFFER_SUMMARY_QUESTIONS:
         answer = parts[question]
         text = f"{_short(language, question)}{STATE_GLYPHS.get(answer.state, '?')}"
-        if question == "rdma" and answer.state == "yes" and answer.fabric in FABRIC_SHORT_ROW:
-            text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.efa_interfaces}" if answer.efa_interfaces else "")
+        if question == "rdma" and answer.fabric_class in (RDMA_CLASS, TCP_CLASS) and answer.fabric in FABRIC_SHORT_ROW:
+            text = FABRIC_SHORT_ROW[answer.fabric] + (f"×{answer.interfaces}" if answer.interfaces else "")
         symbols.append(f'<span class="b {STATE_TONES.get(answer.state, "u")}">{escape(text)}</span>')
         spoken.append(f"{offer_question_label(question)}: {offer_state_text(answer.state)}")
     return f'<summary aria-label="{escape("; ".join(spoken))}">{"".join(symbols)}</summary>'
+
+
+def fabric_summary(answer) -> str:
+    """The rdma answer's fabric in one line: class, kind, interfaces, bandwidth ("unknown" where no source says)."""
+    unknown = gettext("unknown")
+    kind = gettext(FABRIC_LABELS[answer.fabric]) if answer.fabric in FABRIC_LABELS else (
+        gettext("none") if answer.fabric == "none" else unknown)
+    interfaces = str(answer.interfaces) if answer.interfaces else unknown
+    bandwidth = f"{answer.bandwidth_gbps:g} Gbit/s" if answer.bandwidth_gbps else unknown
+    return gettext("Fabric class: %(cls)s · kind: %(kind)s · interfaces: %(interfaces)s · bandwidth: %(bandwidth)s") % {
+        "cls": answer.fabric_class_label or unknown, "kind": kind, "interfaces": interfaces, "bandwidth": bandwidth}
 
 
 def kubernetes_answers_html(answers: dict | None) -> SafeString:
@@ -81,7 +94,8 @@ def kubernetes_answers_html(answers: dict | None) -> SafeString:
         heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
         links = f" {links}" if links else ""
         mark = f'<abbr title="{escape(gettext("inferred"))}">~</abbr>' if answer.inferred else ""
-        items.append(f"<li><strong>{escape(heading)}</strong>{mark} {escape(answer.reason_shown)}{links}</li>")
+        fabric = f"<br><small>{escape(fabric_summary(answer))}</small>" if question == "rdma" else ""
+        items.append(f"<li><strong>{escape(heading)}</strong>{mark} {escape(answer.reason_shown)}{links}{fabric}</li>")
     if unsourced:
         items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
     return SafeString(f'<ul>{"".join(items)}</ul>')

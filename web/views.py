@@ -35,6 +35,7 @@ from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
 from .offer_rows import decorate_offers, offer_columns, offer_page, plain_columns
 from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
+from .unknown_notice import unknown_notice
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,9 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     valid = filterset.is_valid() and not unknown
     page = None
     unpriced = []
+    notice = None
     if valid:
+        notice = unknown_notice(selectors.offers_left_out_for_unknown(filters=filterset), params, request.path)
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:
@@ -110,6 +113,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "chips": active_filters(params, filterset.form),
         "query_display": urlencode([(k, v) for k in ("currency", "unit", "period") for v in params.getlist(k)]),
         "unpriced": unpriced,
+        "notice": notice,
         "columns": offer_columns(params, unit, list(ordering or []), period=period),
         "params": params,
         "query": params.urlencode(),
@@ -439,7 +443,13 @@ def source_status(request: HttpRequest) -> HttpResponse:
     polls = selectors.availability_polls_latest()
     for source, _run in sources:
         source.latest_poll = polls.get(source.id)
-    return render(request, "sources.html", {"sources": sources})
+    from providers.capabilities import offer_question_label
+    from providers.coverage import kubernetes_coverage
+    from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
+
+    return render(request, "sources.html", {
+        "sources": sources, "coverage": kubernetes_coverage(),
+        "coverage_questions": [(question, offer_question_label(question)) for question in OFFER_QUESTIONS]})
 
 
 def guide_index(request: HttpRequest) -> HttpResponse:

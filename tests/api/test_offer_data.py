@@ -77,7 +77,8 @@ anything else there is a 400."""
         for question, answer in light["kubernetes"].items():
             whole = detail["kubernetes"][question]
             assert answer == {key: whole[key] for key in answer}
-            assert set(answer) == ({"answer", "fabric", "efa_interfaces"} if question == "rdma" else {"answer"})
+            assert set(answer) == ({"answer", "fabric", "efa_interfaces", "fabric_class", "interfaces",
+                                    "bandwidth_gbps"} if question == "rdma" else {"answer"})
             some_reason = some_reason or bool(whole["reason"])
     assert some_reason
     assert api.get("/api/v1/offers/?include_inactive=true&kubernetes_reasons=1").json()["results"] == full

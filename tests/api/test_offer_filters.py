@@ -61,7 +61,10 @@ CASES = [
     ("rdma", "rdma=any", {"alpha-h100x8"} | BETA),
     ("rdma", "rdma=none", {"alpha-l4"}),
     ("rdma", "rdma=unknown", GAMMA),
-    ("rdma", "rdma=efa,gpudirect_tcpxo", set()),
+    ("rdma", "rdma=efa,tcpx", set()),
+    ("rdma", "rdma=multinode", {"alpha-h100x8"} | BETA),
+    ("rdma", "rdma=gpudirect_tcpxo", set()),  # an earlier release's choice, read as tcpx
+    ("rdma", "rdma=rdma_unspecified", {"alpha-h100x8"} | BETA),  # an earlier release's choice, read as any
     ("control_plane_fee_max", "control_plane_fee_max=0.05", GAMMA),
     ("control_plane_fee_max", "control_plane_fee_max=0.10", ALPHA | GAMMA),
     ("documented_only", "mps=not_on_this_machine", {"beta-h100"}),
@@ -93,6 +96,10 @@ CASES = [
     ("gang_scheduling", "gang_scheduling=yes", ALPHA),
     ("gang_scheduling", "gang_scheduling=unknown", GAMMA),
     ("ordering", "ordering=provider", ACTIVE),
+    ("unknown", "form_factor=sxm&unknown=include", ACTIVE),  # the others state no form factor
+    ("unknown", "rdma=any&unknown=include", ACTIVE - {"alpha-l4"}),  # gamma's fabric is unknown
+    ("unknown", "rdma=any&unknown=exclude", {"alpha-h100x8"} | BETA),
+    ("unknown", "rdma=any&mig=yes&unknown=include", {"alpha-h100x8", "beta-h100"} | GAMMA),  # beta-h100: MIG unknown
     ("gpu", "gpu=h100-sxm&provider=beta&available=true&mig=unknown", {"beta-h100"}),
 ]
 
@@ -110,6 +117,7 @@ BAD = [
     ("seen_within_hours", "100000"), ("include_inactive", "all"), ("ordering", "price"), ("mig", "true"),
     ("mps", "y"), ("time_slicing", "1"), ("vendor_sharing", "cgpu"), ("node_autoscaling", "maybe"),
     ("scale_to_zero", "zero"), ("spot_nodes", "spot"), ("rwx_storage", "nfs"), ("gang_scheduling", "kueue"),
+    ("unknown", "maybe"),
 ]
 
 
@@ -268,3 +276,24 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     assert filterset.is_valid()
     terms = [str(term) for term in filterset.bare_qs.query.order_by]
     assert len(terms) == len(ordering.split(",")) + 1 and terms[-1] == "id"
+
+
+@pytest.mark.parametrize(("query", "total", "by_provider", "questions"), [
+    ("rdma=any", 1, {"gamma": 1}, ["rdma"]),  # gamma's fabric is unknown; alpha-l4's is a plain network (a no)
+    ("rdma=any&mig=yes", 2, {"beta": 1, "gamma": 1}, ["mig", "rdma"]),  # beta-h100: MIG unknown
+    ("form_factor=sxm", 4, {"alpha": 1, "beta": 2, "gamma": 1}, ["form_factor"]),
+    ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
+    ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown
+    ("rdma=any&unknown=include", 0, {}, ["rdma"]),
+])
+def test_the_list_says_how_many_offers_it_left_out_for_an_unknown_answer(api, world, query, total, by_provider,
+                                                                         questions):
+    body = api.get(f"/api/v1/offers/?{query}").json()
+    left_out = body["left_out_for_unknown"]
+    assert (left_out["total"], left_out["by_provider"]) == (total, by_provider)
+    if total:
+        assert left_out["questions"] == questions
+        # exactly the offers unknown=include adds
+        everything = api.get(f"/api/v1/offers/?{query}&unknown=include&page_size=100").json()
+        assert everything["count"] == body["count"] + total
+    assert list(body)[-1] == "results"

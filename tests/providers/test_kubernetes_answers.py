@@ -89,6 +89,22 @@ def test_mig_yes_needs_the_provider_the_gpu_and_a_managed_node_with_whole_gpus(g
     assert "https://example.org/mig" in answers["mig"].sources and "1g.10gb" in answers["mig"].reason
 
 
+def test_a_mig_yes_says_how_mig_is_set_up_on_the_providers_managed_kubernetes_in_both_languages(gpus):
+    provider = ProviderFactory(slug="gk", name="Gk")
+    capabilities(provider, offering="managed")
+    Capability.objects.create(provider=provider, key="mig", value="yes", source_url="https://example.org/mig",
+                              verified_on=date(2026, 1, 2), confidence="documented",
+                              detail="Set gpu-partition-size on the node pool.",
+                              detail_zh="在节点池上设置 gpu-partition-size。")
+    source = DataSourceFactory(slug="gk-src", provider=provider)
+    item = offer("a3.8", provider, source, gpus["h100"], count="8", price="8")
+    instance_facts(provider, {"a3.8": {"managed_node": "yes"}})
+    mig = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"]
+    assert mig.state == "yes"
+    assert mig.reason.endswith("How MIG is set up there: Set gpu-partition-size on the node pool.")
+    assert mig.reason_zh.endswith("MIG 在该平台上的设置方式：在节点池上设置 gpu-partition-size。")
+
+
 def test_mig_on_a_gpu_without_mig_profiles_is_no_and_on_a_non_nvidia_gpu_not_applicable(gpus):
     t4 = machine("t", MANAGED, "t4.1x", gpus["t4"], count="1", facts={"t4.*": {"managed_node": "yes"}})
     assert t4["mig"].state == "no" and t4["mig"].reason == "The NVIDIA T4 has no MIG: it has no MIG profiles."
@@ -133,20 +149,47 @@ def test_time_slicing_and_mps_are_nvidia_features_on_a_managed_node(gpus):
 # --- RDMA fabric --------------------------------------------------------------------------------------------------
 
 
-def test_a_documented_fabric_is_rdma_yes_with_its_kind_and_efa_interface_count(gpus):
-    provider = ProviderFactory(slug="aws-like")
+def efa_machine(gpus, instance_type, **fabric):
+    provider = ProviderFactory(slug=f"aws-like-{instance_type.replace('.', '-')}")
     capabilities(provider, offering="managed", efa="yes")
-    source = DataSourceFactory(slug="aws-like-src", provider=provider)
-    item = offer("p5.48xlarge", provider, source, gpus["h100"], count="8", price="98")
-    services.instance_facts_sync(provider_slug="aws-like", origin="catalog", facts=[InstanceFactRecord(
-        "p5.48xlarge", "fabric", "efa", interfaces=32, source_url="https://example.org/karpenter",
-        verified_on=date(2026, 8, 1), confidence="third_party")])
-    rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
-    assert (rdma.state, rdma.fabric, rdma.efa_interfaces) == ("yes", "efa", 32)
-    assert rdma.reason == "p5.48xlarge has EFA with 32 EFA interfaces." and rdma.sources == [
-        "https://example.org/karpenter"]
-    fabric = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["fabric"]
-    assert fabric.state == "efa" and fabric.efa_interfaces == 32
+    source = DataSourceFactory(slug=f"{provider.slug}-src", provider=provider)
+    item = offer(instance_type, provider, source, gpus["h100"], count="8", price="98")
+    services.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[InstanceFactRecord(
+        instance_type, "fabric", "efa", source_url="https://example.org/efa", verified_on=date(2026, 8, 1),
+        confidence="third_party", **fabric)])
+    return selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
+
+
+def test_efa_listed_for_gpudirect_rdma_is_rdma_yes_with_kind_class_interfaces_and_bandwidth(gpus):
+    answers = efa_machine(gpus, "p5.48xlarge", interfaces=32, bandwidth_gbps=Decimal(3200), gpudirect_rdma=True)
+    rdma = answers["rdma"]
+    assert (rdma.state, rdma.fabric, rdma.fabric_class, rdma.interfaces, rdma.bandwidth_gbps, rdma.efa_interfaces) == (
+        "yes", "efa", "gpudirect_rdma", 32, 3200, 32)
+    assert rdma.reason == ("p5.48xlarge has EFA (32 EFA interfaces, 3200 Gbit/s in total). That is GPUDirect RDMA "
+                           "between nodes.") and rdma.sources == ["https://example.org/efa"]
+    assert answers["fabric"].state == "efa" and answers["fabric"].fabric_class == "gpudirect_rdma"
+
+
+def test_efa_without_gpudirect_rdma_is_a_plain_network_and_unstated_efa_is_unknown(gpus):
+    plain = efa_machine(gpus, "g6.8xlarge", interfaces=1, gpudirect_rdma=False)["rdma"]
+    assert (plain.state, plain.fabric_class) == ("not_on_this_machine", "plain")
+    assert "does not list it among the types that support GPUDirect RDMA" in plain.reason
+    unstated = efa_machine(gpus, "g5.8xlarge", interfaces=1)["rdma"]
+    assert (unstated.state, unstated.fabric_class, unstated.interfaces) == ("unknown", "unknown", 1)
+
+
+@pytest.mark.parametrize(("kind", "state", "fabric_class"), [
+    ("infiniband", "yes", "gpudirect_rdma"), ("roce", "yes", "gpudirect_rdma"),
+    ("rdma_unspecified", "yes", "gpudirect_rdma"), ("infiniband_or_roce", "yes", "gpudirect_rdma"),
+    ("gpudirect_tcpx", "not_on_this_machine", "gpudirect_tcp"), ("gpudirect_tcpxo", "not_on_this_machine",
+                                                                  "gpudirect_tcp"),
+    ("none", "not_on_this_machine", "plain"),
+])
+def test_each_fabric_kind_has_its_class(gpus, kind, state, fabric_class):
+    rdma = machine("k", MANAGED, "x.8", gpus["h100"], facts={"x.8": {"fabric": kind}})["rdma"]
+    assert (rdma.state, rdma.fabric, rdma.fabric_class) == (state, kind, fabric_class)
+    if kind == "infiniband_or_roce":
+        assert "InfiniBand or RoCE, depends on the cluster" in rdma.reason
 
 
 def test_a_type_without_the_providers_fabric_is_offered_but_not_on_this_machine(gpus):
@@ -229,6 +272,24 @@ def test_offers_sync_derives_the_answers_of_new_offers(gpus):
     item = Offer.objects.get(source=source)
     assert item.kubernetes_profile is not None
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"].state == "yes"
+
+
+def test_an_ingest_takes_the_form_factor_of_the_instance_fact_when_the_source_and_names_state_none(gpus):
+    from scrapers.base import ScrapedOffer, ScrapeResult
+
+    provider = ProviderFactory(slug="ffi")
+    capabilities(provider, **MANAGED)
+    instance_facts(provider, {"big.8": {"form_factor": "sxm"}, "odd.8": {"form_factor": "superchip"}})
+    source = DataSourceFactory(slug="ffi-src", provider=provider)
+    from providers.models import ScrapeRun
+
+    run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+    result = ScrapeResult(offers=[ScrapedOffer(instance_type=name, region="r1", gpu_name="Z9", gpu_count=Decimal(8),
+                                               currency="USD", price_hour=Decimal("20"))
+                                  for name in ("big.8", "odd.8", "plain.8")])
+    services.offers_sync(source=source, run=run, result=result, now=timezone.now())
+    forms = dict(Offer.objects.filter(source=source).values_list("instance_type", "form_factor"))
+    assert forms == {"big.8": "sxm", "odd.8": "", "plain.8": ""}  # an offer stores sxm, pcie or nvl only
 
 
 def test_an_ingest_writes_offers_with_their_profile_and_moves_a_changed_machine(gpus):

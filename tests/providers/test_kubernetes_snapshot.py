@@ -102,7 +102,7 @@ def test_the_readme_example_returns_only_multi_gpu_nodes_with_a_fabric(db_access
     for query in ("gpu_family=H100&offering=managed&rdma=any&price_per_gpu_hour_max=4",
                   "gpu_family=H100&offering=managed&rdma=any"):
         for offer in api_offers(query):
-            assert offer.gpu_count > 1 and offer.kubernetes_profile.fabric in k8s.FABRICS
+            assert offer.gpu_count > 1 and offer.kubernetes_profile.fabric_class == k8s.RDMA_CLASS
             assert offer.kubernetes_profile.managed_node == "yes"
     assert api_offers("gpu_family=H100&offering=managed&rdma=any")  # the ND H100 v5 nodes, InfiniBand
 
@@ -146,13 +146,24 @@ def test_offering_byo_offers_can_join_your_own_cluster(db_access):
         assert (fact.value == "yes") if fact else provider_cell(offer, "offering") == "byo"
 
 
-@pytest.mark.parametrize("fabric", ["any", *k8s.FABRICS])
-def test_rdma_offers_have_that_fabric_in_their_instance_facts(db_access, fabric):
-    offers = api_offers(f"rdma={fabric}")
+# rdma choice -> (fabric kinds allowed, needs EFA's GPUDirect RDMA fact): each offer's own winning fact must agree.
+RDMA_CHOICE_FACTS = {
+    "any": (k8s.RDMA_KINDS + ("efa",), True), "multinode": (k8s.RDMA_KINDS + k8s.TCP_KINDS + ("efa",), True),
+    "infiniband": (("infiniband",), False), "roce": (("roce",), False), "efa": (("efa",), True),
+    "tcpx": (k8s.TCP_KINDS, False),
+}
+
+
+@pytest.mark.parametrize("choice", list(RDMA_CHOICE_FACTS))
+def test_rdma_offers_have_that_fabric_in_their_instance_facts(db_access, choice):
+    kinds, efa_needs_rdma = RDMA_CHOICE_FACTS[choice]
+    offers = api_offers(f"rdma={choice}")
     for offer in offers:
         fact = winning_facts(offer)["fabric"]
-        assert fact.value in (k8s.FABRICS if fabric == "any" else (fabric,))
-    if fabric in ("any", "infiniband", "roce"):
+        assert fact.value in kinds
+        if fact.value == "efa" and efa_needs_rdma:
+            assert fact.gpudirect_rdma is True
+    if choice in ("any", "multinode", "infiniband", "roce"):
         assert offers
 
 

@@ -1,0 +1,45 @@
+"""The "hidden because unknown" notice (web/unknown_notice.py, templates/_unknown_notice.html) on the offers page:
+it counts exactly the offers `unknown=include` brings back, names their providers and the question, in both
+languages, and says nothing when no offer was left out for an unknown answer."""
+
+import html
+import re
+
+import pytest
+
+from tests.ui import builders
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def data():
+    return builders.catalog()
+
+
+def row_count(text: str) -> int:
+    return int(re.search(r"(\d+) offers? match", text).group(1))
+
+
+def test_rdma_any_says_how_many_offers_it_hid_for_an_unknown_fabric_and_links_to_them(client, data):
+    text = html.unescape(client.get("/?rdma=any").content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S)
+    assert notice, "no notice"
+    hidden = int(re.search(r"(\d+) offers? from", notice.group(1)).group(1))
+    assert hidden > 0
+    assert "hidden because whether they have the fabric between nodes you asked for is unknown" in notice.group(1)
+    link = re.search(r'href="([^"]*unknown=include[^"]*)"', notice.group(1)).group(1)
+    shown = html.unescape(client.get(link).content.decode())
+    assert row_count(shown) == row_count(text) + hidden
+    assert 'class="notice unknown-notice"' not in shown  # nothing is hidden for an unknown answer any more
+
+
+def test_no_notice_when_no_filter_can_be_unknown(client, data):
+    assert 'unknown-notice' not in client.get("/?gpu_family=H100").content.decode()
+
+
+def test_the_notice_in_chinese(client, data):
+    client.cookies["django_language"] = "zh-hans"
+    text = html.unescape(client.get("/?rdma=any").content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+    assert "条报价已隐藏" in notice and "是否具备您所要求的节点间网络" in notice and "显示它们" in notice

@@ -1,0 +1,54 @@
+"""The "N offers are hidden because an answer is unknown — show them" notice: one piece every page that filters
+offers reuses (the offers page today; price-region, node-software and advisor pages later). It reads
+selectors.offers_left_out_for_unknown and renders templates/_unknown_notice.html.
+
+Plain presentation: the counting is the selector's, the parameter (`unknown=include`) the FilterSet's."""
+
+from __future__ import annotations
+
+from django.http import QueryDict
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext_lazy as _
+
+from providers.selectors import LeftOutForUnknown
+
+# "whether they <phrase> is unknown", per filter (providers.filters.UNKNOWABLE_FILTERS).
+QUESTION_PHRASES = {
+    "offering": _("can be nodes of the provider's managed Kubernetes or of your own cluster"),
+    "mig": _("get MIG"), "mps": _("get MPS"), "time_slicing": _("get time-slicing"),
+    "vendor_sharing": _("get the vendor's GPU sharing"), "rdma": _("have the fabric between nodes you asked for"),
+    "gpu_operator": _("get the GPU Operator as you asked"), "node_autoscaling": _("get node autoscaling"),
+    "scale_to_zero": _("can scale to zero"), "spot_nodes": _("can be spot GPU nodes"),
+    "rwx_storage": _("get shared RWX storage"), "gang_scheduling": _("get gang / queue scheduling"),
+    "form_factor": _("have the form factor you asked for"),
+}
+MAX_NAMED_PROVIDERS = 4
+
+
+def _listed(items: list[str]) -> str:
+    if len(items) < 2:
+        return "".join(items)
+    return gettext("%(first)s and %(last)s") % {"first": gettext(", ").join(items[:-1]), "last": items[-1]}
+
+
+def unknown_notice(left_out: LeftOutForUnknown, params: QueryDict, path: str) -> dict | None:
+    """The notice's text and its "show them" link (the same query with unknown=include), or None when nothing was
+    left out for an unknown answer."""
+    if not left_out.total:
+        return None
+    names = [name for _slug, name, _count in left_out.by_provider]
+    if len(names) > MAX_NAMED_PROVIDERS:
+        rest = len(names) - MAX_NAMED_PROVIDERS + 1
+        names = [*names[:MAX_NAMED_PROVIDERS - 1],
+                 ngettext("%(count)s other provider", "%(count)s other providers", rest) % {"count": rest}]
+    questions = [str(QUESTION_PHRASES.get(question, question)) for question in left_out.questions]
+    query = params.copy()
+    query["unknown"] = "include"
+    query.pop("page", None)
+    text = ngettext(
+        "%(count)s offer from %(providers)s is hidden because whether they %(question)s is unknown",
+        "%(count)s offers from %(providers)s are hidden because whether they %(question)s is unknown",
+        left_out.total) % {"count": f"{left_out.total:,}", "providers": _listed(names),
+                           "question": gettext(" or ").join(questions)}
+    return {"text": text, "show_url": f"{path}?{query.urlencode()}", "by_provider": left_out.by_provider}
+

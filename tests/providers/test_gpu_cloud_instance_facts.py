@@ -46,7 +46,7 @@ def test_oci_grace_blackwell_shapes_say_the_protocol_depends_on_the_cluster(fact
     assert fact(facts, "oci", "BM.GPU.GB200.4", "fabric").value == "infiniband_or_roce"
     for shape in ("BM.GPU.GB200.4", "OCI - Compute - GPU - GB200"):
         assert fact(facts, "oci", shape, "gpu_link").value == "nvlink", shape
-        assert fact(facts, "oci", shape, "form_factor").value == "superchip", shape
+        assert fact(facts, "oci", shape, "form_factor").value == "nvl", shape
 
 
 def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_is_not_a_machine(facts):
@@ -56,7 +56,7 @@ def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_is_not_a_mac
                 "Compute - GPU - A10"):
         assert fact(facts, "oci", row, "managed_node").value == "unknown", row
         assert fact(facts, "oci", row, "fabric").value == "unknown", row
-    assert fact(facts, "oci", "OCI - Compute - GPU - GB200", "form_factor").value == "superchip"
+    assert fact(facts, "oci", "OCI - Compute - GPU - GB200", "form_factor").value == "nvl"
 
 
 def test_coreweave_8x_h100_is_an_infiniband_cks_node(facts):

@@ -903,10 +903,12 @@ class OfferNormaliser:
         from . import kubernetes as k8s
         from .models import InstanceTypeFact
 
+        # Likewise the form factor the SKU's fact states, where the source and the names state none.
         self._sku_facts = [k8s.Fact(**fact) for fact in InstanceTypeFact.objects.filter(
-            provider_id=source.provider_id, key="gpu_count").values(
+            provider_id=source.provider_id, key__in=["gpu_count", "form_factor"]).values(
             "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
         self._sku_counts: dict[str, Decimal | None] = {}
+        self._sku_forms: dict[str, str] = {}
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
         self._provider_slug = source.provider.slug
@@ -927,6 +929,17 @@ class OfferNormaliser:
             self._sku_counts[instance_type] = fact.number if fact is not None else None
         return self._sku_counts[instance_type]
 
+    def sku_form_factor(self, instance_type: str) -> str:
+        """The instance fact's form factor when it is one an offer stores (sxm, pcie, nvl), else ""."""
+        if not self._sku_facts:
+            return ""
+        if instance_type not in self._sku_forms:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("form_factor")
+            self._sku_forms[instance_type] = fact.value if fact is not None and fact.value in FORM_FACTORS else ""
+        return self._sku_forms[instance_type]
+
     def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
         scraped = self.checked(scraped, counts)
         # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
@@ -936,6 +949,7 @@ class OfferNormaliser:
             form = self._forms.get(names)
             if form is None:
                 form = self._forms[names] = form_factor_in(*names)
+            form = form or self.sku_form_factor(scraped.instance_type)
         # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
         memory_of_one = scraped.gpu_memory_gb
         if memory_of_one is not None and scraped.gpu_fraction:

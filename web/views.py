@@ -454,7 +454,13 @@ def source_status(request: HttpRequest) -> HttpResponse:
     polls = selectors.availability_polls_latest()
     for source, _run in sources:
         source.latest_poll = polls.get(source.id)
-    return render(request, "sources.html", {"sources": sources})
+    from providers.capabilities import offer_question_label
+    from providers.coverage import kubernetes_coverage
+    from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
+
+    return render(request, "sources.html", {
+        "sources": sources, "coverage": kubernetes_coverage(),
+        "coverage_questions": [(question, offer_question_label(question)) for question in OFFER_QUESTIONS]})
 
 
 def guide_index(request: HttpRequest) -> HttpResponse:

@@ -46,7 +46,7 @@ def test_oci_grace_blackwell_shapes_say_the_protocol_depends_on_the_cluster(fact
     assert fact(facts, "oci", "BM.GPU.GB200.4", "fabric").value == "infiniband_or_roce"
     for shape in ("BM.GPU.GB200.4", "OCI - Compute - GPU - GB200"):
         assert fact(facts, "oci", shape, "gpu_link").value == "nvlink", shape
-        assert fact(facts, "oci", shape, "form_factor").value == "superchip", shape
+        assert fact(facts, "oci", shape, "form_factor").value == "nvl", shape
 
 
 def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_is_not_a_machine(facts):
@@ -56,7 +56,7 @@ def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_is_not_a_mac
                 "Compute - GPU - A10"):
         assert fact(facts, "oci", row, "managed_node").value == "unknown", row
         assert fact(facts, "oci", row, "fabric").value == "unknown", row
-    assert fact(facts, "oci", "OCI - Compute - GPU - GB200", "form_factor").value == "superchip"
+    assert fact(facts, "oci", "OCI - Compute - GPU - GB200", "form_factor").value == "nvl"
 
 
 def test_coreweave_8x_h100_is_an_infiniband_cks_node(facts):
@@ -65,16 +65,20 @@ def test_coreweave_8x_h100_is_an_infiniband_cks_node(facts):
     node = fact(facts, "coreweave", h100, "managed_node")
     assert (node.value, node.confidence) == ("yes", "documented")
     assert fact(facts, "coreweave", h100, "gpu_memory_gb").number == 80
-    assert fact(facts, "coreweave", "NVIDIA HGX B200 x8", "fabric").value == "infiniband_or_roce"
+    assert fact(facts, "coreweave", "NVIDIA GB200 NVL72 x4", "fabric").value == "infiniband_or_roce"
     assert fact(facts, "coreweave", "NVIDIA GB200 NVL72 x4", "gpu_link").value == "nvswitch"
     h200 = fact(facts, "coreweave", "NVIDIA HGX H200 x8", "fabric")
-    assert (h200.value, h200.confidence) == ("infiniband", "third_party")
+    assert (h200.value, h200.confidence) == ("infiniband", "documented")
 
 
-def test_coreweave_types_without_a_readable_source_keep_an_unknown_fabric(facts):
+def test_coreweave_types_the_docs_index_titles_without_a_fabric_have_none_and_new_types_stay_unknown(facts):
     for name in ("NVIDIA L40S x8", "NVIDIA RTX PRO 6000 Blackwell Server Edition x8", "NVIDIA GH200 x1"):
-        assert fact(facts, "coreweave", name, "fabric").value == "unknown", name
+        none = fact(facts, "coreweave", name, "fabric")
+        assert (none.value, none.confidence) == ("none", "inferred"), name
+    assert fact(facts, "coreweave", "NVIDIA GB300 NVL72 x4", "fabric").value == "unknown"
     assert fact(facts, "coreweave", "NVIDIA L40 x8", "managed_node").value == "yes"
+    b300 = fact(facts, "coreweave", "NVIDIA HGX B300 x8", "fabric")
+    assert (b300.value, b300.confidence) == ("infiniband", "documented")
 
 
 def test_nebius_8_gpu_presets_are_infiniband_and_smaller_ones_are_not(facts):
@@ -86,9 +90,12 @@ def test_nebius_8_gpu_presets_are_infiniband_and_smaller_ones_are_not(facts):
         assert fact(facts, "nebius", preset, "fabric").value == "none", preset
 
 
-def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes(facts):
+def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes_and_have_no_infiniband(facts):
     for name in ("gpu_8x_h100_sxm5", "gpu_1x_a10", "gpu_8x_b200_sxm6"):
         assert fact(facts, "lambda", name, "managed_node").value == "no", name
+        assert fact(facts, "lambda", name, "fabric").value == "none", name
+    assert fact(facts, "lambda", "gpu_8x_h100_sxm5", "fabric").confidence == "documented"
+    assert fact(facts, "lambda", "gpu_8x_b200_sxm6", "fabric").confidence == "inferred"
 
 
 def test_newer_oci_shapes_take_their_rdma_nics_from_oracles_oke_quickstart_not_the_broad_none(facts):
@@ -105,3 +112,12 @@ def test_oci_h100_and_h200_form_factor_is_sxm_from_a_third_party(facts):
     for shape in ("BM.GPU.H100.8", "BM.GPU.H200.8", "OCI - Compute - GPU - H200"):
         form = fact(facts, "oci", shape, "form_factor")
         assert (form.value, form.confidence) == ("sxm", "third_party"), shape
+
+
+def test_lambda_a100_form_factor_follows_lambdas_instance_table(facts):
+    assert fact(facts, "lambda", "gpu_8x_a100", "form_factor").value == "sxm"
+    for name in ("gpu_4x_a100", "gpu_2x_a100", "gpu_1x_a100"):
+        assert fact(facts, "lambda", name, "form_factor").value == "pcie", name
+    assert fact(facts, "lambda", "gpu_1x_a100", "form_factor").confidence == "inferred"
+    assert fact(facts, "lambda", "gpu_8x_a100", "gpu_memory_gb").number == 40
+    assert fact(facts, "lambda", "gpu_8x_a100_80gb_sxm4", "gpu_memory_gb").number == 80

@@ -274,6 +274,24 @@ def test_offers_sync_derives_the_answers_of_new_offers(gpus):
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"].state == "yes"
 
 
+def test_an_ingest_takes_the_form_factor_of_the_instance_fact_when_the_source_and_names_state_none(gpus):
+    from scrapers.base import ScrapedOffer, ScrapeResult
+
+    provider = ProviderFactory(slug="ffi")
+    capabilities(provider, **MANAGED)
+    instance_facts(provider, {"big.8": {"form_factor": "sxm"}, "odd.8": {"form_factor": "superchip"}})
+    source = DataSourceFactory(slug="ffi-src", provider=provider)
+    from providers.models import ScrapeRun
+
+    run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
+    result = ScrapeResult(offers=[ScrapedOffer(instance_type=name, region="r1", gpu_name="Z9", gpu_count=Decimal(8),
+                                               currency="USD", price_hour=Decimal("20"))
+                                  for name in ("big.8", "odd.8", "plain.8")])
+    services.offers_sync(source=source, run=run, result=result, now=timezone.now())
+    forms = dict(Offer.objects.filter(source=source).values_list("instance_type", "form_factor"))
+    assert forms == {"big.8": "sxm", "odd.8": "", "plain.8": ""}  # an offer stores sxm, pcie or nvl only
+
+
 def test_an_ingest_writes_offers_with_their_profile_and_moves_a_changed_machine(gpus):
     """offers_sync gives each new or changed offer its machine's profile in the same write: a new machine gets a
     profile derived there and then, a known machine's stored profile is taken as it is (not derived again: the

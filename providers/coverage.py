@@ -1,0 +1,147 @@
+"""How much the per-offer Kubernetes answers know: the unknown share per provider and question, counted per
+(provider, machine type) so a type copied into 40 regions counts once, and per offer; the machine-type facts the
+issue #36 targets measure (managed node, fabric class of 4+ GPU types, form factor of A100/H100/H200/B200/GB200
+types); and the instance types a fact file names that no offer has, or the reverse.
+
+Reads only (a selector module): the sources page, `manage.py kubernetes_coverage` and the targets' test use it.
+Imports the domain's models and providers.kubernetes; nothing imports it but those readers.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db.models import Count
+
+from .kubernetes import QUESTIONS, UNKNOWN
+from .models import InstanceTypeFact, KubernetesProfile, Offer, Provider
+
+# The providers issue #36 sets targets for, and the GPU families whose form factor it asks for.
+TARGET_PROVIDERS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "lambda")
+FORM_FACTOR_FAMILIES = ("A100", "H100", "H200", "B200", "GB200")
+MANY_GPUS = 4
+# Answers stored beside the questions and counted like them.
+COLUMNS = (*QUESTIONS, "fabric_class")
+
+
+@dataclass
+class Share:
+    """`known` of `total` (types or offers)."""
+
+    known: int = 0
+    total: int = 0
+
+    def add(self, known: bool, weight: int = 1) -> None:
+        self.total += weight
+        self.known += weight if known else 0
+
+    @property
+    def unknown(self) -> int:
+        return self.total - self.known
+
+    @property
+    def percent_known(self) -> float | None:
+        return round(100 * self.known / self.total, 1) if self.total else None
+
+    @property
+    def percent_unknown(self) -> float | None:
+        return round(100 * self.unknown / self.total, 1) if self.total else None
+
+
+@dataclass
+class ProviderCoverage:
+    slug: str
+    name: str
+    # per (provider, machine type) and per offer: the three targets
+    managed_node_types: Share = field(default_factory=Share)
+    managed_node_offers: Share = field(default_factory=Share)
+    fabric_class_types: Share = field(default_factory=Share)  # types with 4+ GPUs
+    fabric_class_offers: Share = field(default_factory=Share)
+    form_factor_types: Share = field(default_factory=Share)  # A100/H100/H200/B200/GB200 types
+    form_factor_offers: Share = field(default_factory=Share)
+    # every question: per machine type, and every answer of every offer
+    question_types: dict[str, Share] = field(default_factory=dict)
+    answers_offers: Share = field(default_factory=Share)
+    # instance types a fact file names exactly that no active offer has; active types no fact matches
+    facts_without_offers: list[str] = field(default_factory=list)
+    offers_without_facts: list[str] = field(default_factory=list)
+
+
+def _rows():
+    """One row per (provider, instance type, GPU family, GPU count, form factor, profile) with its active offers."""
+    return (Offer.objects.filter(is_active=True).order_by()
+            .values("provider_id", "instance_type", "gpu__family", "gpu_count", "form_factor", "kubernetes_profile_id")
+            .annotate(offers=Count("id")))
+
+
+def kubernetes_coverage(*, provider_slugs=None) -> list[ProviderCoverage]:
+    """Coverage of every provider with active offers (or of `provider_slugs`), in name order. Three queries: the
+    grouped offers, their profiles' states, the providers; plus the exact fact patterns."""
+    from . import kubernetes as k8s
+
+    providers = Provider.objects.order_by("name")
+    if provider_slugs is not None:
+        providers = providers.filter(slug__in=list(provider_slugs))
+    by_id = {p.id: ProviderCoverage(p.slug, p.name) for p in providers}
+    rows = [row for row in _rows() if row["provider_id"] in by_id]
+    profile_ids = {row["kubernetes_profile_id"] for row in rows if row["kubernetes_profile_id"]}
+    states = {profile["id"]: profile for profile in KubernetesProfile.objects.filter(pk__in=profile_ids).values(
+        "id", *COLUMNS)}
+    unknown_everywhere = {column: UNKNOWN for column in COLUMNS}
+    types: dict[tuple[int, str], dict] = {}
+    for row in rows:
+        coverage = by_id[row["provider_id"]]
+        answers = states.get(row["kubernetes_profile_id"], unknown_everywhere)
+        offers = row["offers"]
+        many = row["gpu_count"] is not None and row["gpu_count"] >= MANY_GPUS
+        top = row["gpu__family"] in FORM_FACTOR_FAMILIES
+        coverage.managed_node_offers.add(answers["managed_node"] != UNKNOWN, offers)
+        if many:
+            coverage.fabric_class_offers.add(answers["fabric_class"] != UNKNOWN, offers)
+        if top:
+            coverage.form_factor_offers.add(bool(row["form_factor"]), offers)
+        for question in QUESTIONS:
+            coverage.answers_offers.add(answers[question] != UNKNOWN, offers)
+        # A type is known for a question when any of its rows is (its regions share one answer).
+        entry = types.setdefault((row["provider_id"], row["instance_type"]), {"many": False, "top": False,
+                                                                               "known": set(), "form": False})
+        entry["many"] |= many
+        entry["top"] |= top
+        entry["form"] |= bool(row["form_factor"])
+        entry["known"] |= {column for column in COLUMNS if answers[column] != UNKNOWN}
+    for (provider_id, _instance_type), entry in types.items():
+        coverage = by_id[provider_id]
+        coverage.managed_node_types.add("managed_node" in entry["known"])
+        if entry["many"]:
+            coverage.fabric_class_types.add("fabric_class" in entry["known"])
+        if entry["top"]:
+            coverage.form_factor_types.add(entry["form"])
+        for question in QUESTIONS:
+            coverage.question_types.setdefault(question, Share()).add(question in entry["known"])
+    # The fact files' exact names against the catalog's types, both ways.
+    offered: dict[int, set[str]] = defaultdict(set)
+    for provider_id, instance_type in types:
+        offered[provider_id].add(instance_type)
+    facts: dict[int, list[k8s.Fact]] = defaultdict(list)
+    for provider_id, pattern in InstanceTypeFact.objects.filter(provider_id__in=list(by_id)).values_list(
+            "provider_id", "pattern").order_by().distinct():
+        facts[provider_id].append(k8s.Fact(pattern=pattern, key="", value=""))
+    for provider_id, coverage in by_id.items():
+        patterns = facts.get(provider_id, [])
+        coverage.facts_without_offers = sorted(
+            fact.pattern for fact in patterns if not k8s._is_pattern(fact.pattern)
+            and fact.pattern not in offered[provider_id])
+        coverage.offers_without_facts = sorted(
+            name for name in offered[provider_id] if patterns and not any(fact.matches(name) for fact in patterns))
+    return [coverage for coverage in by_id.values() if coverage.managed_node_offers.total or
+            coverage.facts_without_offers]
+
+
+def overall_unknown_answers(coverages: list[ProviderCoverage]) -> Share:
+    """Every per-offer answer of these providers' offers, known or not."""
+    total = Share()
+    for coverage in coverages:
+        total.known += coverage.answers_offers.known
+        total.total += coverage.answers_offers.total
+    return total

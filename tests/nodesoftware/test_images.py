@@ -154,3 +154,15 @@ def test_the_curated_bottlerocket_and_gke_installer_drivers_match_their_recorded
     installer = (FIXTURES / "gke-ubuntu-daemonset-preloaded-R570.yaml").read_text()
     recorded = re.search(r'NVIDIA_DRIVER_VERSION\n\s+value: "([\d.]+)"', installer).group(1)
     assert images.driver_on(image("gke-ubuntu-installer"), "1.35", date(2026, 6, 11)).version == recorded
+
+
+def test_the_load_time_check_names_a_row_whose_provider_is_not_curated():
+    from nodesoftware.summary import data_check
+    from scrapers.normalize import gpu_catalog
+    gpus = {spec.slug for spec in gpu_catalog()}
+    providers = {path.stem for path in (Path(images.__file__).parent.parent / "providers" / "data"
+                                        / "providers").glob("*.toml")}
+    counts = data_check(providers=providers, gpus=gpus)
+    assert counts["services"] == len(images.services()) and counts["driver releases"] > 0
+    with pytest.raises(images.ImageDataError, match="provider 'azure' is not a curated provider"):
+        data_check(providers=providers - {"azure"}, gpus=gpus)

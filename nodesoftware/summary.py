@@ -67,6 +67,8 @@ def provider_summary(provider_slug: str, on: date | None = None) -> dict:
                             else None, "supported_today": release.supported_on(on)}
                            for release in service.kubernetes],
             "kubernetes_source_url": service.calendar_url or None,
+            "kubernetes_listed": [f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)],
+            "kubernetes_listed_source_url": service.versions_source_url or None,
             "dra": {"value": dra.value, "reason": dra.reason, "versions": list(dra.versions),
                     "driver": dra.driver or None, "sources": list(dra.sources)},
         })

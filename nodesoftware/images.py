@@ -28,7 +28,8 @@ DRIVER_WAYS = {"preinstalled", "your_choice", "you_install", "operator"}
 TRISTATE = {"yes", "no", "unknown"}
 OPERATOR_WAYS = {"driver_disabled", "provider_managed", "full", "unknown"}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "dra_driver", "dra_status", "dra_source_url", "image"}
+SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "versions", "versions_source_url", "dra_driver", "dra_status",
+                  "dra_source_url", "image"}
 DRA_STATUSES = {"documented", "preview"}
 DRA_GA = (1, 34)  # resource.k8s.io v1 served by default from Kubernetes 1.34 (DRA GA)
 CALENDARS_DIR = IMAGES_PATH.parent / "k8s_calendars"
@@ -111,13 +112,18 @@ class Service:
     dra_driver: str = ""
     dra_status: str = ""
     dra_source_url: str = ""
+    # Without a calendar: the versions the provider's docs list as supported on the day they were read.
+    versions: tuple[tuple[int, int], ...] = ()
+    versions_source_url: str = ""
 
     def offers_kubernetes(self, version: str, on: date | None = None) -> bool | None:
         """True/False from the calendar; None (unknown) when the service has no recorded calendar or the version is
         newer than any it lists."""
-        if not self.kubernetes:
-            return None
         wanted = parse_cuda_version(version)
+        if not self.kubernetes:
+            if not self.versions or wanted > max(self.versions):
+                return None
+            return wanted in self.versions
         on = on or date.today()
         if wanted > self.kubernetes[0].version:
             return None  # newer than the recorded calendar knows: it may simply be behind
@@ -140,15 +146,18 @@ def dra_answer(service: Service, on: date | None = None) -> DraAnswer:
     on = on or date.today()
     versions = tuple(release.name for release in service.kubernetes
                      if release.version >= DRA_GA and release.supported_on(on))
-    sources = tuple(url for url in (service.dra_source_url, service.calendar_url) if url)
-    if not service.kubernetes and not service.dra_status:
+    versions += tuple(f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)
+                      if (major, minor) >= DRA_GA)
+    sources = tuple(url for url in (service.dra_source_url, service.calendar_url, service.versions_source_url) if url)
+    if not service.kubernetes and not service.versions and not service.dra_status:
         return DraAnswer("unknown", "no Kubernetes calendar and no DRA driver recorded for this service")
-    if not service.kubernetes:
+    if not service.kubernetes and not service.versions:
         return DraAnswer("partial", "no Kubernetes calendar recorded, so no version is known to serve DRA",
                          driver=service.dra_driver, sources=sources)
     if not versions:
-        return DraAnswer("partial", "the recorded calendar offers no Kubernetes version 1.34 or newer (DRA served by "
-                                    f"default) today; its newest is {service.kubernetes[0].name}",
+        newest = service.kubernetes[0].name if service.kubernetes else ".".join(map(str, max(service.versions)))
+        return DraAnswer("partial", "the recorded versions include no Kubernetes 1.34 or newer (DRA served by "
+                                    f"default) today; the newest is {newest}",
                          driver=service.dra_driver, sources=sources)
     if service.dra_status == "documented":
         return DraAnswer("yes", f"Kubernetes {', '.join(versions)} serve DRA; {service.dra_driver}", versions,
@@ -267,6 +276,9 @@ def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set
                 source_url=image["source_url"], verified_on=image["verified_on"],
                 releases=tuple(sorted(releases, key=lambda release: release.since))))
         calendar = service.get("calendar", "")
+        versions = tuple(k8s(version, where) for version in service.get("versions") or [])
+        if versions and (calendar or not str(service.get("versions_source_url", "")).startswith("https://")):
+            raise fail(where, "versions (without a calendar) need an https versions_source_url")
         dra_status = service.get("dra_status", "")
         if dra_status and (dra_status not in DRA_STATUSES or not service.get("dra_driver")
                            or not str(service.get("dra_source_url", "")).startswith("https://")):
@@ -275,7 +287,8 @@ def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set
         services.append(Service(service["slug"], service["provider"], service["name"], tuple(images), calendar,
                                 calendar_url(calendar) if calendar else "",
                                 load_calendar(calendar) if calendar else (),
-                                service.get("dra_driver", ""), dra_status, service.get("dra_source_url", "")))
+                                service.get("dra_driver", ""), dra_status, service.get("dra_source_url", ""),
+                                versions, service.get("versions_source_url", "")))
     return services
 
 

@@ -67,6 +67,8 @@ def provider_summary(provider_slug: str, on: date | None = None) -> dict:
                             else None, "supported_today": release.supported_on(on)}
                            for release in service.kubernetes],
             "kubernetes_source_url": service.calendar_url or None,
+            "kubernetes_listed": [f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)],
+            "kubernetes_listed_source_url": service.versions_source_url or None,
             "dra": {"value": dra.value, "reason": dra.reason, "versions": list(dra.versions),
                     "driver": dra.driver or None, "sources": list(dra.sources)},
         })
@@ -107,3 +109,20 @@ def offer_summary(provider_slug: str, gpu_slug: str | None, architecture: str = 
                  "image": node.image or None, "needs_image": node.needs_image, "driver_branch": node.driver_branch,
                  "cuda": cuda, "k8s_version": k8s, "sources": list(node.sources)},
     }
+
+
+def data_check(*, providers: set[str], gpus: set[str]) -> dict[str, int]:
+    """Read every node-software data file strictly, checking provider and GPU slugs against the ones given (the
+    curated providers, the GPU catalog); raises the loaders' errors, which name the file and row. What
+    `manage.py load_snapshot` runs, so a broken file stops a deploy instead of a page."""
+    import tomllib
+
+    table = compat.table()
+    unknown = (set(table.nvidia) | set(table.other)) - gpus
+    if unknown:
+        raise compat.CompatDataError(f"cuda.toml: GPUs {sorted(unknown)} are not in the GPU catalog")
+    services = images.parse_images(tomllib.loads(images.IMAGES_PATH.read_text()), providers=providers, gpus=gpus)
+    answers = stacks.parse_stacks(tomllib.loads(stacks.STACKS_PATH.read_text()), providers=providers)
+    return {"services": len(services), "node images": sum(len(service.images) for service in services),
+            "driver releases": sum(len(image.releases) for service in services for image in service.images),
+            "stack answers": len(answers)}

@@ -11,7 +11,8 @@ provider supports it on its managed Kubernetes, the GPU has MIG profiles, the ty
 GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
 managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
-`documented_only=true` an answer resting on an inferred cell or fact counts as unknown.
+`documented_only=true` an answer resting on an inferred cell or fact counts as unknown. Node-software filters
+(`cuda`, `k8s_version`, `dra`, `stack`) ask nodesoftware/ (docs/node-software.md).
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
 rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's

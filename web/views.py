@@ -22,6 +22,7 @@ from django.utils import timezone
 from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 
+from nodesoftware import fit as node_fit
 from nodesoftware import summary as node_summary
 from providers import pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
@@ -372,6 +373,15 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     })
 
 
+def _node_row(slug: str) -> dict:
+    """One provider's node-software column on the compare page: the default general GPU image of its first
+    managed service (with today's driver), its best DRA answer, and its stacks."""
+    summary = node_summary.provider_summary(slug)
+    image = next((image for service in summary["services"] for image in service["images"]
+                  if image["default"] and not image["gpus"]), None)
+    return {"slug": slug, "image": image, "dra": node_fit.provider_dra(slug), "stacks": summary["stacks"]}
+
+
 def _stock_rows(rows: list[dict]) -> list[dict]:
     """selectors.availability_summary's rows with their shares and longest stock-out as page text."""
     for row in rows:
@@ -443,6 +453,7 @@ def compare(request: HttpRequest) -> HttpResponse:
         prices = [o.price_per_gpu_hour_usd for o in offers_row if o is not None]
         price_rows.append({"gpu": gpu, "offers": offers_row, "best": min(prices) if len(prices) > 1 else None})
     context.update({"providers": chosen, "rows": rows, "price_rows": price_rows,
+                    "node_rows": [_node_row(p.slug) for p in chosen],
                     "chosen_names": [in_language(p.name, p.name_zh) for p in chosen]})
     return render(request, "compare.html", context)
 

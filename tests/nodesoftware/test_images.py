@@ -74,7 +74,9 @@ def test_calendars_say_which_kubernetes_versions_a_service_offers_on_a_date():
     assert eks.offers_kubernetes("1.35", date(2026, 12, 4)) is True
     assert eks.offers_kubernetes("1.29", date(2026, 12, 4)) is False  # past extended support
     assert eks.offers_kubernetes("1.99", date(2026, 12, 4)) is None   # newer than the calendar knows
-    assert service("cks").offers_kubernetes("1.35") is None           # no calendar recorded
+    assert service("nebius-mk8s").offers_kubernetes("1.35") is None   # nothing recorded: unknown
+    assert service("cks").offers_kubernetes("1.35") is True           # listed on CoreWeave's page, no dates
+    assert service("cks").offers_kubernetes("1.33") is False
 
 
 def load(text):
@@ -139,7 +141,9 @@ def test_dra_is_yes_only_with_a_1_34_version_offered_and_a_documented_driver():
     assert aks.value == "partial" and "preview" in aks.reason  # versions yes, driver only in a preview API
     before_ga = images.dra_answer(service("eks"), date(2025, 6, 1))  # 1.34 not yet released on EKS
     assert before_ga.value == "partial" and "1.34" in before_ga.reason
-    assert images.dra_answer(service("cks"), on).value == "unknown"
+    assert images.dra_answer(service("nebius-mk8s"), on).value == "unknown"
+    cks = images.dra_answer(service("cks"), on)  # 1.34+ listed, no DRA driver for GPU nodes documented
+    assert cks.value == "partial" and "no DRA driver" in cks.reason
 
 
 def test_the_curated_bottlerocket_and_gke_installer_drivers_match_their_recorded_files():
@@ -154,3 +158,15 @@ def test_the_curated_bottlerocket_and_gke_installer_drivers_match_their_recorded
     installer = (FIXTURES / "gke-ubuntu-daemonset-preloaded-R570.yaml").read_text()
     recorded = re.search(r'NVIDIA_DRIVER_VERSION\n\s+value: "([\d.]+)"', installer).group(1)
     assert images.driver_on(image("gke-ubuntu-installer"), "1.35", date(2026, 6, 11)).version == recorded
+
+
+def test_the_load_time_check_names_a_row_whose_provider_is_not_curated():
+    from nodesoftware.summary import data_check
+    from scrapers.normalize import gpu_catalog
+    gpus = {spec.slug for spec in gpu_catalog()}
+    providers = {path.stem for path in (Path(images.__file__).parent.parent / "providers" / "data"
+                                        / "providers").glob("*.toml")}
+    counts = data_check(providers=providers, gpus=gpus)
+    assert counts["services"] == len(images.services()) and counts["driver releases"] > 0
+    with pytest.raises(images.ImageDataError, match="provider 'azure' is not a curated provider"):
+        data_check(providers=providers - {"azure"}, gpus=gpus)

@@ -162,3 +162,13 @@ def test_with_cuda_each_listed_offer_says_how_its_node_runs_it_and_marks_a_non_d
     eks = api("cuda=12.8&k8s_version=1.35&provider=aws&page_size=5").json()["results"]
     assert eks and not any(row["node_fit"]["needs_image"] for row in eks)
     assert "node_fit" not in api("provider=aws&page_size=1").json()["results"][0]  # only when a CUDA version is asked
+
+
+def test_the_compare_page_sets_node_software_side_by_side(db_access):
+    from django.test import Client
+    html = Client().get("/compare/?provider=aws&provider=azure&provider=lambda").content.decode()
+    table = html[html.index('id="compare-node-software"'):]
+    table = table[:table.index("</table>")]
+    assert "580 branch" in table and "580.159.04" in table  # EKS AL2023 and AKS CUDA images today
+    assert "Kueue with topology-aware scheduling" in table
+    assert table.count('class="u"') >= 3  # Lambda: driver, DRA and stacks unknown, not "no"

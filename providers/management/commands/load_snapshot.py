@@ -4,7 +4,9 @@ nothing the second time, and never replays a source that has stored a live answe
 
 from django.core.management.base import BaseCommand
 
+from nodesoftware.summary import data_check
 from providers import services
+from providers.models import GpuModel, Provider
 
 
 class Command(BaseCommand):
@@ -21,6 +23,9 @@ class Command(BaseCommand):
                 f"unknown GPUs {sum(run.unknown_gpus.values())}"
                 + (f"  {run.error}" if run.error else "")
             )
+        counts = data_check(providers=set(Provider.objects.values_list("slug", flat=True)),
+                            gpus=set(GpuModel.objects.values_list("slug", flat=True)))
+        self.stdout.write("node software: " + ", ".join(f"{count} {what}" for what, count in counts.items()))
         failed = [run for run in runs if run.status != "succeeded"]
         if failed:
             self.stderr.write(f"{len(failed)} source(s) failed; their earlier offers are kept.")

@@ -105,6 +105,28 @@ def fitting_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, 
     return fits
 
 
+def unknown_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, k8s: str | None = None,
+                 on: date | None = None) -> dict[str, list[str] | None]:
+    """provider slug -> slugs of the GPUs whose fit to CUDA `cuda` is unknown there, or None for every GPU (no node
+    software recorded for the provider): what the `cuda` filter leaves out for an unknown answer."""
+    recorded = {service.provider for service in images.services()}
+    unknown: dict[str, list[str] | None] = {}
+    for provider in provider_slugs:
+        if provider not in recorded:
+            unknown[provider] = None
+            continue
+        gpus_unknown = [gpu for gpu, architecture in gpus.items()
+                        if node_fit(provider, gpu, architecture, cuda=cuda, k8s=k8s, on=on).answer == UNKNOWN]
+        if gpus_unknown:
+            unknown[provider] = sorted(gpus_unknown)
+    return unknown
+
+
+def providers_with_node_software() -> set[str]:
+    """Slugs of the providers with recorded managed-Kubernetes node software (calendars, images)."""
+    return {service.provider for service in images.services()}
+
+
 def providers_offering_kubernetes(version: str, on: date | None = None) -> set[str]:
     """Slugs of the providers with a managed service whose recorded calendar offers `version` on `on` (today)."""
     return {service.provider for service in images.services() if service.offers_kubernetes(version, on)}

@@ -96,3 +96,9 @@ def stacks_of(provider_slug: str) -> list[StackAnswer]:
 def providers_with(family: str) -> set[str]:
     """Slugs of the providers with a provider-managed or provider-documented stack of that family."""
     return {answer.provider for answer in stack_answers() if answer.family == family and answer.status in COUNTED}
+
+
+def providers_answering(family: str) -> set[str]:
+    """Slugs of the providers with a known answer for that family (any status but unknown): the rest are unknown."""
+    return {answer.provider for answer in stack_answers() if answer.family == family and answer.status != "unknown"}
+

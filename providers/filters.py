@@ -100,7 +100,7 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 # The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor")
+                      "form_factor", "cuda", "k8s_version", "dra", "stack")
 # Choices of earlier releases, read as the closest choice of today's (bookmarked URLs, signed subscribe links; saved
 # digest filters are rewritten by digest migration 0002 with the same table).
 RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
@@ -827,46 +827,76 @@ class OfferFilterSet(filters.FilterSet):
 
     def filter_cuda(self, queryset, name, value):
         """Offers whose provider's managed Kubernetes gives a node with this GPU (for `k8s_version`, if set) an image
-        whose driver runs CUDA `value` on that GPU; a fit only on a non-default image counts, and the API marks it."""
+        whose driver runs CUDA `value` on that GPU; a fit only on a non-default image counts, and the API marks it.
+        An offer whose fit is unknown (no node software recorded, an unknown GPU) is left out and counted, or kept
+        with unknown=include."""
         k8s_version = self.form.cleaned_data.get("k8s_version")
-        pairs = remembered(f"node-fit:{value}:{k8s_version}", lambda: self._node_fits(value, k8s_version))
-        condition = Q(pk__in=[])
+        pairs, unknown = remembered(f"node-fit:{value}:{k8s_version}", lambda: self._node_fits(value, k8s_version))
+        matching = Q(pk__in=[])
         for provider_id, gpu_ids in pairs.items():
-            condition |= Q(provider_id=provider_id, gpu_id__in=gpu_ids)
-        self.resolve("provider_id", pairs)
-        return queryset.filter(condition)
+            matching |= Q(provider_id=provider_id, gpu_id__in=gpu_ids)
+        unsure = Q(gpu__isnull=True)
+        for provider_id, gpu_ids in unknown.items():
+            unsure |= Q(provider_id=provider_id) if gpu_ids is None else Q(provider_id=provider_id, gpu_id__in=gpu_ids)
+        self._offer_condition(matching, unsure, name)
+        return queryset
 
     @staticmethod
-    def _node_fits(cuda: str, k8s_version: str | None) -> dict[int, list[int]]:
-        """provider id -> ids of the GPUs whose node there runs CUDA `cuda`."""
+    def _node_fits(cuda: str, k8s_version: str | None) -> tuple[dict[int, list[int]], dict[int, list[int] | None]]:
+        """(provider id -> ids of the GPUs whose node there runs CUDA `cuda`, provider id -> ids of the GPUs whose
+        fit is unknown there, or None for all of them)."""
         providers = dict(Provider.objects.values_list("slug", "pk"))
         gpus = {slug: (pk, arch) for pk, slug, arch in GpuModel.objects.values_list("pk", "slug", "architecture")}
-        fits = node_fit.fitting_gpus(list(providers), {slug: arch for slug, (_pk, arch) in gpus.items()},
-                                     cuda=cuda, k8s=k8s_version)
-        return {providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()}
+        architectures = {slug: arch for slug, (_pk, arch) in gpus.items()}
+        fits = node_fit.fitting_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
+        unknown = node_fit.unknown_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
+        return ({providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()},
+                {providers[slug]: None if gpu_slugs is None else sorted(gpus[gpu][0] for gpu in gpu_slugs)
+                 for slug, gpu_slugs in unknown.items()})
+
+    def _provider_condition(self, name: str, matching_ids, unknown_ids) -> None:
+        """A filter answered per provider whose answer may be unknown: left out and counted, or kept with
+        unknown=include."""
+        self._offer_condition(Q(provider_id__in=list(matching_ids)), Q(provider_id__in=list(unknown_ids)), name)
+
+    def _provider_ids(self, slugs) -> list[int]:
+        return sorted(Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True))
+
+    def _providers_without_node_software(self) -> list[int]:
+        return remembered("node-software:unrecorded", lambda: sorted(
+            Provider.objects.exclude(slug__in=node_fit.providers_with_node_software()).values_list("pk", flat=True)))
 
     def filter_k8s_version(self, queryset, name, value):
-        """Providers with a managed Kubernetes service whose recorded calendar offers `value` today."""
+        """Providers with a managed Kubernetes service whose recorded calendar offers `value` today; a provider with
+        no recorded calendar is unknown."""
         if self.form.cleaned_data.get("cuda"):
             return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
-        ids = remembered(f"k8s-version:{value}", lambda: sorted(Provider.objects.filter(
-            slug__in=node_fit.providers_offering_kubernetes(value)).values_list("pk", flat=True)))
-        return self._providers(queryset, ids)
+        ids = remembered(f"k8s-version:{value}",
+                         lambda: self._provider_ids(node_fit.providers_offering_kubernetes(value)))
+        self._provider_condition(name, ids, self._providers_without_node_software())
+        return queryset
 
     def filter_dra(self, queryset, name, value):
         """yes: a Kubernetes version serving resource.k8s.io by default (1.34+) and a documented DRA driver for GPU
         nodes; partial: one of them (nodesoftware.images.dra_answer says which); unknown: nothing recorded."""
-        ids = remembered(f"dra:{sorted(value)}", lambda: sorted(
-            pk for slug, pk in Provider.objects.values_list("slug", "pk")
-            if node_fit.provider_dra(slug).value in value))
-        return self._providers(queryset, ids)
+        answers = remembered("dra:answers", lambda: {
+            pk: node_fit.provider_dra(slug).value for slug, pk in Provider.objects.values_list("slug", "pk")})
+        if UNKNOWN in value:
+            return self._providers(queryset, sorted(pk for pk, answer in answers.items() if answer in value))
+        self._provider_condition(name, [pk for pk, answer in answers.items() if answer in value],
+                                 [pk for pk, answer in answers.items() if answer == UNKNOWN])
+        return queryset
 
     def filter_stack(self, queryset, name, value):
-        """Providers with a provider-managed or provider-documented stack of each family asked for (all of them)."""
+        """Providers with a provider-managed or provider-documented stack of each family asked for (all of them);
+        a provider with no recorded answer for a family asked for is unknown."""
         slugs = set.intersection(*(node_stacks.providers_with(family) for family in value))
-        ids = remembered(f"stack:{sorted(value)}", lambda: sorted(
-            Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True)))
-        return self._providers(queryset, ids)
+        answering = set.intersection(*(node_stacks.providers_answering(family) for family in value))
+        ids = remembered(f"stack:{sorted(value)}", lambda: self._provider_ids(slugs))
+        unknown = remembered(f"stack-unknown:{sorted(value)}", lambda: sorted(
+            Provider.objects.exclude(slug__in=answering).values_list("pk", flat=True)))
+        self._provider_condition(name, ids, unknown)
+        return queryset
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).

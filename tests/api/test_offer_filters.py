@@ -108,6 +108,11 @@ CASES = [
     ("dra", "dra=unknown", ACTIVE),
     ("dra", "dra=yes,partial", set()),
     ("stack", "stack=slurm", set()),
+    # ... and none is left out silently: unknown=include brings every one of them back, marked unknown.
+    ("cuda", "cuda=12.8&unknown=include", ACTIVE),
+    ("k8s_version", "k8s_version=1.35&unknown=include", ACTIVE),
+    ("dra", "dra=yes&unknown=include", ACTIVE),
+    ("stack", "stack=slurm&unknown=include", ACTIVE),
 ]
 
 # (filter, bad value) -> the 400 must name the filter.
@@ -293,6 +298,10 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
     ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown
     ("rdma=any&unknown=include", 0, {}, ["rdma"]),
+    # node software: nothing is recorded for these providers, so every active offer is unknown, and counted
+    ("cuda=12.8", 5, {"alpha": 2, "beta": 2, "gamma": 1}, ["cuda"]),
+    ("stack=slurm", 5, {"alpha": 2, "beta": 2, "gamma": 1}, ["stack"]),
+    ("dra=unknown", 0, {}, []),
 ])
 def test_the_list_says_how_many_offers_it_left_out_for_an_unknown_answer(api, world, query, total, by_provider,
                                                                          questions):

@@ -24,6 +24,7 @@ from django.utils.translation import gettext_lazy as _
 
 from providers import selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
+from providers.coverage import offers_left_out_for_unknown
 from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
@@ -90,7 +91,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     unpriced = []
     notice = None
     if valid:
-        notice = unknown_notice(selectors.offers_left_out_for_unknown(filters=filterset), params, request.path)
+        notice = unknown_notice(offers_left_out_for_unknown(filters=filterset), params, request.path)
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:

@@ -37,6 +37,7 @@ from nodesoftware import fit as node_fit
 
 from . import selectors, versions
 from .capabilities import CAPABILITIES
+from .coverage import offers_left_out_for_unknown
 from .filters import (
     CLOCK_FILTERS,
     BooleanFilter,
@@ -457,7 +458,7 @@ class OfferListApi(ReadOnlyApi):
                 selectors.offer_ids(filters=filterset), request, view=self,
                 count=selectors.offer_count(filters=filterset),
                 fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
-            left_out = selectors.offers_left_out_for_unknown(filters=filterset)
+            left_out = offers_left_out_for_unknown(filters=filterset)
         if key is not None:
             self.page_to_keep = (key, version, _staleness_changes(rows))
         data = offer_data(rows, request=request, reasons=reasons)

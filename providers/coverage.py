@@ -3,7 +3,11 @@
 issue #36 targets measure (managed node, fabric class of 4+ GPU types, form factor of A100/H100/H200/B200/GB200
 types); and the instance types a fact file names that no offer has, or the reverse.
 
-Reads only (a selector module): the sources page, `manage.py kubernetes_coverage` and the targets' test use it.
+Also the offers one query's filters leave out because an answer is unknown (offers_left_out_for_unknown, what the
+`unknown` parameter's notice and the API's `left_out_for_unknown` say).
+
+Reads only (a selector module): the sources page, `manage.py kubernetes_coverage`, the targets' test, the offers
+page and API use it.
 Imports the domain's models and providers.kubernetes; nothing imports it but those readers.
 """
 
@@ -16,6 +20,7 @@ from django.db.models import Count
 
 from .kubernetes import QUESTIONS, UNKNOWN
 from .models import InstanceTypeFact, KubernetesProfile, Offer, Provider
+from .versions import remembered
 
 # The providers issue #36 sets targets for, and the GPU families whose form factor it asks for.
 TARGET_PROVIDERS = ("aws", "gcp", "azure", "oci", "coreweave", "nebius", "lambda")
@@ -145,3 +150,47 @@ def overall_unknown_answers(coverages: list[ProviderCoverage]) -> Share:
         total.known += coverage.answers_offers.known
         total.total += coverage.answers_offers.total
     return total
+
+
+# --- offers left out because an answer is unknown (the `unknown` parameter) ----------------------------------------
+
+
+@dataclass(frozen=True)
+class LeftOutForUnknown:
+    """How many offers a valid OfferFilterSet leaves out only because an answer it asks about is unknown: `total`,
+    `by_provider` ((slug, name in the active language, count), most first) and `questions` (the filters whose
+    unknown answers they are). What the pages' notice, the API's `left_out_for_unknown` and the digest read."""
+
+    total: int = 0
+    by_provider: tuple[tuple[str, str, int], ...] = ()
+    questions: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict:
+        return {"total": self.total, "by_provider": {slug: count for slug, _name, count in self.by_provider},
+                "questions": list(self.questions)}
+
+
+def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
+    """One grouped COUNT over the offers `filters` would add with unknown=include (none when it is set already),
+    kept under the data version per set of filters (as the offer count is)."""
+    from .filters import provider_choices
+
+    if filters.include_unknown:
+        return LeftOutForUnknown()
+    names = sorted(set(filters.data) & set(filters.base_filters))
+    key = repr([(name, filters.data.getlist(name) if hasattr(filters.data, "getlist") else filters.data[name])
+                for name in names])
+
+    def count() -> tuple[tuple[str, int], ...] | None:
+        left_out = filters.left_out_for_unknown()
+        if left_out is None:
+            return None
+        return tuple(left_out.values("provider__slug").annotate(n=Count("id")).values_list("provider__slug", "n"))
+
+    counts = remembered(f"left-out-for-unknown:{key}", count)
+    if counts is None:
+        return LeftOutForUnknown()
+    questions = tuple(filters.unknown_questions())
+    shown = dict(provider_choices())
+    rows = sorted(((slug, str(shown.get(slug, slug)), n) for slug, n in counts), key=lambda row: (-row[2], row[1]))
+    return LeftOutForUnknown(total=sum(n for _slug, n in counts), by_provider=tuple(rows), questions=questions)

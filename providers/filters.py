@@ -927,8 +927,6 @@ def choice_label(name: str, value: str, label):
     """Translated labels for choices the FilterSet lists as raw values (`managed`, `infiniband`, ...)."""
     if str(label) != str(value):
         return label
-    if name == "rdma":
-        return QUESTIONS[value].label if value in QUESTIONS else _("any RDMA fabric")
     return VALUE_LABELS.get(value, label)
 
 

@@ -1,6 +1,6 @@
 """The "N offers are hidden because an answer is unknown — show them" notice: one piece every page that filters
 offers reuses (the offers page today; price-region, node-software and advisor pages later). It reads
-selectors.offers_left_out_for_unknown and renders templates/_unknown_notice.html.
+coverage.offers_left_out_for_unknown and renders templates/_unknown_notice.html.
 
 Plain presentation: the counting is the selector's, the parameter (`unknown=include`) the FilterSet's."""
 
@@ -10,7 +10,7 @@ from django.http import QueryDict
 from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from providers.selectors import LeftOutForUnknown
+from providers.coverage import LeftOutForUnknown
 
 # "whether they <phrase> is unknown", per filter (providers.filters.UNKNOWABLE_FILTERS).
 QUESTION_PHRASES = {

@@ -26,6 +26,7 @@ from nodesoftware import fit as node_fit
 from nodesoftware import summary as node_summary
 from providers import pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
+from providers.coverage import offers_left_out_for_unknown
 from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
@@ -92,7 +93,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     unpriced = []
     notice = None
     if valid:
-        notice = unknown_notice(selectors.offers_left_out_for_unknown(filters=filterset), params, request.path)
+        notice = unknown_notice(offers_left_out_for_unknown(filters=filterset), params, request.path)
         page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:

@@ -48,6 +48,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a HEAD answer's body is dropped after everything else wrote it (gunicorn would send it).
+    "comparator.http.HeadWithoutBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Permissions-Policy (SECURITY_HEADERS below; on in production).
     "comparator.security.SecurityHeadersMiddleware",

@@ -45,6 +45,8 @@ from .filters import (
     OfferFilterSet,
     StrictBooleanField,
     kept_offer_filterset,
+    multi_valued_parameters,
+    repeated_parameters,
     unknown_parameters,
 )
 from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stream
@@ -260,6 +262,7 @@ class ReadOnlyApi(GenericAPIView):
     pagination_class = None
     http_method_names = ["get", "head", "options"]
     query_parameters: frozenset[str] = frozenset()  # what the operation reads besides `format`
+    list_parameters: frozenset[str] = frozenset()  # those of them that take several values
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -268,6 +271,10 @@ class ReadOnlyApi(GenericAPIView):
             known = ", ".join(sorted(self.query_parameters | {"format"}))
             raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]
                                    for name in unknown})
+        repeated = repeated_parameters(request.query_params, many=self.list_parameters)
+        if repeated:
+            raise ValidationError({name: ["Given more than once; this parameter takes one value."]
+                                   for name in repeated})
 
     def finalize_response(self, request, response, *args, **kwargs):
         # An error is always JSON: a CSV of {"detail": ...} would read as a one-row table to a script.
@@ -397,6 +404,7 @@ class OfferListApi(ReadOnlyApi):
     pagination_class = ApiPagination
     serializer_class = OfferListSerializer
     query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS | {KUBERNETES_REASONS}
+    list_parameters = multi_valued_parameters(OfferFilterSet)
     kubernetes_reasons = False  # this request's kubernetes_reasons
     # The same JSON as JSONRenderer's, each profile's Kubernetes answers encoded once (see the renderer).
     renderer_classes = [OfferPageJSONRenderer, CSVRenderer]
@@ -603,7 +611,7 @@ class CompareApi(ReadOnlyApi):
     """GET /api/v1/compare/?providers=a,b: capabilities side by side and the cheapest offer per GPU model."""
 
     serializer_class = CompareSerializer
-    query_parameters = frozenset({"providers"})
+    query_parameters = list_parameters = frozenset({"providers"})
     renderer_classes = [JSONRenderer]  # nested by nature; for a table, ask offers/?provider=a,b&format=csv
 
     @extend_schema(

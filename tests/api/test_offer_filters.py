@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from providers.filters import OfferFilterSet
+from providers.filters import OfferFilterSet, multi_valued_parameters
 from tests.api.conftest import result_ids
 
 pytestmark = pytest.mark.django_db
@@ -268,3 +268,45 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     assert filterset.is_valid()
     terms = [str(term) for term in filterset.bare_qs.query.order_by]
     assert len(terms) == len(ordering.split(",")) + 1 and terms[-1] == "id"
+
+
+def _two_values(name: str) -> list[str]:
+    if name == "country":
+        return ["us", "JP"]
+    if name == "ordering":
+        return ["provider", "-gpu_count"]
+    return [str(value) for value, _ in OfferFilterSet().form.fields[name].choices if value][:2]
+
+
+@pytest.mark.parametrize("name", sorted(OfferFilterSet.base_filters))
+def test_a_list_filter_reads_repeated_keys_as_its_comma_form_and_any_other_filter_refuses_them(api, world, name):
+    """What generated clients send for an array (`?ordering=a&ordering=b`) is the comma list; a single-value
+    parameter given twice is a 400 naming it, never one of its values kept silently."""
+    from urllib.parse import parse_qs, urlencode
+
+    if name in multi_valued_parameters():
+        first, second = _two_values(name)
+        comma = api.get("/api/v1/offers/", {name: f"{first},{second}", "page_size": 100})
+        repeated = api.get(f"/api/v1/offers/?{urlencode([(name, first), (name, second)])}&page_size=100")
+        assert comma.status_code == repeated.status_code == 200, repeated.json()
+        assert result_ids(comma) == result_ids(repeated)
+    else:
+        value = next(parse_qs(query)[name][0] for case, query, _ in CASES if case == name and name in parse_qs(query))
+        response = api.get(f"/api/v1/offers/?{urlencode([(name, value), (name, value)])}")
+        assert response.status_code == 400
+        assert list(response.json()) == [name]
+
+
+def test_only_lists_take_several_values():
+    assert multi_valued_parameters() == {
+        "gpu", "gpu_family", "vendor", "form_factor", "provider", "provider_kind", "country", "continent", "offering",
+        "gpu_operator", "rdma", "ordering", "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling",
+        "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling"}
+
+
+@pytest.mark.parametrize("query", ["page=1&page=2", "page_size=5&page_size=5", "format=json&format=csv",
+                                   "kubernetes_reasons=true&kubernetes_reasons=false"])
+def test_a_page_or_format_parameter_given_twice_is_a_400_naming_it(api, world, query):
+    response = api.get(f"/api/v1/offers/?{query}")
+    assert response.status_code == 400
+    assert list(response.json()) == [query.split("=")[0]]

@@ -10,7 +10,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from providers.api import AdviseRateThrottle
+from providers.api import AdviseRateThrottle, rate_limit_headers
 
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
@@ -38,3 +38,8 @@ class AdviseApi(APIView):
         serializer.is_valid(raise_exception=True)
         advice = advice_get(spec=serializer.spec)
         return Response(AdviceOutputSerializer(advice).data)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        response = super().finalize_response(request, response, *args, **kwargs)
+        rate_limit_headers(request, response)
+        return response

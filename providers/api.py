@@ -11,7 +11,9 @@ streamed straight from the database when no page is asked for. Anonymous clients
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
 import re
 from datetime import timedelta
 
@@ -20,6 +22,8 @@ from django.conf import settings
 from django.core.paginator import EmptyPage
 from django.core.paginator import Paginator as DjangoPaginator
 from django.http import HttpResponse, StreamingHttpResponse
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
+from django.utils.http import http_date
 from django_filters import filters as django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -93,6 +97,7 @@ class AnonymousRateThrottle(BaseThrottle):
             return True
         number, seconds = SimpleRateThrottle.parse_rate(None, rate)
         hits, remaining = window_hit(f"throttle:{self.scope}:{client_ip(request)}", seconds)
+        request.rate_limit = (self.scope, number, seconds, max(0, number - hits), math.ceil(remaining))
         if hits <= number:
             return True
         self._wait = max(1.0, remaining)
@@ -107,6 +112,48 @@ class AdviseRateThrottle(AnonymousRateThrottle):
 
     setting = "API_ADVISE_RATE"
     scope = "advise"
+
+
+def rate_limit_headers(request, response) -> None:
+    """RateLimit-Policy and RateLimit, as the IETF draft names them (draft-ietf-httpapi-ratelimit-headers-10,
+    https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/): the policy (`"api";q=120;w=60`: 120
+    requests per 60-second window) and what is left of it (`"api";r=37;t=21`: 37 more in the 21 seconds before the
+    window ends), on every answer of a throttled operation, so a client can slow down before a 429."""
+    state = getattr(request, "rate_limit", None)
+    if state is not None:
+        name, quota, window, remaining, reset = state
+        response["RateLimit-Policy"] = f'"{name}";q={quota};w={window}'
+        response["RateLimit"] = f'"{name}";r={remaining};t={reset}'
+
+
+# How long a client or a shared cache may reuse a read answer before asking again (with If-None-Match): the most
+# frequent refresh, the stock checks, runs every 15 minutes (comparator.celery), so an answer is reused for at most a
+# third of that.
+CACHE_MAX_AGE_SECONDS = 300
+
+
+def conditional(request, response, *, version: int | None = None):
+    """Cache-Control and Vary on a 200 answer to GET (or HEAD); and, unless it is streamed, an ETag and Last-Modified,
+    with 304 Not Modified when the request's If-None-Match names that ETag.
+
+    The ETag is the data version (providers.versions: raised by every write to the data) and a digest of the answer
+    itself, so an answer that changes with the clock alone (a source turning stale, a source's age in hours) or with
+    the language changes its tag too. Last-Modified is the latest successful run of any source: when the data was
+    last refreshed. `version`: the data version the answer was read under, when the caller has it."""
+    if request.method not in ("GET", "HEAD") or response.status_code != 200:
+        return response
+    patch_cache_control(response, public=True, max_age=CACHE_MAX_AGE_SECONDS)
+    patch_vary_headers(response, ["Accept"])
+    if response.streaming:
+        return response
+    if not getattr(response, "is_rendered", True):
+        response.render()
+    with versions.data_version_scope(version) as version:
+        refreshed_at = versions.refreshed_at()
+    response["ETag"] = f'"{version}-{hashlib.sha256(response.content).hexdigest()[:20]}"'
+    if refreshed_at is not None:
+        response["Last-Modified"] = http_date(refreshed_at.timestamp())
+    return get_conditional_response(request, etag=response["ETag"], response=response)
 
 
 class ExportsBusy(APIException):
@@ -263,6 +310,7 @@ class ReadOnlyApi(GenericAPIView):
     http_method_names = ["get", "head", "options"]
     query_parameters: frozenset[str] = frozenset()  # what the operation reads besides `format`
     list_parameters: frozenset[str] = frozenset()  # those of them that take several values
+    data_version: int | None = None  # the data version this request read its data under, if it read one
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -281,7 +329,9 @@ class ReadOnlyApi(GenericAPIView):
         if isinstance(response, Response) and response.status_code >= 400:
             if isinstance(getattr(request, "accepted_renderer", None), CSVRenderer):
                 request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
-        return super().finalize_response(request, response, *args, **kwargs)
+        response = super().finalize_response(request, response, *args, **kwargs)
+        rate_limit_headers(request, response)
+        return conditional(request, response, version=self.data_version)
 
     def csv_serializer(self):
         """The serializer whose fields are the CSV columns (see providers.renderers)."""
@@ -424,6 +474,7 @@ class OfferListApi(ReadOnlyApi):
         # One read of the data version per request: the FilterSet's slug and capability lookups, the count and the
         # rendered JSON page are kept under it (versions.data_version_scope).
         with versions.data_version_scope() as version:
+            self.data_version = version
             key = self.kept_page_key(request)
             if key is not None and (kept := versions.kept_page(key)) is not None:
                 content, content_type = kept

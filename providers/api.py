@@ -39,6 +39,7 @@ from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 
 from . import selectors, versions
+from .api_schema import CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .filters import (
     CLOCK_FILTERS,
@@ -238,6 +239,15 @@ class ApiPagination(PageNumberPagination):
                                      else queryset[start:start + page_size])
         return list(self.page)
 
+    def get_paginated_response_schema(self, schema):
+        link = {"type": ["string", "null"], "format": "uri"}
+        return {"type": "object", "required": ["count", "next", "previous", "results"], "properties": {
+            "count": {"type": "integer", "description": "Rows in all pages"},
+            "next": {**link, "description": "The next page's URL; null on the last page"},
+            "previous": {**link, "description": "The previous page's URL; null on the first page"},
+            "results": schema,
+        }}
+
     def get_schema_operation_parameters(self, view):
         return [
             {"name": "page", "in": "query", "required": False,
@@ -259,21 +269,20 @@ ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object."
 ERROR_404_PAGE = OpenApiResponse(response=DETAIL_ERROR, description="The page asked for is past the last page.")
 ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
                            "the Retry-After header says how many seconds to wait.")
-CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same rows as CSV: one column per field, "
-                          "nested fields as `provider.slug`; streamed whole when no page is asked for.")
+CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The rows as CSV (text/csv, UTF-8), a header "
+                          "line first: one column per field of the JSON operation's rows, nested fields as "
+                          "`provider.slug`, lists joined with `;`; the whole result streamed when no page is asked "
+                          "for.")
 
 
 def list_responses(serializer_class) -> dict:
-    """Errors are always JSON (ReadOnlyApi.finalize_response), so only 200 has a CSV body."""
-    return {(200, "application/json"): serializer_class(many=True), (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404_PAGE,
-            (429, "application/json"): ERROR_429}
+    return {(200, "application/json"): serializer_class(many=True), (400, "application/json"): ERROR_400,
+            (404, "application/json"): ERROR_404_PAGE, (429, "application/json"): ERROR_429}
 
 
 def detail_responses(serializer_class) -> dict:
-    return {(200, "application/json"): serializer_class, (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404,
-            (429, "application/json"): ERROR_429}
+    return {(200, "application/json"): serializer_class, (400, "application/json"): ERROR_400,
+            (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429}
 
 
 KUBERNETES_REASONS = "kubernetes_reasons"
@@ -292,9 +301,9 @@ def _true_or_false(name: str, raw: str | None) -> bool:
         raise ValidationError({name: error.messages}) from error
 
 
-FORMAT_PARAMETER = OpenApiParameter(
-    "format", str, enum=["json", "csv"], description="Response format; `Accept: text/csv` works too."
-)
+# The JSON operations still answer `?format=csv` and `Accept: text/csv` with CSV, for scripts written before the CSV
+# operations had their own paths (csv_operation); the schema documents the CSV operations instead, so a generated
+# client never reads CSV where it expects JSON.
 
 
 class ReadOnlyApi(GenericAPIView):
@@ -373,33 +382,6 @@ SLUG_LISTS = {
 MAX_PAGE = 10**9
 
 
-def schema_catalog_enums(result, generator, request, public):
-    """drf-spectacular postprocessing hook: the slug parameters (`gpu`, `gpu_family`, `provider` on offers, and
-    compare's `providers`) take only what the catalog holds, so the schema served at /api/schema/ lists the slugs
-    of this database as their enum (read when the schema is generated); a slug outside it is a 400, as documented.
-    An empty catalog leaves them plain strings (an OpenAPI enum cannot be empty)."""
-    from .filters import gpu_choices, gpu_family_choices, provider_choices
-
-    choices = {"gpu": gpu_choices, "gpu_family": gpu_family_choices, "provider": provider_choices,
-               "providers": provider_choices}
-    values = {}
-    for path, operations in result.get("paths", {}).items():
-        if not path.startswith("/api/v1/"):
-            continue
-        for operation in operations.values():
-            for parameter in operation.get("parameters", []):
-                name, schema = parameter.get("name"), parameter.get("schema", {})
-                if parameter.get("in") != "query" or name not in choices or schema.get("type") != "array":
-                    continue
-                if name not in values:
-                    values[name] = [value for value, _ in choices[name]()]
-                if values[name]:
-                    schema["items"] = {"type": "string", "enum": values[name]}
-                if name == "providers":
-                    schema["minItems"], schema["maxItems"] = 1, MAX_COMPARED_PROVIDERS
-    return result
-
-
 def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
     """One documented query parameter per filter, derived from the FilterSet so the schema cannot drift from it."""
     parameters = []
@@ -465,7 +447,7 @@ class OfferListApi(ReadOnlyApi):
         description="Active offers (add include_inactive=true for offers no longer listed), cheapest per GPU-hour "
                     "first. The same filters as the web page's. Without page or page_size, the CSV format streams "
                     "every matching row.",
-        parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER, FORMAT_PARAMETER],
+        parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER],
         responses=list_responses(OfferListSerializer),
     )
     def get(self, request):
@@ -543,7 +525,7 @@ class OfferDetailApi(ReadOnlyApi):
     serializer_class = OfferSerializer
 
     @extend_schema(operation_id="offers_retrieve", tags=["offers"], summary="One offer with its provenance",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferSerializer))
+                   parameters=[OFFER_ID], responses=detail_responses(OfferSerializer))
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
         return Response(OfferSerializer(offer, context={"request": request}).data)
@@ -559,7 +541,7 @@ class OfferHistoryApi(ReadOnlyApi):
     @extend_schema(operation_id="offers_history", tags=["offers"], summary="An offer's price and availability "
                    "history", description="One row per change, oldest first (a row is recorded only when the "
                    "price or availability changed).",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER],
+                   parameters=[OFFER_ID],
                    responses={**list_responses(PriceObservationSerializer), (404, "application/json"): ERROR_404})
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
@@ -582,7 +564,7 @@ class ProviderListApi(ReadOnlyApi):
 
     @extend_schema(operation_id="providers_list", tags=["providers"], summary="Providers and their Kubernetes "
                    "answers", description="Each capability's answer only; a provider's detail has the source, "
-                   "verification date and confidence of each.", parameters=[FORMAT_PARAMETER],
+                   "verification date and confidence of each.",
                    responses=list_responses(ProviderListSerializer))
     def get(self, request):
         return self.paginated(selectors.provider_list(), ProviderListSerializer, {"request": request})
@@ -597,7 +579,7 @@ class ProviderDetailApi(ReadOnlyApi):
                    "capability matrix", description="Every question, in a fixed order, with its answer (\"unknown\" "
                    "when nobody has a sourced one), source URL, verification date, confidence and origin; plus the "
                    "Kubernetes facts provider APIs state and the provider's data sources.",
-                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(ProviderDetailSerializer))
     def get(self, request, slug: str):
         provider = selectors.provider_get(slug=slug) if _slug_shaped(slug) else None
@@ -617,7 +599,7 @@ class GpuListApi(ReadOnlyApi):
     query_parameters = PAGE_PARAMETERS
 
     @extend_schema(operation_id="gpus_list", tags=["gpus"], summary="The GPU catalog with MIG profiles",
-                   parameters=[FORMAT_PARAMETER], responses=list_responses(GpuSerializer))
+                   responses=list_responses(GpuSerializer))
     def get(self, request):
         return self.paginated(selectors.gpu_model_list(), GpuSerializer, {"request": request})
 
@@ -628,7 +610,7 @@ class GpuDetailApi(ReadOnlyApi):
     serializer_class = GpuSerializer
 
     @extend_schema(operation_id="gpus_retrieve", tags=["gpus"], summary="One GPU model",
-                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(GpuSerializer))
     def get(self, request, slug: str):
         gpu = selectors.gpu_model_get(slug=slug) if _slug_shaped(slug) else None
@@ -648,7 +630,7 @@ class SourceListApi(ReadOnlyApi):
     query_parameters = PAGE_PARAMETERS
 
     @extend_schema(operation_id="sources_list", tags=["sources"], summary="Each data source's latest run, outcome "
-                   "and age", parameters=[FORMAT_PARAMETER],
+                   "and age",
                    responses=list_responses(SourceStatusSerializer))
     def get(self, request):
         rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list(with_dates=False)]
@@ -670,7 +652,8 @@ class CompareApi(ReadOnlyApi):
         description="Every Kubernetes question with each provider's sourced answer, and for every GPU model any of "
                     "them offers, each provider's cheapest active offer per GPU-hour.",
         parameters=[OpenApiParameter(
-            "providers", str, required=True, many=True, explode=False,
+            "providers", {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                          "maxItems": MAX_COMPARED_PROVIDERS}, required=True, explode=False,
             description=f"1 to {MAX_COMPARED_PROVIDERS} provider slugs, comma-separated, in the order to show.",
             examples=[OpenApiExample("two", value=["lambda", "runpod"])])],
         responses={(200, "application/json"): CompareSerializer, (400, "application/json"): ERROR_400,
@@ -711,3 +694,42 @@ class CompareApi(ReadOnlyApi):
         }
         return Response(CompareSerializer(data, context={"request": request}).data)
 
+
+
+# --- CSV ------------------------------------------------------------------------------------------------------------
+
+
+def page_parameters() -> list[OpenApiParameter]:
+    return [OpenApiParameter(item["name"], item["schema"], description=item["description"])
+            for item in ApiPagination().get_schema_operation_parameters(None)]
+
+
+def csv_operation(view_class, *, operation_id: str, summary: str, parameters: list) -> type[ReadOnlyApi]:
+    """The CSV of a list operation as an operation of its own (its path ends in .csv): the same query parameters and
+    rows, one documented text/csv body, so a generated client parses the JSON operation as JSON and this one as
+    text."""
+
+    @extend_schema(operation_id=operation_id, tags=[operation_id.split("_")[0]], summary=summary,
+                   description=f"The rows of {view_class.__doc__.split(':')[0].strip()} as CSV.",
+                   parameters=[*parameters, *page_parameters()],
+                   responses={(200, "text/csv"): CSV_BODY, (400, "application/json"): ERROR_400,
+                              (404, "application/json"): ERROR_404_PAGE, (429, "application/json"): ERROR_429})
+    def get(self, request, *args, **kwargs):
+        return view_class.get(self, request, *args, **kwargs)
+
+    return type(f"{view_class.__name__.removesuffix('Api')}CsvApi", (view_class,), {
+        "__doc__": f"{view_class.__doc__.split(':')[0].strip()} as CSV.", "__module__": __name__,
+        "renderer_classes": [CSVRenderer], "schema": CsvAutoSchema(), "get": get})
+
+
+OfferListCsvApi = csv_operation(
+    OfferListApi, operation_id="offers_list_csv", summary="Offers as CSV",
+    parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER])
+OfferHistoryCsvApi = csv_operation(OfferHistoryApi, operation_id="offers_history_csv",
+                                   summary="An offer's history as CSV", parameters=[OFFER_ID])
+ProviderListCsvApi = csv_operation(ProviderListApi, operation_id="providers_list_csv", summary="Providers as CSV",
+                                   parameters=[])
+GpuListCsvApi = csv_operation(GpuListApi, operation_id="gpus_list_csv", summary="The GPU catalog as CSV",
+                              parameters=[])
+SourceListCsvApi = csv_operation(SourceListApi, operation_id="sources_list_csv", summary="Data sources as CSV",
+                                 parameters=[])

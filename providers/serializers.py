@@ -13,11 +13,12 @@ from django.conf import settings
 from django.db import models
 from django.urls import reverse
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
 from . import kubernetes as k8s
+from .api_schema import sometimes_absent
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
 from .selectors import is_stale, kubernetes_answers_of
@@ -88,8 +89,9 @@ class KubernetesStateSerializer(serializers.Serializer):
 
 class KubernetesAnswerSerializer(KubernetesStateSerializer):
     reason = serializers.CharField(help_text="Why, in English, naming the facts the rule used")
-    reason_zh = serializers.CharField(required=False, help_text=(
-        "The same reason in Simplified Chinese (the facts' own details stay as their sources state them)"))
+    reason_zh = sometimes_absent(serializers.CharField(required=False, help_text=(
+        "The same reason in Simplified Chinese (the facts' own details stay as their sources state them); absent "
+        "where no translation is stored")))
     sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
     inferred = serializers.BooleanField(help_text=(
         "True when the answer rests on an inferred cell or fact (read from what a source implies, not what it "
@@ -248,7 +250,11 @@ class OfferListSerializer(OfferSerializer):
     and sources, which the offer's `url` gives; with the context's `kubernetes_reasons`, all of it, as
     OfferSerializer. The reasons are three quarters of a page's JSON (255 KB for 50 offers, 94 KB without)."""
 
-    @extend_schema_field(OfferKubernetesStatesSerializer)
+    @extend_schema_field(PolymorphicProxySerializer(
+        component_name="OfferListKubernetes", resource_type_field_name=None,
+        serializers=[OfferKubernetesSerializer, OfferKubernetesStatesSerializer],
+        help_text="With kubernetes_reasons=true, every answer with its reasons and sources (OfferKubernetes, as "
+                  "an offer's own URL gives it); otherwise the answers alone (OfferKubernetesStates)"))
     def get_kubernetes(self, offer: Offer) -> dict:
         data = super().get_kubernetes(offer)
         return data if self.context.get("kubernetes_reasons") else kubernetes_states(data)

@@ -132,7 +132,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["comparator.security.DepthLimitedJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "providers.api_schema.ApiAutoSchema",
     # The same proxy count as comparator.security.client_ip (0: REMOTE_ADDR, never a client-sent X-Forwarded-For).
     "NUM_PROXIES": None,  # set below from NUM_PROXIES
 }
@@ -179,13 +179,15 @@ SPECTACULAR_SETTINGS = {
         "(?format=csv or Accept: text/csv). An unknown or invalid query parameter answers 400 naming it."
     ),
     "VERSION": "1.0.0",
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # The catalog's slugs as the enum of the slug parameters (read when the schema is generated).
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api.schema_catalog_enums"],
+    # Required output fields, no security requirement, every status with its body and headers, catalog slugs as
+    # strings (providers.api_schema).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api_schema.schema_contract"],
     "ENUM_NAME_OVERRIDES": {
         "ProviderKindEnum": "providers.models.ProviderKind",
         "SourceKindEnum": "providers.models.SourceKind",

@@ -183,6 +183,7 @@ class OfferData:
     gpu_memory_gb: Decimal | None = None
     spot_price_hour_usd: Decimal | None = None
     provider_name_zh: str = ""
+    provider_kind: str = ""
     country: str = ""
     continent: str = ""
     availability: str = UNKNOWN

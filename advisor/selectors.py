@@ -67,7 +67,8 @@ def _offer_data(offer: Offer) -> engine.OfferData:
     gpu = offer.gpu
     return engine.OfferData(
         id=offer.id, provider_slug=offer.provider.slug, provider_name=offer.provider.name,
-        provider_name_zh=offer.provider.name_zh, instance_type=offer.instance_type, region=offer.region,
+        provider_name_zh=offer.provider.name_zh, provider_kind=offer.provider.kind, instance_type=offer.instance_type,
+        region=offer.region,
         country=offer.country, continent=offer.continent, gpu_name=offer.gpu_name, gpu_count=offer.gpu_count,
         gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,

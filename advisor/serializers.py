@@ -1,5 +1,6 @@
 """Input and output serializers of POST /api/v1/advise/. Input: types and ranges here, rules across fields in
-engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON, money as decimal strings."""
+engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
+decimal a JSON number, as the rest of the API gives them; an offer's provider the same object the offers give."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
+from providers.serializers import NumberDecimalField, ProviderRefSerializer
 
 from . import engine, sizing
 from .inputs import (
@@ -152,37 +154,41 @@ class JudgementSerializer(serializers.Serializer):
 
 class OfferOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    provider = serializers.CharField(source="provider_slug")
-    provider_name = serializers.CharField()
-    provider_name_zh = serializers.CharField()
+    provider = serializers.SerializerMethodField()
     instance_type = serializers.CharField()
     region = serializers.CharField()
     country = serializers.CharField()
     continent = serializers.CharField()
     gpu = serializers.CharField(source="gpu.slug", allow_null=True, default=None)
     gpu_name = serializers.CharField()
-    gpu_count = serializers.DecimalField(max_digits=6, decimal_places=3)
-    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
+    gpu_count = NumberDecimalField(max_digits=6, decimal_places=3)
+    gpu_memory_gb = NumberDecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
                                              allow_null=True)
-    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
-    spot_price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5, allow_null=True)
+    price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5)
+    spot_price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5, allow_null=True)
     availability = serializers.CharField()
     source_name = serializers.CharField()
     source_url = serializers.CharField()
     last_seen = serializers.DateTimeField(allow_null=True)
 
 
+    @extend_schema_field(ProviderRefSerializer)
+    def get_provider(self, offer: engine.OfferData) -> dict:
+        return {"slug": offer.provider_slug, "name": offer.provider_name, "name_zh": offer.provider_name_zh,
+                "kind": offer.provider_kind}
+
+
 class CostSerializer(serializers.Serializer):
-    hours = serializers.DecimalField(max_digits=8, decimal_places=2)
+    hours = NumberDecimalField(max_digits=8, decimal_places=2)
     instances = serializers.IntegerField()
     price_kind = serializers.CharField()
-    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
-    gpu_nodes_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    control_plane_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5)
+    gpu_nodes_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    control_plane_usd = NumberDecimalField(max_digits=16, decimal_places=2, allow_null=True)
     idle_nodes = serializers.IntegerField()
-    idle_hours = serializers.DecimalField(max_digits=8, decimal_places=2)
-    idle_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    total_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    idle_hours = NumberDecimalField(max_digits=8, decimal_places=2)
+    idle_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    total_usd = NumberDecimalField(max_digits=16, decimal_places=2)
     complete = serializers.BooleanField()
     flags = serializers.ListField(child=NoteField())
 
@@ -220,7 +226,7 @@ class LineSerializer(serializers.Serializer):
 
 
 class EstimateSerializer(serializers.Serializer):
-    memory_gb = serializers.DecimalField(max_digits=12, decimal_places=1)
+    memory_gb = NumberDecimalField(max_digits=12, decimal_places=1)
     lower_bound = serializers.BooleanField()
     tp_degrees = serializers.ListField(child=serializers.IntegerField())
     lines = LineSerializer(many=True)
@@ -235,7 +241,7 @@ class MigUseSerializer(serializers.Serializer):
 
 
 class PackingSerializer(serializers.Serializer):
-    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1)
+    gpu_memory_gb = NumberDecimalField(max_digits=8, decimal_places=1)
     replicas = serializers.IntegerField()
     oversized = serializers.IntegerField()
     oversized_gpus = serializers.IntegerField()
@@ -251,14 +257,14 @@ class PackingSerializer(serializers.Serializer):
 class SlicePriceSerializer(serializers.Serializer):
     profile = serializers.CharField()
     per_gpu = serializers.IntegerField()
-    usd_per_slice_hour = serializers.DecimalField(max_digits=12, decimal_places=4)
+    usd_per_slice_hour = NumberDecimalField(max_digits=12, decimal_places=4)
 
 
 class BreakEvenSerializer(serializers.Serializer):
-    purchase_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    own_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    rent_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
-    months = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    purchase_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    own_monthly_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    rent_monthly_usd = NumberDecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    months = NumberDecimalField(max_digits=10, decimal_places=1, allow_null=True)
     note = NoteField()
 
 
@@ -270,7 +276,7 @@ class ManifestSerializer(serializers.Serializer):
 
 class AdviceOutputSerializer(serializers.Serializer):
     kind = serializers.CharField(source="spec.kind")
-    hours_per_month = serializers.DecimalField(max_digits=8, decimal_places=2, source="hours")
+    hours_per_month = NumberDecimalField(max_digits=8, decimal_places=2, source="hours")
     kubernetes_needed = serializers.BooleanField()
     kind_note = NoteField()
     requirements = RequirementSerializer(many=True)

@@ -39,7 +39,7 @@ from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 
 from . import selectors, versions
-from .api_schema import CsvAutoSchema
+from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .filters import (
     CLOCK_FILTERS,
@@ -264,7 +264,6 @@ ERROR_400 = OpenApiResponse(
     description="An invalid or unknown query parameter: each offending parameter with what is wrong with it.",
     examples=[OpenApiExample("typo", value={"gpu_modle": ["Unknown query parameter."]})],
 )
-DETAIL_ERROR = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
 ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object.")
 ERROR_404_PAGE = OpenApiResponse(response=DETAIL_ERROR, description="The page asked for is past the last page.")
 ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
@@ -683,11 +682,11 @@ class CompareApi(ReadOnlyApi):
             "providers": providers,
             "capabilities": [
                 {"key": question.key, "question": str(question.label), "group": question.group,
-                 "answers": [{"provider": provider.slug, **answers[provider.id][index]} for provider in providers]}
+                 "answers": [{"provider": provider, **answers[provider.id][index]} for provider in providers]}
                 for index, question in enumerate(CAPABILITIES)
             ],
             "gpus": [
-                {"gpu": gpu, "cheapest": [{"provider": provider.slug, "offer": cheapest.get((provider.id, gpu.id))}
+                {"gpu": gpu, "cheapest": [{"provider": provider, "offer": cheapest.get((provider.id, gpu.id))}
                                           for provider in providers]}
                 for gpu in gpus
             ],

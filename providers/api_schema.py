@@ -98,12 +98,22 @@ def schema_contract(result, generator, request, public):
                 responses.get("200", {}).setdefault("headers", {}).update(CACHE_HEADERS)
                 responses["304"] = {"description": "Not modified: the answer named by If-None-Match is still "
                                                    "current", "headers": {"ETag": CACHE_HEADERS["ETag"]}}
+            # `format` picks a renderer: the CSV operations have paths of their own, and the JSON ones answer JSON.
+            operation["parameters"] = [parameter for parameter in operation.get("parameters", [])
+                                        if not (parameter.get("in") == "query" and parameter.get("name") == "format")]
+            if not operation["parameters"]:
+                del operation["parameters"]
+            for answer in responses.values():
+                for media in answer.get("content", {}).values():
+                    if media.get("schema") == DETAIL_ERROR:
+                        media["schema"] = {"$ref": "#/components/schemas/Error"}
             for parameter in operation.get("parameters", []):
                 if parameter.get("in") == "query" and parameter.get("name") in CATALOG_PARAMETERS:
                     _unfreeze(parameter["schema"])
                     parameter["description"] = (f"{parameter.get('description', '').rstrip('.')}. "
                                                 f"{CATALOG_PARAMETERS[parameter['name']]}.").lstrip(". ")
-    schemas = result.get("components", {}).get("schemas", {})
+    schemas = result.setdefault("components", {}).setdefault("schemas", {})
+    schemas["Error"] = {**DETAIL_ERROR, "description": "What went wrong, in words"}
     for name in ("KubernetesState", "KubernetesRdmaState"):
         if name in schemas:
             # Nothing more: so an answer with its reasons (KubernetesAnswer) is never read as one without.
@@ -121,7 +131,7 @@ def schema_contract(result, generator, request, public):
 
 
 def _json_response(description: str) -> dict:
-    return {"description": description, "content": {"application/json": {"schema": DETAIL_ERROR}}}
+    return {"description": description, "content": {"application/json": {"schema": dict(DETAIL_ERROR)}}}
 
 
 def _unfreeze(schema: dict) -> None:

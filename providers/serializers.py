@@ -29,6 +29,8 @@ class NumberDecimalField(serializers.DecimalField):
 
     The columns hold at most 5 decimal places, which a float renders exactly as written (3.73, not 3.7300000001);
     converting directly skips DRF's re-quantising of every value, a large share of the time a page of offers takes.
+    A computed value with more places than the field's (the advisor's costs) is rounded to them first, as DRF's
+    string output rounds it.
     """
 
     def __init__(self, *args, **kwargs):
@@ -36,7 +38,11 @@ class NumberDecimalField(serializers.DecimalField):
         super().__init__(*args, **kwargs)
 
     def to_representation(self, value):
-        return None if value is None else float(value)
+        if value is None:
+            return None
+        if self.decimal_places is not None and value.as_tuple().exponent < -self.decimal_places:
+            value = self.quantize(value)
+        return float(value)
 
 
 class OutputSerializer(serializers.ModelSerializer):
@@ -515,7 +521,7 @@ class SourceStatusSerializer(serializers.Serializer):
     slug = serializers.CharField(source="source.slug")
     name = serializers.CharField(source="source.name")
     kind = serializers.CharField(source="source.kind")
-    provider = serializers.CharField(source="source.provider.slug")
+    provider = ProviderRefSerializer(source="source.provider")
     url = serializers.CharField(source="source.url")
     license = serializers.CharField(source="source.license", allow_blank=True)
     revision = serializers.CharField(source="source.revision", allow_blank=True)
@@ -537,7 +543,7 @@ class SourceStatusSerializer(serializers.Serializer):
 class CompareAnswerSerializer(serializers.Serializer):
     """One provider's answer to one question (the fields of a capability cell)."""
 
-    provider = serializers.CharField()
+    provider = ProviderRefSerializer()
     value = serializers.CharField()
     label = serializers.CharField(allow_blank=True)
     detail = serializers.CharField(allow_blank=True)
@@ -560,7 +566,7 @@ class CompareQuestionSerializer(serializers.Serializer):
 
 
 class CompareCheapestSerializer(serializers.Serializer):
-    provider = serializers.CharField()
+    provider = ProviderRefSerializer()
     offer = OfferSerializer(allow_null=True, help_text="The provider's cheapest active offer per GPU-hour of this "
                                                        "GPU; null when it has none")
 

@@ -335,7 +335,8 @@ class ReadOnlyApi(GenericAPIView):
     def finalize_response(self, request, response, *args, **kwargs):
         # An error is always JSON: a CSV of {"detail": ...} would read as a one-row table to a script.
         if isinstance(response, Response) and response.status_code >= 400:
-            if isinstance(getattr(request, "accepted_renderer", None), CSVRenderer):
+            # Not negotiated yet when negotiation itself failed (406): DRF would pick the first renderer, CSV.
+            if not isinstance(getattr(request, "accepted_renderer", None), JSONRenderer):
                 request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
         response = super().finalize_response(request, response, *args, **kwargs)
         rate_limit_headers(request, response)

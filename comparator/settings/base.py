@@ -175,10 +175,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Where to rent GPUs for Kubernetes workloads, and what you really get: offers with prices and availability, "
         "providers' sourced Kubernetes capabilities, the GPU catalog and the state of every data source. Read-only; "
-        "anonymous; rate limited per IP. Every list is paginated (page, page_size) and also available as CSV "
-        "(?format=csv or Accept: text/csv). An unknown or invalid query parameter answers 400 naming it."
+        "anonymous; rate limited per IP (RateLimit and RateLimit-Policy headers, 429 with Retry-After). Every list "
+        "is paginated (page, page_size) and has a CSV twin (the same path ending in .csv). Money and every decimal "
+        "are JSON numbers; `provider` is always an object. An unknown, invalid or repeated single-value query "
+        "parameter answers 400 naming it. Answers carry ETag and Last-Modified; send If-None-Match for a 304. "
+        "Versioning: within /api/v1/ changes are additive (new operations, optional parameters, response fields, "
+        "catalog values); a breaking change goes to /api/v2/, served beside v1 for at least six months."
     ),
-    "VERSION": "1.0.0",
+    "VERSION": "1.1.0",
     "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",

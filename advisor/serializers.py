@@ -85,8 +85,9 @@ class AdviseInputSerializer(serializers.Serializer):
     adapter_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=Decimal(100), required=False, allow_null=True)
     multi_node = serializers.BooleanField(default=False)
-    kueue_queue = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", required=False, allow_blank=True,
-                                         max_length=63)
+    # Blank (no queue) written into the pattern too, so the schema's pattern admits what the field accepts.
+    kueue_queue = serializers.RegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
+                                         allow_blank=True, max_length=63)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -338,9 +338,10 @@ class ReadOnlyApi(GenericAPIView):
             # Not negotiated yet when negotiation itself failed (406): DRF would pick the first renderer, CSV.
             if not isinstance(getattr(request, "accepted_renderer", None), JSONRenderer):
                 request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
-        response = super().finalize_response(request, response, *args, **kwargs)
-        rate_limit_headers(request, response)
-        return conditional(request, response, version=self.data_version)
+        response = conditional(request, super().finalize_response(request, response, *args, **kwargs),
+                               version=self.data_version)
+        rate_limit_headers(request, response)  # after: a 304 is a new response
+        return response
 
     def csv_serializer(self):
         """The serializer whose fields are the CSV columns (see providers.renderers)."""
@@ -652,7 +653,8 @@ class CompareApi(ReadOnlyApi):
         description="Every Kubernetes question with each provider's sourced answer, and for every GPU model any of "
                     "them offers, each provider's cheapest active offer per GPU-hour.",
         parameters=[OpenApiParameter(
-            "providers", {"type": "array", "items": {"type": "string"}, "minItems": 1,
+            "providers", {"type": "array", "items": {"type": "string", "pattern": f"^{SLUG_SHAPE.pattern}$"},
+                          "minItems": 1,
                           "maxItems": MAX_COMPARED_PROVIDERS}, required=True, explode=False,
             description=f"1 to {MAX_COMPARED_PROVIDERS} provider slugs, comma-separated, in the order to show.",
             examples=[OpenApiExample("two", value=["lambda", "runpod"])])],

@@ -155,8 +155,17 @@ def test_bad_input_is_a_400_naming_the_field(client, market, body, field):
 
 
 def test_malformed_body_is_a_400_not_a_500(client, market):
-    assert client.post(reverse("api-advise"), "{not json", content_type="application/json").status_code == 400
-    assert advise(client, ["a", "list"]).status_code == 400
+    malformed = client.post(reverse("api-advise"), "{not json", content_type="application/json")
+    not_an_object = advise(client, ["a", "list"])
+    # The shape of any other bad input, as documented: what is wrong under the key DRF gives errors of no one field.
+    for response in (malformed, not_an_object):
+        assert response.status_code == 400 and list(response.json()) == ["non_field_errors"]
+    assert "JSON parse error" in malformed.json()["non_field_errors"][0]
+
+
+def test_a_query_parameter_to_advise_is_a_400_naming_it(client, market):
+    response = client.post(f"{reverse('api-advise')}?gpu=h100", json.dumps(BATCH), content_type="application/json")
+    assert response.status_code == 400 and list(response.json()) == ["gpu"]
 
 
 def test_page_and_api_give_the_same_advice(client, market):

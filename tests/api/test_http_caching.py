@@ -65,5 +65,12 @@ def test_advise_says_what_is_left_of_its_own_limit(api, settings):
     assert answers[0]["RateLimit-Policy"] == '"advise";q=2;w=60'
 
 
+def test_a_304_keeps_the_rate_limit_headers(api, world, settings):
+    settings.API_ANON_RATE = "5/minute"
+    first = api.get("/api/v1/gpus/")
+    again = api.get("/api/v1/gpus/", HTTP_IF_NONE_MATCH=first["ETag"])
+    assert again.status_code == 304 and again["RateLimit"].startswith('"api";r=3;')
+
+
 def test_without_a_limit_no_rate_limit_headers_are_sent(api, world):
     assert not api.get("/api/v1/gpus/").has_header("RateLimit")

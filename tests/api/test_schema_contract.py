@@ -51,6 +51,26 @@ def operations(schema: dict) -> set[tuple[str, str]]:
     return {(method, path) for path, item in schema["paths"].items() for method in item}
 
 
+def test_the_schema_is_valid_openapi_31_with_no_security_requirement_and_no_frozen_catalog(api, world):
+    from openapi_spec_validator import validate
+
+    schema = served_schema(Client())
+    validate(schema)
+    assert schema["openapi"].startswith("3.1")
+    text = json.dumps(schema)
+    assert '"security"' not in text and '"nullable"' not in text
+    for slug in [*GpuModel.objects.values_list("slug", flat=True), *Provider.objects.values_list("slug", flat=True)]:
+        assert f'"{slug}"' not in text, slug  # catalog values are looked up, not enumerated
+    offer = schema["components"]["schemas"]["Offer"]
+    assert set(offer["required"]) == set(offer["properties"])  # every field is always sent
+    assert offer["properties"]["gpu"]["oneOf"][1] == {"type": "null"}
+    for path, item in schema["paths"].items():
+        for method, operation in item.items():
+            assert {"405", "406"} <= set(operation["responses"]), (method, path)
+            assert "Retry-After" in operation["responses"]["429"]["headers"], (method, path)
+            assert all(parameter["name"] != "format" for parameter in operation.get("parameters", []))
+
+
 ADVICE = [
     {"kind": "inference", "models": [{"count": 2, "memory_gb": 30}], "sharing": "mig"},
     {"kind": "batch", "gpu": "h100", "gpus_per_node": 8, "nodes": 2, "purchase_price_usd": 250000,

@@ -47,6 +47,15 @@ class CountryCodeField(serializers.CharField):
         return value
 
 
+class StrictRegexField(serializers.RegexField):
+    """Text only: DRF's CharField turns a number or a boolean into text, which the schema (a string) does not allow."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 class AdviseInputSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
@@ -86,7 +95,7 @@ class AdviseInputSerializer(serializers.Serializer):
                                                max_value=Decimal(100), required=False, allow_null=True)
     multi_node = serializers.BooleanField(default=False)
     # Blank (no queue) written into the pattern too, so the schema's pattern admits what the field accepts.
-    kueue_queue = serializers.RegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
+    kueue_queue = StrictRegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
                                          allow_blank=True, max_length=63)
 
     def __init__(self, *args, **kwargs):

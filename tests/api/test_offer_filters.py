@@ -297,13 +297,6 @@ def test_a_list_filter_reads_repeated_keys_as_its_comma_form_and_any_other_filte
         assert list(response.json()) == [name]
 
 
-def test_only_lists_take_several_values():
-    assert multi_valued_parameters() == {
-        "gpu", "gpu_family", "vendor", "form_factor", "provider", "provider_kind", "country", "continent", "offering",
-        "gpu_operator", "rdma", "ordering", "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling",
-        "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling"}
-
-
 @pytest.mark.parametrize("query", ["page=1&page=2", "page_size=5&page_size=5", "format=json&format=csv",
                                    "kubernetes_reasons=true&kubernetes_reasons=false"])
 def test_a_page_or_format_parameter_given_twice_is_a_400_naming_it(api, world, query):

@@ -167,6 +167,7 @@ class GpuData:
     mig_profiles: tuple[str, ...] = ()
     mig_source_url: str = ""
     source_url: str = ""
+    family: str = ""
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def _offer_data(offer: Offer) -> engine.OfferData:
         source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
         gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
                            mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
-                           source_url=gpu.source_url) if gpu else None,
+                           source_url=gpu.source_url, family=gpu.family) if gpu else None,
     )
 
 

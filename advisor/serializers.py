@@ -11,7 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
-from providers.serializers import NumberDecimalField, ProviderRefSerializer
+from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
 from . import engine, sizing
 from .inputs import (
@@ -28,14 +28,54 @@ from .inputs import (
 )
 
 
+class NumberInput(serializers.DecimalField):
+    """A decimal given as a JSON number (the schema's type, as every number the API writes)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["coerce_to_string"] = False
+        super().__init__(*args, **kwargs)
+
+
+# The JSON type each kind of field takes. DRF reads more than the schema states ("true" and 1 as a boolean, 5 as the
+# text "5", "7" as an integer, "7.5" as a decimal); the advisor's input is a JSON document, so it takes the types
+# its schema states, no others (schemathesis checks that a value of another type is refused).
+JSON_TYPES = [
+    (serializers.BooleanField, (bool,)),
+    (serializers.IntegerField, (int,)),
+    (serializers.DecimalField, (int, float)),
+    (serializers.ChoiceField, (str,)),
+    (serializers.CharField, (str,)),
+]
+
+
+class JsonTypedInput(serializers.Serializer):
+    """Refuses a field whose JSON value is not of the type the schema gives it, with the field's own "invalid"
+    message."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            errors = {}
+            for name, field in self.fields.items():
+                value = data.get(name)
+                if value is None:
+                    continue
+                expected = next((types for kind, types in JSON_TYPES if isinstance(field, kind)), None)
+                if expected and (not isinstance(value, expected) or (bool not in expected and isinstance(value, bool))):
+                    message = field.error_messages.get("invalid") or field.error_messages["invalid_choice"]
+                    errors[name] = [message.format(input=value)]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
 def _money(**kwargs):
-    return serializers.DecimalField(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
+    return NumberInput(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
                                     required=False, allow_null=True, **kwargs)
 
 
-class ModelNeedInputSerializer(serializers.Serializer):
+class ModelNeedInputSerializer(JsonTypedInput):
     count = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS)
-    memory_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    memory_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                          max_value=MAX_MEMORY_GB)
 
 
@@ -47,26 +87,17 @@ class CountryCodeField(serializers.CharField):
         return value
 
 
-class StrictRegexField(serializers.RegexField):
-    """Text only: DRF's CharField turns a number or a boolean into text, which the schema (a string) does not allow."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-class AdviseInputSerializer(serializers.Serializer):
+class AdviseInputSerializer(JsonTypedInput):
     kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
-    gpu_memory_min_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    gpu_memory_min_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                                  max_value=MAX_MEMORY_GB, required=False, allow_null=True)
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE, default=1)
     nodes = serializers.IntegerField(min_value=1, max_value=MAX_NODES, default=1)
-    hours_per_month = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
+    hours_per_month = NumberInput(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=engine.HOURS_PER_MONTH, required=False, allow_null=True)
-    utilisation_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+    utilisation_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                    max_value=Decimal(100), required=False, allow_null=True)
     models = ModelNeedInputSerializer(many=True, required=False, max_length=MAX_MODEL_LINES)
     sharing = serializers.ChoiceField(choices=list(engine.SHARING_MODES.items()), default=engine.WHOLE)
@@ -83,7 +114,7 @@ class AdviseInputSerializer(serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     model = serializers.ChoiceField(choices=[(c.slug, c.name) for c in sizing.MODEL_CARDS.values()], required=False,
                                     allow_null=True, allow_blank=True)
-    parameters_b = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    parameters_b = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                             max_value=MAX_PARAMETERS_B, required=False, allow_null=True)
     precision = serializers.ChoiceField(choices=list(sizing.PRECISIONS.items()), default=sizing.FP16)
     context_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS, default=8192)
@@ -91,11 +122,11 @@ class AdviseInputSerializer(serializers.Serializer):
     replicas = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS, default=1)
     optimizer = serializers.ChoiceField(choices=list(sizing.OPTIMIZERS.items()), default=sizing.ADAM)
     method = serializers.ChoiceField(choices=list(sizing.METHODS.items()), default=sizing.FULL)
-    adapter_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+    adapter_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=Decimal(100), required=False, allow_null=True)
     multi_node = serializers.BooleanField(default=False)
     # Blank (no queue) written into the pattern too, so the schema's pattern admits what the field accepts.
-    kueue_queue = StrictRegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
+    kueue_queue = serializers.RegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
                                          allow_blank=True, max_length=63)
 
     def __init__(self, *args, **kwargs):
@@ -169,7 +200,8 @@ class OfferOutputSerializer(serializers.Serializer):
     region = serializers.CharField()
     country = serializers.CharField()
     continent = serializers.CharField()
-    gpu = serializers.CharField(source="gpu.slug", allow_null=True, default=None)
+    gpu = serializers.SerializerMethodField(help_text="The catalog GPU model, as the offers give it; null when the "
+                                                      "source's GPU name is not in the catalog (see gpu_name)")
     gpu_name = serializers.CharField()
     gpu_count = NumberDecimalField(max_digits=6, decimal_places=3)
     gpu_memory_gb = NumberDecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
@@ -181,6 +213,12 @@ class OfferOutputSerializer(serializers.Serializer):
     source_url = serializers.CharField()
     last_seen = serializers.DateTimeField(allow_null=True)
 
+
+    @extend_schema_field(GpuRefSerializer(allow_null=True))
+    def get_gpu(self, offer: engine.OfferData) -> dict | None:
+        gpu = offer.gpu
+        return None if gpu is None else {"slug": gpu.slug, "name": gpu.name, "vendor": gpu.vendor,
+                                         "family": gpu.family, "memory_gb": float(gpu.memory_gb)}
 
     @extend_schema_field(ProviderRefSerializer)
     def get_provider(self, offer: engine.OfferData) -> dict:

@@ -1,12 +1,14 @@
 """The read-only REST API under /api/v1/: one class per operation, each parsing its query, asking one selector (or the
 OfferFilterSet, the one filter definition the pages and the digest use too) and rendering its own output serializer.
 
-Strict by design, because its users are scripts: a query parameter the operation does not know (`?gpu_modle=h100`)
-or a value it cannot use answers 400 with `{"parameter": ["what is wrong"]}` instead of being ignored; an unknown page
-or page size too. Writes answer 405 (the admin and the scrapers are the only writers). Every list is paginated by page
-number with ties broken by id, so pages are stable; `?format=csv` or `Accept: text/csv` returns the same rows as CSV,
-streamed straight from the database when no page is asked for. Anonymous clients are rate limited per IP
-(settings.API_ANON_RATE, counted in the default cache: Redis in production).
+Strict by design, because its users are scripts: a query parameter the operation does not know (`?gpu_modle=h100`),
+a value it cannot use or a single-value parameter given twice answers 400 with `{"parameter": ["what is wrong"]}`
+instead of being ignored; an unknown page or page size too. Writes answer 405 (the admin and the scrapers are the
+only writers). Every list is paginated by page number with ties broken by id, so pages are stable; its CSV twin (the
+same path ending in .csv; `?format=csv` or `Accept: text/csv` on the JSON path too) returns the same rows as CSV,
+streamed straight from the database when no page is asked for. Answers carry ETag, Last-Modified and Cache-Control
+(304 on If-None-Match). Anonymous clients are rate limited per IP (settings.API_ANON_RATE, counted in the default
+cache: Redis in production), with RateLimit headers on every answer. The contract as users see it: docs/api.md.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ def test_api_returns_mig_packing_slice_prices_and_a_manifest(client, market):
 
 
 def test_api_break_even_against_the_best_complete_option(client, market):
-    body = {**BATCH, "purchase_price_usd": "59130", "power_usd_month": "500", "operations_usd_month": "413"}
+    body = {**BATCH, "purchase_price_usd": 59130, "power_usd_month": 500, "operations_usd_month": 413}
     data = advise(client, body).json()
     # rent 5913 a month, own 913 a month -> 59130 / 5000 = 11.826 -> 11.8 months
     assert data["break_even"]["months"] == 11.8
@@ -163,6 +163,13 @@ def test_malformed_body_is_a_400_not_a_500(client, market):
     assert "JSON parse error" in malformed.json()["non_field_errors"][0]
 
 
+@pytest.mark.parametrize(("field", "value"), [("multi_node", "true"), ("spot_ok", 1), ("nodes", "2"),
+                                              ("purchase_price_usd", "59130"), ("kueue_queue", 5), ("kind", 1)])
+def test_a_value_of_another_json_type_than_the_schema_states_is_a_400_naming_it(client, market, field, value):
+    response = advise(client, {**BATCH, field: value})
+    assert response.status_code == 400 and list(response.json()) == [field]
+
+
 def test_a_query_parameter_to_advise_is_a_400_naming_it(client, market):
     response = client.post(f"{reverse('api-advise')}?gpu=h100", json.dumps(BATCH), content_type="application/json")
     assert response.status_code == 400 and list(response.json()) == ["gpu"]
@@ -172,7 +179,7 @@ def test_page_and_api_give_the_same_advice(client, market):
     page = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2",
                                            "hours_per_month": "300", "spot_ok": "on", "continents": ["NA", "EU"]})
     assert page.status_code == 200
-    api = advise(client, {**BATCH, "hours_per_month": "300", "spot_ok": True, "continents": ["NA", "EU"]})
+    api = advise(client, {**BATCH, "hours_per_month": 300, "spot_ok": True, "continents": ["NA", "EU"]})
     assert AdviceOutputSerializer(page.context["advice"]).data == api.json()
 
 

@@ -259,6 +259,9 @@ def test_a_client_generated_from_the_schema_does_what_users_do(snapshot, tmp_pat
         advice = advise.sync(client=client, body=models.AdviseInput.from_dict(ADVICE[1]))
         assert isinstance(advice, models.AdviceOutput) and advice.options
         assert isinstance(advice.options[0].cost.total_usd, float)
+        chosen = advice.options[0].offer  # the same provider and gpu objects as the offers give
+        assert isinstance(chosen.provider, models.ProviderRef) and isinstance(chosen.gpu, models.GpuRef)
+        assert chosen.gpu.slug == "h100" and isinstance(chosen.price_hour_usd, float)
         refused = advise.sync(client=client, body=models.AdviseInput.from_dict({"kind": "batch"}))
         assert isinstance(refused, models.AdviseCreateResponse400) and "gpu" in refused.additional_properties
         settings.API_ADVISE_RATE = "1/minute"

@@ -18,10 +18,14 @@ from providers.filters import unknown_parameters
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 
+MESSAGES = {"type": "array", "items": {"type": "string"}}
 INVALID_INPUT = OpenApiResponse(
-    response={"type": "object", "additionalProperties": {"type": "array", "items": {"anyOf": [
-        {"type": "string"}, {"type": "object", "additionalProperties": {"type": "array", "items": {"type": "string"}}},
-    ]}}},
+    response={"type": "object", "additionalProperties": {"anyOf": [
+        # the field's messages, or (models) one object of messages per item
+        {"type": "array", "items": {"anyOf": [{"type": "string"},
+                                              {"type": "object", "additionalProperties": MESSAGES}]}},
+        {"type": "object", "additionalProperties": MESSAGES},  # a list's items by index: {"0": ["not a choice"]}
+    ]}},
     description="Input the advisor cannot use: each offending field with what is wrong with it (per item for "
                 "`models`); a body that is not a JSON object, or not JSON at all, under `non_field_errors`; a "
                 "query parameter (the input is the body) under its name.",

@@ -177,6 +177,7 @@ class GpuData:
     mig_profiles: tuple[str, ...] = ()
     mig_source_url: str = ""
     source_url: str = ""
+    family: str = ""
 
 
 @dataclass(frozen=True)
@@ -193,6 +194,7 @@ class OfferData:
     gpu_memory_gb: Decimal | None = None
     spot_price_hour_usd: Decimal | None = None
     provider_name_zh: str = ""
+    provider_kind: str = ""
     country: str = ""
     continent: str = ""
     availability: str = UNKNOWN

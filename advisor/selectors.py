@@ -69,14 +69,15 @@ def _offer_data(offer: Offer) -> engine.OfferData:
     gpu = offer.gpu
     return engine.OfferData(
         id=offer.id, provider_slug=offer.provider.slug, provider_name=offer.provider.name,
-        provider_name_zh=offer.provider.name_zh, instance_type=offer.instance_type, region=offer.region,
+        provider_name_zh=offer.provider.name_zh, provider_kind=offer.provider.kind, instance_type=offer.instance_type,
+        region=offer.region,
         country=offer.country, continent=offer.continent, gpu_name=offer.gpu_name, gpu_count=offer.gpu_count,
         gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,
         source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
         gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
                            mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
-                           source_url=gpu.source_url) if gpu else None,
+                           source_url=gpu.source_url, family=gpu.family) if gpu else None,
     )
 
 

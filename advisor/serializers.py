@@ -1,5 +1,6 @@
 """Input and output serializers of POST /api/v1/advise/. Input: types and ranges here, rules across fields in
-engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON, money as decimal strings."""
+engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
+decimal a JSON number, as the rest of the API gives them; an offer's provider the same object the offers give."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from providers.filters import CONTINENTS, country_codes, gpu_choices, gpu_family_choices
+from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
 from . import engine, sizing
 from .inputs import (
@@ -26,8 +28,48 @@ from .inputs import (
 )
 
 
+class NumberInput(serializers.DecimalField):
+    """A decimal given as a JSON number (the schema's type, as every number the API writes)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["coerce_to_string"] = False
+        super().__init__(*args, **kwargs)
+
+
+# The JSON type each kind of field takes. DRF reads more than the schema states ("true" and 1 as a boolean, 5 as the
+# text "5", "7" as an integer, "7.5" as a decimal); the advisor's input is a JSON document, so it takes the types
+# its schema states, no others (schemathesis checks that a value of another type is refused).
+JSON_TYPES = [
+    (serializers.BooleanField, (bool,)),
+    (serializers.IntegerField, (int,)),
+    (serializers.DecimalField, (int, float)),
+    (serializers.ChoiceField, (str,)),
+    (serializers.CharField, (str,)),
+]
+
+
+class JsonTypedInput(serializers.Serializer):
+    """Refuses a field whose JSON value is not of the type the schema gives it, with the field's own "invalid"
+    message."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            errors = {}
+            for name, field in self.fields.items():
+                value = data.get(name)
+                if value is None:
+                    continue
+                expected = next((types for kind, types in JSON_TYPES if isinstance(field, kind)), None)
+                if expected and (not isinstance(value, expected) or (bool not in expected and isinstance(value, bool))):
+                    message = field.error_messages.get("invalid") or field.error_messages["invalid_choice"]
+                    errors[name] = [message.format(input=value)]
+            if errors:
+                raise serializers.ValidationError(errors)
+        return super().to_internal_value(data)
+
+
 def _money(**kwargs):
-    return serializers.DecimalField(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
+    return NumberInput(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
                                     required=False, allow_null=True, **kwargs)
 
 
@@ -45,9 +87,9 @@ class StrictFieldsMixin:
         return super().to_internal_value(data)
 
 
-class ModelNeedInputSerializer(StrictFieldsMixin, serializers.Serializer):
+class ModelNeedInputSerializer(StrictFieldsMixin, JsonTypedInput):
     count = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS)
-    memory_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    memory_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                          max_value=MAX_MEMORY_GB)
 
 
@@ -63,17 +105,17 @@ class CountryCodeField(serializers.CharField):
         return value
 
 
-class AdviseInputSerializer(StrictFieldsMixin, serializers.Serializer):
+class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
     kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
-    gpu_memory_min_gb = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    gpu_memory_min_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                                  max_value=MAX_MEMORY_GB, required=False, allow_null=True)
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE, default=1)
     nodes = serializers.IntegerField(min_value=1, max_value=MAX_NODES, default=1)
-    hours_per_month = serializers.DecimalField(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
+    hours_per_month = NumberInput(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=engine.HOURS_PER_MONTH, required=False, allow_null=True)
-    utilisation_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+    utilisation_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                    max_value=Decimal(100), required=False, allow_null=True)
     models = ModelNeedInputSerializer(many=True, required=False, max_length=MAX_MODEL_LINES)
     sharing = serializers.ChoiceField(choices=list(engine.SHARING_MODES.items()), default=engine.WHOLE)
@@ -90,7 +132,7 @@ class AdviseInputSerializer(StrictFieldsMixin, serializers.Serializer):
     limit = serializers.IntegerField(min_value=1, max_value=100, default=20)
     model = serializers.ChoiceField(choices=[(c.slug, c.name) for c in sizing.MODEL_CARDS.values()], required=False,
                                     allow_null=True, allow_blank=True)
-    parameters_b = serializers.DecimalField(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
+    parameters_b = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
                                             max_value=MAX_PARAMETERS_B, required=False, allow_null=True)
     precision = serializers.ChoiceField(choices=list(sizing.PRECISIONS.items()), default=sizing.FP16)
     context_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS, default=8192)
@@ -98,11 +140,12 @@ class AdviseInputSerializer(StrictFieldsMixin, serializers.Serializer):
     replicas = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS, default=1)
     optimizer = serializers.ChoiceField(choices=list(sizing.OPTIMIZERS.items()), default=sizing.ADAM)
     method = serializers.ChoiceField(choices=list(sizing.METHODS.items()), default=sizing.FULL)
-    adapter_percent = serializers.DecimalField(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
+    adapter_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=Decimal(100), required=False, allow_null=True)
     multi_node = serializers.BooleanField(default=False)
-    kueue_queue = serializers.RegexField(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", required=False, allow_blank=True,
-                                         max_length=63)
+    # Blank (no queue) written into the pattern too, so the schema's pattern admits what the field accepts.
+    kueue_queue = serializers.RegexField(r"^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$", required=False,
+                                         allow_blank=True, max_length=63)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -170,37 +213,48 @@ class JudgementSerializer(serializers.Serializer):
 
 class OfferOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    provider = serializers.CharField(source="provider_slug")
-    provider_name = serializers.CharField()
-    provider_name_zh = serializers.CharField()
+    provider = serializers.SerializerMethodField()
     instance_type = serializers.CharField()
     region = serializers.CharField()
     country = serializers.CharField()
     continent = serializers.CharField()
-    gpu = serializers.CharField(source="gpu.slug", allow_null=True, default=None)
+    gpu = serializers.SerializerMethodField(help_text="The catalog GPU model, as the offers give it; null when the "
+                                                      "source's GPU name is not in the catalog (see gpu_name)")
     gpu_name = serializers.CharField()
-    gpu_count = serializers.DecimalField(max_digits=6, decimal_places=3)
-    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
+    gpu_count = NumberDecimalField(max_digits=6, decimal_places=3)
+    gpu_memory_gb = NumberDecimalField(max_digits=8, decimal_places=1, source="memory_per_gpu_gb",
                                              allow_null=True)
-    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
-    spot_price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5, allow_null=True)
+    price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5)
+    spot_price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5, allow_null=True)
     availability = serializers.CharField()
     source_name = serializers.CharField()
     source_url = serializers.CharField()
     last_seen = serializers.DateTimeField(allow_null=True)
 
 
+    @extend_schema_field(GpuRefSerializer(allow_null=True))
+    def get_gpu(self, offer: engine.OfferData) -> dict | None:
+        gpu = offer.gpu
+        return None if gpu is None else {"slug": gpu.slug, "name": gpu.name, "vendor": gpu.vendor,
+                                         "family": gpu.family, "memory_gb": float(gpu.memory_gb)}
+
+    @extend_schema_field(ProviderRefSerializer)
+    def get_provider(self, offer: engine.OfferData) -> dict:
+        return {"slug": offer.provider_slug, "name": offer.provider_name, "name_zh": offer.provider_name_zh,
+                "kind": offer.provider_kind}
+
+
 class CostSerializer(serializers.Serializer):
-    hours = serializers.DecimalField(max_digits=8, decimal_places=2)
+    hours = NumberDecimalField(max_digits=8, decimal_places=2)
     instances = serializers.IntegerField()
     price_kind = serializers.CharField()
-    price_hour_usd = serializers.DecimalField(max_digits=12, decimal_places=5)
-    gpu_nodes_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    control_plane_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    price_hour_usd = NumberDecimalField(max_digits=12, decimal_places=5)
+    gpu_nodes_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    control_plane_usd = NumberDecimalField(max_digits=16, decimal_places=2, allow_null=True)
     idle_nodes = serializers.IntegerField()
-    idle_hours = serializers.DecimalField(max_digits=8, decimal_places=2)
-    idle_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    total_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
+    idle_hours = NumberDecimalField(max_digits=8, decimal_places=2)
+    idle_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    total_usd = NumberDecimalField(max_digits=16, decimal_places=2)
     complete = serializers.BooleanField()
     flags = serializers.ListField(child=NoteField())
 
@@ -238,7 +292,7 @@ class LineSerializer(serializers.Serializer):
 
 
 class EstimateSerializer(serializers.Serializer):
-    memory_gb = serializers.DecimalField(max_digits=12, decimal_places=1)
+    memory_gb = NumberDecimalField(max_digits=12, decimal_places=1)
     lower_bound = serializers.BooleanField()
     tp_degrees = serializers.ListField(child=serializers.IntegerField())
     lines = LineSerializer(many=True)
@@ -253,7 +307,7 @@ class MigUseSerializer(serializers.Serializer):
 
 
 class PackingSerializer(serializers.Serializer):
-    gpu_memory_gb = serializers.DecimalField(max_digits=8, decimal_places=1)
+    gpu_memory_gb = NumberDecimalField(max_digits=8, decimal_places=1)
     replicas = serializers.IntegerField()
     oversized = serializers.IntegerField()
     oversized_gpus = serializers.IntegerField()
@@ -269,14 +323,14 @@ class PackingSerializer(serializers.Serializer):
 class SlicePriceSerializer(serializers.Serializer):
     profile = serializers.CharField()
     per_gpu = serializers.IntegerField()
-    usd_per_slice_hour = serializers.DecimalField(max_digits=12, decimal_places=4)
+    usd_per_slice_hour = NumberDecimalField(max_digits=12, decimal_places=4)
 
 
 class BreakEvenSerializer(serializers.Serializer):
-    purchase_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    own_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2)
-    rent_monthly_usd = serializers.DecimalField(max_digits=16, decimal_places=2, allow_null=True)
-    months = serializers.DecimalField(max_digits=10, decimal_places=1, allow_null=True)
+    purchase_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    own_monthly_usd = NumberDecimalField(max_digits=16, decimal_places=2)
+    rent_monthly_usd = NumberDecimalField(max_digits=16, decimal_places=2, allow_null=True)
+    months = NumberDecimalField(max_digits=10, decimal_places=1, allow_null=True)
     note = NoteField()
 
 
@@ -288,7 +342,7 @@ class ManifestSerializer(serializers.Serializer):
 
 class AdviceOutputSerializer(serializers.Serializer):
     kind = serializers.CharField(source="spec.kind")
-    hours_per_month = serializers.DecimalField(max_digits=8, decimal_places=2, source="hours")
+    hours_per_month = NumberDecimalField(max_digits=8, decimal_places=2, source="hours")
     kubernetes_needed = serializers.BooleanField()
     kind_note = NoteField()
     requirements = RequirementSerializer(many=True)

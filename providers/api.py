@@ -1,17 +1,21 @@
 """The read-only REST API under /api/v1/: one class per operation, each parsing its query, asking one selector (or the
 OfferFilterSet, the one filter definition the pages and the digest use too) and rendering its own output serializer.
 
-Strict by design, because its users are scripts: a query parameter the operation does not know (`?gpu_modle=h100`)
-or a value it cannot use answers 400 with `{"parameter": ["what is wrong"]}` instead of being ignored; an unknown page
-or page size too. Writes answer 405 (the admin and the scrapers are the only writers). Every list is paginated by page
-number with ties broken by id, so pages are stable; `?format=csv` or `Accept: text/csv` returns the same rows as CSV,
-streamed straight from the database when no page is asked for. Anonymous clients are rate limited per IP
-(settings.API_ANON_RATE, counted in the default cache: Redis in production).
+Strict by design, because its users are scripts: a query parameter the operation does not know (`?gpu_modle=h100`),
+a value it cannot use or a single-value parameter given twice answers 400 with `{"parameter": ["what is wrong"]}`
+instead of being ignored; an unknown page or page size too. Writes answer 405 (the admin and the scrapers are the
+only writers). Every list is paginated by page number with ties broken by id, so pages are stable; its CSV twin (the
+same path ending in .csv; `?format=csv` or `Accept: text/csv` on the JSON path too) returns the same rows as CSV,
+streamed straight from the database when no page is asked for. Answers carry ETag, Last-Modified and Cache-Control
+(304 on If-None-Match). Anonymous clients are rate limited per IP (settings.API_ANON_RATE, counted in the default
+cache: Redis in production), with RateLimit headers on every answer. The contract as users see it: docs/api.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import math
 import re
 from datetime import timedelta
 
@@ -20,6 +24,8 @@ from django.conf import settings
 from django.core.paginator import EmptyPage
 from django.core.paginator import Paginator as DjangoPaginator
 from django.http import HttpResponse, StreamingHttpResponse
+from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
+from django.utils.http import http_date
 from django_filters import filters as django_filters
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -36,6 +42,7 @@ from comparator.security import ReleasingStream, client_ip, export_slot, window_
 from nodesoftware import fit as node_fit
 
 from . import selectors, versions
+from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
 from .filters import (
@@ -47,6 +54,8 @@ from .filters import (
     OfferFilterSet,
     StrictBooleanField,
     kept_offer_filterset,
+    multi_valued_parameters,
+    repeated_parameters,
     unknown_parameters,
 )
 from .models import GpuModel
@@ -95,6 +104,7 @@ class AnonymousRateThrottle(BaseThrottle):
             return True
         number, seconds = SimpleRateThrottle.parse_rate(None, rate)
         hits, remaining = window_hit(f"throttle:{self.scope}:{client_ip(request)}", seconds)
+        request.rate_limit = (self.scope, number, seconds, max(0, number - hits), math.ceil(remaining))
         if hits <= number:
             return True
         self._wait = max(1.0, remaining)
@@ -109,6 +119,48 @@ class AdviseRateThrottle(AnonymousRateThrottle):
 
     setting = "API_ADVISE_RATE"
     scope = "advise"
+
+
+def rate_limit_headers(request, response) -> None:
+    """RateLimit-Policy and RateLimit, as the IETF draft names them (draft-ietf-httpapi-ratelimit-headers-10,
+    https://datatracker.ietf.org/doc/draft-ietf-httpapi-ratelimit-headers/): the policy (`"api";q=120;w=60`: 120
+    requests per 60-second window) and what is left of it (`"api";r=37;t=21`: 37 more in the 21 seconds before the
+    window ends), on every answer of a throttled operation, so a client can slow down before a 429."""
+    state = getattr(request, "rate_limit", None)
+    if state is not None:
+        name, quota, window, remaining, reset = state
+        response["RateLimit-Policy"] = f'"{name}";q={quota};w={window}'
+        response["RateLimit"] = f'"{name}";r={remaining};t={reset}'
+
+
+# How long a client or a shared cache may reuse a read answer before asking again (with If-None-Match): the most
+# frequent refresh, the stock checks, runs every 15 minutes (comparator.celery), so an answer is reused for at most a
+# third of that.
+CACHE_MAX_AGE_SECONDS = 300
+
+
+def conditional(request, response, *, version: int | None = None):
+    """Cache-Control and Vary on a 200 answer to GET (or HEAD); and, unless it is streamed, an ETag and Last-Modified,
+    with 304 Not Modified when the request's If-None-Match names that ETag.
+
+    The ETag is the data version (providers.versions: raised by every write to the data) and a digest of the answer
+    itself, so an answer that changes with the clock alone (a source turning stale, a source's age in hours) or with
+    the language changes its tag too. Last-Modified is the latest successful run of any source: when the data was
+    last refreshed. `version`: the data version the answer was read under, when the caller has it."""
+    if request.method not in ("GET", "HEAD") or response.status_code != 200:
+        return response
+    patch_cache_control(response, public=True, max_age=CACHE_MAX_AGE_SECONDS)
+    patch_vary_headers(response, ["Accept"])
+    if response.streaming:
+        return response
+    if not getattr(response, "is_rendered", True):
+        response.render()
+    with versions.data_version_scope(version) as version:
+        refreshed_at = versions.refreshed_at()
+    response["ETag"] = f'"{version}-{hashlib.sha256(response.content).hexdigest()[:20]}"'
+    if refreshed_at is not None:
+        response["Last-Modified"] = http_date(refreshed_at.timestamp())
+    return get_conditional_response(request, etag=response["ETag"], response=response)
 
 
 class ExportsBusy(APIException):
@@ -193,6 +245,15 @@ class ApiPagination(PageNumberPagination):
                                      else queryset[start:start + page_size])
         return list(self.page)
 
+    def get_paginated_response_schema(self, schema):
+        link = {"type": ["string", "null"], "format": "uri"}
+        return {"type": "object", "required": ["count", "next", "previous", "results"], "properties": {
+            "count": {"type": "integer", "description": "Rows in all pages"},
+            "next": {**link, "description": "The next page's URL; null on the last page"},
+            "previous": {**link, "description": "The previous page's URL; null on the first page"},
+            "results": schema,
+        }}
+
     def get_schema_operation_parameters(self, view):
         return [
             {"name": "page", "in": "query", "required": False,
@@ -232,26 +293,24 @@ ERROR_400 = OpenApiResponse(
     description="An invalid or unknown query parameter: each offending parameter with what is wrong with it.",
     examples=[OpenApiExample("typo", value={"gpu_modle": ["Unknown query parameter."]})],
 )
-DETAIL_ERROR = {"type": "object", "properties": {"detail": {"type": "string"}}, "required": ["detail"]}
 ERROR_404 = OpenApiResponse(response=DETAIL_ERROR, description="No such object.")
 ERROR_404_PAGE = OpenApiResponse(response=DETAIL_ERROR, description="The page asked for is past the last page.")
 ERROR_429 = OpenApiResponse(response=DETAIL_ERROR, description="Rate limited (settings.API_ANON_RATE per client IP); "
                            "the Retry-After header says how many seconds to wait.")
-CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The same rows as CSV: one column per field, "
-                          "nested fields as `provider.slug`; streamed whole when no page is asked for.")
+CSV_BODY = OpenApiResponse(response={"type": "string"}, description="The rows as CSV (text/csv, UTF-8), a header "
+                          "line first: one column per field of the JSON operation's rows, nested fields as "
+                          "`provider.slug`, lists joined with `;`; the whole result streamed when no page is asked "
+                          "for.")
 
 
 def list_responses(serializer_class) -> dict:
-    """Errors are always JSON (ReadOnlyApi.finalize_response), so only 200 has a CSV body."""
-    return {(200, "application/json"): serializer_class(many=True), (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404_PAGE,
-            (429, "application/json"): ERROR_429}
+    return {(200, "application/json"): serializer_class(many=True), (400, "application/json"): ERROR_400,
+            (404, "application/json"): ERROR_404_PAGE, (429, "application/json"): ERROR_429}
 
 
 def detail_responses(serializer_class) -> dict:
-    return {(200, "application/json"): serializer_class, (200, "text/csv"): CSV_BODY,
-            (400, "application/json"): ERROR_400, (404, "application/json"): ERROR_404,
-            (429, "application/json"): ERROR_429}
+    return {(200, "application/json"): serializer_class, (400, "application/json"): ERROR_400,
+            (404, "application/json"): ERROR_404, (429, "application/json"): ERROR_429}
 
 
 KUBERNETES_REASONS = "kubernetes_reasons"
@@ -270,9 +329,9 @@ def _true_or_false(name: str, raw: str | None) -> bool:
         raise ValidationError({name: error.messages}) from error
 
 
-FORMAT_PARAMETER = OpenApiParameter(
-    "format", str, enum=["json", "csv"], description="Response format; `Accept: text/csv` works too."
-)
+# The JSON operations still answer `?format=csv` and `Accept: text/csv` with CSV, for scripts written before the CSV
+# operations had their own paths (csv_operation); the schema documents the CSV operations instead, so a generated
+# client never reads CSV where it expects JSON.
 
 
 class ReadOnlyApi(GenericAPIView):
@@ -287,6 +346,8 @@ class ReadOnlyApi(GenericAPIView):
     pagination_class = None
     http_method_names = ["get", "head", "options"]
     query_parameters: frozenset[str] = frozenset()  # what the operation reads besides `format`
+    list_parameters: frozenset[str] = frozenset()  # those of them that take several values
+    data_version: int | None = None  # the data version this request read its data under, if it read one
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -295,13 +356,21 @@ class ReadOnlyApi(GenericAPIView):
             known = ", ".join(sorted(self.query_parameters | {"format"}))
             raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]
                                    for name in unknown})
+        repeated = repeated_parameters(request.query_params, many=self.list_parameters)
+        if repeated:
+            raise ValidationError({name: ["Given more than once; this parameter takes one value."]
+                                   for name in repeated})
 
     def finalize_response(self, request, response, *args, **kwargs):
         # An error is always JSON: a CSV of {"detail": ...} would read as a one-row table to a script.
         if isinstance(response, Response) and response.status_code >= 400:
-            if isinstance(getattr(request, "accepted_renderer", None), CSVRenderer):
+            # Not negotiated yet when negotiation itself failed (406): DRF would pick the first renderer, CSV.
+            if not isinstance(getattr(request, "accepted_renderer", None), JSONRenderer):
                 request.accepted_renderer, request.accepted_media_type = JSONRenderer(), "application/json"
-        return super().finalize_response(request, response, *args, **kwargs)
+        response = conditional(request, super().finalize_response(request, response, *args, **kwargs),
+                               version=self.data_version)
+        rate_limit_headers(request, response)  # after: a 304 is a new response
+        return response
 
     def csv_serializer(self):
         """The serializer whose fields are the CSV columns (see providers.renderers)."""
@@ -341,33 +410,6 @@ SLUG_LISTS = {
 
 # Page numbers the API reads; past the last page is a 404, past this a 400 (as the schema says).
 MAX_PAGE = 10**9
-
-
-def schema_catalog_enums(result, generator, request, public):
-    """drf-spectacular postprocessing hook: the slug parameters (`gpu`, `gpu_family`, `provider` on offers, and
-    compare's `providers`) take only what the catalog holds, so the schema served at /api/schema/ lists the slugs
-    of this database as their enum (read when the schema is generated); a slug outside it is a 400, as documented.
-    An empty catalog leaves them plain strings (an OpenAPI enum cannot be empty)."""
-    from .filters import gpu_choices, gpu_family_choices, provider_choices
-
-    choices = {"gpu": gpu_choices, "gpu_family": gpu_family_choices, "provider": provider_choices,
-               "providers": provider_choices}
-    values = {}
-    for path, operations in result.get("paths", {}).items():
-        if not path.startswith("/api/v1/"):
-            continue
-        for operation in operations.values():
-            for parameter in operation.get("parameters", []):
-                name, schema = parameter.get("name"), parameter.get("schema", {})
-                if parameter.get("in") != "query" or name not in choices or schema.get("type") != "array":
-                    continue
-                if name not in values:
-                    values[name] = [value for value, _ in choices[name]()]
-                if values[name]:
-                    schema["items"] = {"type": "string", "enum": values[name]}
-                if name == "providers":
-                    schema["minItems"], schema["maxItems"] = 1, MAX_COMPARED_PROVIDERS
-    return result
 
 
 def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
@@ -424,6 +466,7 @@ class OfferListApi(ReadOnlyApi):
     pagination_class = OfferListPagination
     serializer_class = OfferListSerializer
     query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS | {KUBERNETES_REASONS}
+    list_parameters = multi_valued_parameters(OfferFilterSet)
     kubernetes_reasons = False  # this request's kubernetes_reasons
     # The same JSON as JSONRenderer's, each profile's Kubernetes answers encoded once (see the renderer).
     renderer_classes = [OfferPageJSONRenderer, CSVRenderer]
@@ -434,7 +477,7 @@ class OfferListApi(ReadOnlyApi):
         description="Active offers (add include_inactive=true for offers no longer listed), cheapest per GPU-hour "
                     "first. The same filters as the web page's. Without page or page_size, the CSV format streams "
                     "every matching row.",
-        parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER, FORMAT_PARAMETER],
+        parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER],
         responses=list_responses(OfferListSerializer),
     )
     def get(self, request):
@@ -443,6 +486,7 @@ class OfferListApi(ReadOnlyApi):
         # One read of the data version per request: the FilterSet's slug and capability lookups, the count and the
         # rendered JSON page are kept under it (versions.data_version_scope).
         with versions.data_version_scope() as version:
+            self.data_version = version
             key = self.kept_page_key(request)
             if key is not None and (kept := versions.kept_page(key)) is not None:
                 content, content_type = kept
@@ -532,7 +576,7 @@ class OfferDetailApi(ReadOnlyApi):
     serializer_class = OfferDetailSerializer
 
     @extend_schema(operation_id="offers_retrieve", tags=["offers"], summary="One offer with its provenance",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER], responses=detail_responses(OfferDetailSerializer))
+                   parameters=[OFFER_ID], responses=detail_responses(OfferDetailSerializer))
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
         return Response(OfferDetailSerializer(offer, context={"request": request}).data)
@@ -548,7 +592,7 @@ class OfferHistoryApi(ReadOnlyApi):
     @extend_schema(operation_id="offers_history", tags=["offers"], summary="An offer's price and availability "
                    "history", description="One row per change, oldest first (a row is recorded only when the "
                    "price or availability changed).",
-                   parameters=[OFFER_ID, FORMAT_PARAMETER],
+                   parameters=[OFFER_ID],
                    responses={**list_responses(PriceObservationSerializer), (404, "application/json"): ERROR_404})
     def get(self, request, offer_id: str):
         offer = _offer_or_404(offer_id)
@@ -571,7 +615,7 @@ class ProviderListApi(ReadOnlyApi):
 
     @extend_schema(operation_id="providers_list", tags=["providers"], summary="Providers and their Kubernetes "
                    "answers", description="Each capability's answer only; a provider's detail has the source, "
-                   "verification date and confidence of each.", parameters=[FORMAT_PARAMETER],
+                   "verification date and confidence of each.",
                    responses=list_responses(ProviderListSerializer))
     def get(self, request):
         return self.paginated(selectors.provider_list(), ProviderListSerializer, {"request": request})
@@ -586,7 +630,7 @@ class ProviderDetailApi(ReadOnlyApi):
                    "capability matrix", description="Every question, in a fixed order, with its answer (\"unknown\" "
                    "when nobody has a sourced one), source URL, verification date, confidence and origin; plus the "
                    "Kubernetes facts provider APIs state and the provider's data sources.",
-                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(ProviderDetailSerializer))
     def get(self, request, slug: str):
         provider = selectors.provider_get(slug=slug) if _slug_shaped(slug) else None
@@ -606,7 +650,7 @@ class GpuListApi(ReadOnlyApi):
     query_parameters = PAGE_PARAMETERS
 
     @extend_schema(operation_id="gpus_list", tags=["gpus"], summary="The GPU catalog with MIG profiles",
-                   parameters=[FORMAT_PARAMETER], responses=list_responses(GpuSerializer))
+                   responses=list_responses(GpuSerializer))
     def get(self, request):
         return self.paginated(selectors.gpu_model_list(), GpuSerializer, {"request": request})
 
@@ -617,7 +661,7 @@ class GpuDetailApi(ReadOnlyApi):
     serializer_class = GpuSerializer
 
     @extend_schema(operation_id="gpus_retrieve", tags=["gpus"], summary="One GPU model",
-                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH), FORMAT_PARAMETER],
+                   parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(GpuSerializer))
     def get(self, request, slug: str):
         gpu = selectors.gpu_model_get(slug=slug) if _slug_shaped(slug) else None
@@ -637,7 +681,7 @@ class SourceListApi(ReadOnlyApi):
     query_parameters = PAGE_PARAMETERS
 
     @extend_schema(operation_id="sources_list", tags=["sources"], summary="Each data source's latest run, outcome "
-                   "and age", parameters=[FORMAT_PARAMETER],
+                   "and age",
                    responses=list_responses(SourceStatusSerializer))
     def get(self, request):
         rows = [{"source": source, "last_run": run} for source, run in selectors.source_status_list(with_dates=False)]
@@ -651,7 +695,7 @@ class CompareApi(ReadOnlyApi):
     """GET /api/v1/compare/?providers=a,b: capabilities side by side and the cheapest offer per GPU model."""
 
     serializer_class = CompareSerializer
-    query_parameters = frozenset({"providers"})
+    query_parameters = list_parameters = frozenset({"providers"})
     renderer_classes = [JSONRenderer]  # nested by nature; for a table, ask offers/?provider=a,b&format=csv
 
     @extend_schema(
@@ -659,7 +703,9 @@ class CompareApi(ReadOnlyApi):
         description="Every Kubernetes question with each provider's sourced answer, and for every GPU model any of "
                     "them offers, each provider's cheapest active offer per GPU-hour.",
         parameters=[OpenApiParameter(
-            "providers", str, required=True, many=True, explode=False,
+            "providers", {"type": "array", "items": {"type": "string", "pattern": f"^{SLUG_SHAPE.pattern}$"},
+                          "minItems": 1,
+                          "maxItems": MAX_COMPARED_PROVIDERS}, required=True, explode=False,
             description=f"1 to {MAX_COMPARED_PROVIDERS} provider slugs, comma-separated, in the order to show.",
             examples=[OpenApiExample("two", value=["lambda", "runpod"])])],
         responses={(200, "application/json"): CompareSerializer, (400, "application/json"): ERROR_400,
@@ -689,14 +735,53 @@ class CompareApi(ReadOnlyApi):
             "providers": providers,
             "capabilities": [
                 {"key": question.key, "question": str(question.label), "group": question.group,
-                 "answers": [{"provider": provider.slug, **answers[provider.id][index]} for provider in providers]}
+                 "answers": [{"provider": provider, **answers[provider.id][index]} for provider in providers]}
                 for index, question in enumerate(CAPABILITIES)
             ],
             "gpus": [
-                {"gpu": gpu, "cheapest": [{"provider": provider.slug, "offer": cheapest.get((provider.id, gpu.id))}
+                {"gpu": gpu, "cheapest": [{"provider": provider, "offer": cheapest.get((provider.id, gpu.id))}
                                           for provider in providers]}
                 for gpu in gpus
             ],
         }
         return Response(CompareSerializer(data, context={"request": request}).data)
 
+
+
+# --- CSV ------------------------------------------------------------------------------------------------------------
+
+
+def page_parameters() -> list[OpenApiParameter]:
+    return [OpenApiParameter(item["name"], item["schema"], description=item["description"])
+            for item in ApiPagination().get_schema_operation_parameters(None)]
+
+
+def csv_operation(view_class, *, operation_id: str, summary: str, parameters: list) -> type[ReadOnlyApi]:
+    """The CSV of a list operation as an operation of its own (its path ends in .csv): the same query parameters and
+    rows, one documented text/csv body, so a generated client parses the JSON operation as JSON and this one as
+    text."""
+
+    @extend_schema(operation_id=operation_id, tags=[operation_id.split("_")[0]], summary=summary,
+                   description=f"The rows of {view_class.__doc__.split(':')[0].strip()} as CSV.",
+                   parameters=[*parameters, *page_parameters()],
+                   responses={(200, "text/csv"): CSV_BODY, (400, "application/json"): ERROR_400,
+                              (404, "application/json"): ERROR_404_PAGE, (429, "application/json"): ERROR_429})
+    def get(self, request, *args, **kwargs):
+        return view_class.get(self, request, *args, **kwargs)
+
+    return type(f"{view_class.__name__.removesuffix('Api')}CsvApi", (view_class,), {
+        "__doc__": f"{view_class.__doc__.split(':')[0].strip()} as CSV.", "__module__": __name__,
+        "renderer_classes": [CSVRenderer], "schema": CsvAutoSchema(), "get": get})
+
+
+OfferListCsvApi = csv_operation(
+    OfferListApi, operation_id="offers_list_csv", summary="Offers as CSV",
+    parameters=[*filterset_parameters(OfferFilterSet), KUBERNETES_REASONS_PARAMETER])
+OfferHistoryCsvApi = csv_operation(OfferHistoryApi, operation_id="offers_history_csv",
+                                   summary="An offer's history as CSV", parameters=[OFFER_ID])
+ProviderListCsvApi = csv_operation(ProviderListApi, operation_id="providers_list_csv", summary="Providers as CSV",
+                                   parameters=[])
+GpuListCsvApi = csv_operation(GpuListApi, operation_id="gpus_list_csv", summary="The GPU catalog as CSV",
+                              parameters=[])
+SourceListCsvApi = csv_operation(SourceListApi, operation_id="sources_list_csv", summary="Data sources as CSV",
+                                 parameters=[])

@@ -14,6 +14,11 @@ app_name = "api"
 
 urlpatterns = [
     path("v1/offers/", api.OfferListApi.as_view(), name="offer-list"),
+    path("v1/offers.csv", api.OfferListCsvApi.as_view(), name="offer-list-csv"),
+    path("v1/offers/<str:offer_id>/history.csv", api.OfferHistoryCsvApi.as_view(), name="offer-history-csv"),
+    path("v1/providers.csv", api.ProviderListCsvApi.as_view(), name="provider-list-csv"),
+    path("v1/gpus.csv", api.GpuListCsvApi.as_view(), name="gpu-list-csv"),
+    path("v1/sources.csv", api.SourceListCsvApi.as_view(), name="source-list-csv"),
     path("v1/offers/<str:offer_id>/", api.OfferDetailApi.as_view(), name="offer-detail"),
     path("v1/offers/<str:offer_id>/history/", api.OfferHistoryApi.as_view(), name="offer-history"),
     path("v1/providers/", api.ProviderListApi.as_view(), name="provider-list"),

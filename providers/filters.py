@@ -34,6 +34,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField, ChoiceField
+from django_filters.widgets import BaseCSVWidget
 
 from nodesoftware import compat as node_compat
 from nodesoftware import fit as node_fit
@@ -157,6 +158,25 @@ class RenamedChoiceField(CommaMultipleChoiceField):
 
 class RdmaChoiceField(RenamedChoiceField):
     renamed = RDMA_RENAMED
+
+
+class RepeatedOrCommaCSVWidget(BaseCSVWidget):
+    """A comma-separated list that may also come as repeated keys (`?ordering=a&ordering=b`, what generated clients
+    send for an array): read as `?ordering=a,b`, never as the last key alone."""
+
+    def value_from_datadict(self, data, files, name):
+        if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
+            return ",".join(data.getlist(name)).split(",")
+        return super().value_from_datadict(data, files, name)
+
+
+class RepeatedOrCommaTextInput(forms.TextInput):
+    """A text field holding a comma-separated list (`?country=US,DE`) that may also come as repeated keys."""
+
+    def value_from_datadict(self, data, files, name):
+        if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
+            return ",".join(data.getlist(name))
+        return super().value_from_datadict(data, files, name)
 
 
 class CopiedCheaply:
@@ -339,7 +359,9 @@ def country_codes() -> frozenset[str]:
 
 
 class CountryListField(forms.CharField):
-    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE`; each must be an assigned code."""
+    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE` (or repeated keys); each must be an assigned code."""
+
+    widget = RepeatedOrCommaTextInput
 
     def clean(self, value):
         value = super().clean(value)
@@ -388,7 +410,10 @@ def provider_choices():
 
 
 class NoEmptyItemsCSVField(BaseCSVField):
-    """A comma-separated list in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not a sort key."""
+    """A comma-separated list (or repeated keys) in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not
+    a sort key."""
+
+    base_widget_class = RepeatedOrCommaCSVWidget
 
     def clean(self, value):
         cleaned = super().clean(value)
@@ -935,6 +960,20 @@ def unknown_parameters(params, *, reads) -> list[str]:
     show them as errors with a 400 too, so a typo (`?gpu_modle=h100`) is never silently "no filter". A reader of
     offers passes `OfferFilterSet.base_filters` plus its own parameters (page, format, currency)."""
     return sorted(set(params) - set(reads))
+
+
+def multi_valued_parameters(filterset_class: type[filters.FilterSet] | None = None) -> frozenset[str]:
+    """The filters that take several values (comma-separated or repeated keys, the same result either way); every
+    other parameter takes one value."""
+    return frozenset(name for name, filter_ in (filterset_class or OfferFilterSet).base_filters.items()
+                     if isinstance(filter_, (MultipleChoice, NullsLastOrderingFilter, CountryFilter)))
+
+
+def repeated_parameters(params, *, many) -> list[str]:
+    """The parameters given more than once (`?gpu_count_min=8&gpu_count_min=1`) that take one value, sorted: the API
+    answers them with a 400, as it does unknown ones, rather than keeping one of the values silently. `many` names
+    the parameters that take several values."""
+    return sorted(name for name in params if name not in many and len(params.getlist(name)) > 1)
 
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:

@@ -14,7 +14,7 @@ from django.db import models
 from django.urls import reverse
 from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import ISO_8601, serializers
 from rest_framework.settings import api_settings
 
@@ -22,6 +22,7 @@ from nodesoftware import summary as node_summary
 
 from . import kubernetes as k8s
 from . import pricing
+from .api_schema import sometimes_absent
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
 from .selectors import is_stale, kubernetes_answers_of
@@ -32,6 +33,8 @@ class NumberDecimalField(serializers.DecimalField):
 
     The columns hold at most 5 decimal places, which a float renders exactly as written (3.73, not 3.7300000001);
     converting directly skips DRF's re-quantising of every value, a large share of the time a page of offers takes.
+    A computed value with more places than the field's (the advisor's costs) is rounded to them first, as DRF's
+    string output rounds it.
     """
 
     def __init__(self, *args, **kwargs):
@@ -39,7 +42,11 @@ class NumberDecimalField(serializers.DecimalField):
         super().__init__(*args, **kwargs)
 
     def to_representation(self, value):
-        return None if value is None else float(value)
+        if value is None:
+            return None
+        if self.decimal_places is not None and value.as_tuple().exponent < -self.decimal_places:
+            value = self.quantize(value)
+        return float(value)
 
 
 class OutputSerializer(serializers.ModelSerializer):
@@ -93,8 +100,9 @@ class KubernetesStateSerializer(serializers.Serializer):
 
 class KubernetesAnswerSerializer(KubernetesStateSerializer):
     reason = serializers.CharField(help_text="Why, in English, naming the facts the rule used")
-    reason_zh = serializers.CharField(required=False, help_text=(
-        "The same reason in Simplified Chinese (the facts' own details stay as their sources state them)"))
+    reason_zh = sometimes_absent(serializers.CharField(required=False, help_text=(
+        "The same reason in Simplified Chinese (the facts' own details stay as their sources state them); absent "
+        "where no translation is stored")))
     sources = serializers.ListField(child=serializers.URLField(), help_text="The source URLs of those facts")
     inferred = serializers.BooleanField(help_text=(
         "True when the answer rests on an inferred cell or fact (read from what a source implies, not what it "
@@ -302,7 +310,11 @@ class OfferListSerializer(OfferSerializer):
     and sources, which the offer's `url` gives; with the context's `kubernetes_reasons`, all of it, as
     OfferSerializer. The reasons are three quarters of a page's JSON (255 KB for 50 offers, 94 KB without)."""
 
-    @extend_schema_field(OfferKubernetesStatesSerializer)
+    @extend_schema_field(PolymorphicProxySerializer(
+        component_name="OfferListKubernetes", resource_type_field_name=None,
+        serializers=[OfferKubernetesSerializer, OfferKubernetesStatesSerializer],
+        help_text="With kubernetes_reasons=true, every answer with its reasons and sources (OfferKubernetes, as "
+                  "an offer's own URL gives it); otherwise the answers alone (OfferKubernetesStates)"))
     def get_kubernetes(self, offer: Offer) -> dict:
         data = super().get_kubernetes(offer)
         return data if self.context.get("kubernetes_reasons") else kubernetes_states(data)
@@ -577,7 +589,7 @@ class SourceStatusSerializer(serializers.Serializer):
     slug = serializers.CharField(source="source.slug")
     name = serializers.CharField(source="source.name")
     kind = serializers.CharField(source="source.kind")
-    provider = serializers.CharField(source="source.provider.slug")
+    provider = ProviderRefSerializer(source="source.provider")
     url = serializers.CharField(source="source.url")
     license = serializers.CharField(source="source.license", allow_blank=True)
     revision = serializers.CharField(source="source.revision", allow_blank=True)
@@ -599,7 +611,7 @@ class SourceStatusSerializer(serializers.Serializer):
 class CompareAnswerSerializer(serializers.Serializer):
     """One provider's answer to one question (the fields of a capability cell)."""
 
-    provider = serializers.CharField()
+    provider = ProviderRefSerializer()
     value = serializers.CharField()
     label = serializers.CharField(allow_blank=True)
     detail = serializers.CharField(allow_blank=True)
@@ -622,7 +634,7 @@ class CompareQuestionSerializer(serializers.Serializer):
 
 
 class CompareCheapestSerializer(serializers.Serializer):
-    provider = serializers.CharField()
+    provider = ProviderRefSerializer()
     offer = OfferSerializer(allow_null=True, help_text="The provider's cheapest active offer per GPU-hour of this "
                                                        "GPU; null when it has none")
 

@@ -12,10 +12,10 @@ from collections import OrderedDict
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, models
 from django.utils import timezone
 
-from .models import DataVersion
+from .models import DataSource, DataVersion
 
 
 def data_version() -> int | None:
@@ -29,15 +29,23 @@ def data_version() -> int | None:
     return None if row is None else row[0]
 
 
+def refreshed_at() -> datetime | None:
+    """The latest successful run of any source (when the data was last refreshed; the API's Last-Modified), kept
+    under the current data_version_scope's version."""
+    return remembered("refreshed_at", lambda: DataSource.objects.aggregate(
+        latest=models.Max("last_success_at"))["latest"])
+
+
 _request_version: contextvars.ContextVar[int | None] = contextvars.ContextVar("data_version", default=None)
 _remembered: dict[str, tuple[int, object]] = {}
 
 
 @contextlib.contextmanager
-def data_version_scope():
+def data_version_scope(version: int | None = None):
     """Within it, `remembered` lookups are kept in this process under the data version read once on entry (the API's
-    offer list and the offers page open one per request). Yields that version."""
-    version = data_version()
+    offer list and the offers page open one per request), or under `version` when the caller read it already. Yields
+    that version."""
+    version = data_version() if version is None else version
     token = _request_version.set(version)
     try:
         yield version

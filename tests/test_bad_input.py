@@ -129,7 +129,7 @@ def test_api_page_numbers_take_ascii_digits_only(get, name, kind):
 def test_deeply_nested_json_to_advise_is_a_400(world, shape, depth):  # noqa: F811
     body = "[" * depth + "]" * depth if shape == "list" else '{"a":' * depth + "1" + "}" * depth
     response = Client(raise_request_exception=False).post("/api/v1/advise/", body, content_type="application/json")
-    assert response.status_code == 400 and "nested" in response.json()["detail"]
+    assert response.status_code == 400 and "nested" in response.json()["non_field_errors"][0]
 
 
 @pytest.mark.parametrize("kind", sorted(HOSTILE))

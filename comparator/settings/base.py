@@ -49,6 +49,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: a HEAD answer's body is dropped after everything else wrote it (gunicorn would send it).
+    "comparator.http.HeadWithoutBodyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy and Permissions-Policy (SECURITY_HEADERS below; on in production).
     "comparator.security.SecurityHeadersMiddleware",
@@ -131,7 +133,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["comparator.security.DepthLimitedJSONParser"],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "providers.api_schema.ApiAutoSchema",
     # The same proxy count as comparator.security.client_ip (0: REMOTE_ADDR, never a client-sent X-Forwarded-For).
     "NUM_PROXIES": None,  # set below from NUM_PROXIES
 }
@@ -180,17 +182,23 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": (
         "Where to rent GPUs for Kubernetes workloads, and what you really get: offers with prices and availability, "
         "providers' sourced Kubernetes capabilities, the GPU catalog and the state of every data source. Read-only; "
-        "anonymous; rate limited per IP. Every list is paginated (page, page_size) and also available as CSV "
-        "(?format=csv or Accept: text/csv). An unknown or invalid query parameter answers 400 naming it."
+        "anonymous; rate limited per IP (RateLimit and RateLimit-Policy headers, 429 with Retry-After). Every list "
+        "is paginated (page, page_size) and has a CSV twin (the same path ending in .csv). Money and every decimal "
+        "are JSON numbers; `provider` is always an object. An unknown, invalid or repeated single-value query "
+        "parameter answers 400 naming it. Answers carry ETag and Last-Modified; send If-None-Match for a 304. "
+        "Versioning: within /api/v1/ changes are additive (new operations, optional parameters, response fields, "
+        "catalog values); a breaking change goes to /api/v2/, served beside v1 for at least six months."
     ),
-    "VERSION": "1.0.0",
+    "VERSION": "1.1.0",
+    "OAS_VERSION": "3.1.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SCHEMA_PATH_PREFIX": r"/api/v1",
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # The catalog's slugs as the enum of the slug parameters (read when the schema is generated).
-    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api.schema_catalog_enums"],
+    # Required output fields, no security requirement, every status with its body and headers, catalog slugs as
+    # strings (providers.api_schema).
+    "POSTPROCESSING_HOOKS": ["drf_spectacular.hooks.postprocess_schema_enums", "providers.api_schema.schema_contract"],
     "ENUM_NAME_OVERRIDES": {
         "ProviderKindEnum": "providers.models.ProviderKind",
         "SourceKindEnum": "providers.models.SourceKind",

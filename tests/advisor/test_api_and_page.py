@@ -88,11 +88,11 @@ def test_api_ranks_by_hand_computed_monthly_cost_and_never_assumes_an_unknown_fe
     response = advise(client, BATCH)
     assert response.status_code == 200
     data = response.json()
-    rows = lambda group: [(o["offer"]["provider"], o["cost"]["total_usd"], o["cost"]["complete"])  # noqa: E731
+    rows = lambda group: [(o["offer"]["provider"]["slug"], o["cost"]["total_usd"], o["cost"]["complete"])  # noqa: E731
                           for o in data[group]]
     # known: 2 nodes x 730 h x 4.00 + 0.10 x 730 = 5840 + 73; unknownfee: 2 x 730 x 3.00, fee left out
-    assert rows("options") == [("known", "5913.00", True)]
-    assert rows("unverified") == [("unknownfee", "4380.00", False)]
+    assert rows("options") == [("known", 5913.0, True)]
+    assert rows("unverified") == [("unknownfee", 4380.0, False)]
     assert data["unverified"][0]["unverified"] == ["control_plane_fee"]
     assert data["excluded_missing"] == {"kubernetes": 1}  # the provider without Kubernetes
     assert data["unverified"][0]["cost"]["control_plane_usd"] is None
@@ -110,7 +110,7 @@ def test_every_judgement_links_to_its_capability_source(client, market):
 def test_location_accepts_countries_or_continents(client, market):
     def providers(body):
         data = advise(client, body).json()
-        return {o["offer"]["provider"] for o in data["options"] + data["unverified"]}
+        return {o["offer"]["provider"]["slug"] for o in data["options"] + data["unverified"]}
 
     assert providers({**BATCH, "countries": ["de"]}) == {"unknownfee"}
     assert providers({**BATCH, "countries": ["DE"], "continents": ["NA"]}) == {"known", "unknownfee"}
@@ -121,19 +121,19 @@ def test_api_returns_mig_packing_slice_prices_and_a_manifest(client, market):
             "sharing": "mig", "countries": ["US"]}
     data = advise(client, body).json()
     (option,) = data["options"]  # nok8s is left out; unknownfee is in DE
-    assert (option["offer"]["provider"], option["gpus_needed"], option["cost"]["instances"]) == ("known", 2, 1)
+    assert (option["offer"]["provider"]["slug"], option["gpus_needed"], option["cost"]["instances"]) == ("known", 2, 1)
     assert data["packing"]["mig_gpus"] == 2 and data["packing"]["whole_gpus"] == 8
     # 4.00 per 2-GPU hour = 2.00 per GPU-hour; 1g.10gb: 7 per GPU -> 0.2857; 3g.40gb: 2 per GPU -> 1.0000
     assert [(p["profile"], p["usd_per_slice_hour"]) for p in data["mig_slice_prices"]] == [
-        ("1g.10gb", "0.2857"), ("3g.40gb", "1.0000")]
+        ("1g.10gb", 0.2857), ("3g.40gb", 1.0)]
     assert "nvidia.com/mig-1g.10gb" in data["manifest"]["yaml"]
 
 
 def test_api_break_even_against_the_best_complete_option(client, market):
-    body = {**BATCH, "purchase_price_usd": "59130", "power_usd_month": "500", "operations_usd_month": "413"}
+    body = {**BATCH, "purchase_price_usd": 59130, "power_usd_month": 500, "operations_usd_month": 413}
     data = advise(client, body).json()
     # rent 5913 a month, own 913 a month -> 59130 / 5000 = 11.826 -> 11.8 months
-    assert data["break_even"]["months"] == "11.8"
+    assert data["break_even"]["months"] == 11.8
 
 
 @pytest.mark.parametrize("body, field", [
@@ -161,15 +161,31 @@ def test_bad_input_is_a_400_naming_the_field(client, market, body, field):
 
 
 def test_malformed_body_is_a_400_not_a_500(client, market):
-    assert client.post(reverse("api-advise"), "{not json", content_type="application/json").status_code == 400
-    assert advise(client, ["a", "list"]).status_code == 400
+    malformed = client.post(reverse("api-advise"), "{not json", content_type="application/json")
+    not_an_object = advise(client, ["a", "list"])
+    # The shape of any other bad input, as documented: what is wrong under the key DRF gives errors of no one field.
+    for response in (malformed, not_an_object):
+        assert response.status_code == 400 and list(response.json()) == ["non_field_errors"]
+    assert "JSON parse error" in malformed.json()["non_field_errors"][0]
+
+
+@pytest.mark.parametrize(("field", "value"), [("multi_node", "true"), ("spot_ok", 1), ("nodes", "2"),
+                                              ("purchase_price_usd", "59130"), ("kueue_queue", 5), ("kind", 1)])
+def test_a_value_of_another_json_type_than_the_schema_states_is_a_400_naming_it(client, market, field, value):
+    response = advise(client, {**BATCH, field: value})
+    assert response.status_code == 400 and list(response.json()) == [field]
+
+
+def test_a_query_parameter_to_advise_is_a_400_naming_it(client, market):
+    response = client.post(f"{reverse('api-advise')}?gpu=h100", json.dumps(BATCH), content_type="application/json")
+    assert response.status_code == 400 and list(response.json()) == ["gpu"]
 
 
 def test_page_and_api_give_the_same_advice(client, market):
     page = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2",
                                            "hours_per_month": "300", "spot_ok": "on", "continents": ["NA", "EU"]})
     assert page.status_code == 200
-    api = advise(client, {**BATCH, "hours_per_month": "300", "spot_ok": True, "continents": ["NA", "EU"]})
+    api = advise(client, {**BATCH, "hours_per_month": 300, "spot_ok": True, "continents": ["NA", "EU"]})
     assert AdviceOutputSerializer(page.context["advice"]).data == api.json()
 
 
@@ -214,10 +230,10 @@ SIZED = {"kind": "inference", "model": "llama-3.1-70b", "replicas": 1, "countrie
 def test_api_sizes_a_listed_model_and_places_a_replica_on_one_node(client, market):
     data = advise(client, SIZED).json()
     # (70.6 x 2 = 141.2 GB + KV 2 x 80 x 8 x 128 x 2 x 8192 = 2.7 GB) / 0.9 = 159.9 GB -> 2 x 80 GB on one node
-    assert data["estimate"]["memory_gb"] == "159.9"
+    assert data["estimate"]["memory_gb"] == 159.9
     assert "141.2 GB" in data["estimate"]["lines"][0]["text"]
     (option,) = data["options"]
-    assert option["offer"]["provider"] == "known"
+    assert option["offer"]["provider"]["slug"] == "known"
     assert [(lay["replicas"], lay["gpus_per_pod"], lay["pods_per_replica"]) for lay in option["layouts"]] == [(1, 2, 1)]
     assert "--tensor-parallel-size" in data["manifest"]["yaml"] and "kind: Service" in data["manifest"]["yaml"]
 

@@ -85,7 +85,7 @@ def test_sources_show_latest_run_outcome_and_age_of_good_data(api, world, settin
     assert beta["last_run"]["status"] == "failed" and beta["last_run"]["error"] == "HTTP 503"
     assert 29.9 < beta["age_hours"] < 30.1 and beta["is_stale"] is True
     assert rows["alpha-api"]["last_run"]["status"] == "succeeded" and rows["alpha-api"]["is_stale"] is False
-    assert rows["alpha-api"]["provider"] == "alpha"
+    assert rows["alpha-api"]["provider"]["slug"] == "alpha"
 
 
 def test_source_that_never_ran_has_no_age_and_is_stale(api, world):
@@ -101,15 +101,15 @@ def test_compare_puts_answers_side_by_side_and_the_cheapest_offer_per_gpu(api, w
     assert [provider["slug"] for provider in body["providers"]] == ["beta", "alpha"]
     assert [question["key"] for question in body["capabilities"]] == KEYS
     mig = next(question for question in body["capabilities"] if question["key"] == "mig")
-    assert [(answer["provider"], answer["value"]) for answer in mig["answers"]] == [("beta", "unknown"),
+    assert [(answer["provider"]["slug"], answer["value"]) for answer in mig["answers"]] == [("beta", "unknown"),
                                                                                    ("alpha", "yes")]
     assert mig["answers"][1]["source_url"] == "https://example.org/mig"
     gpus = {row["gpu"]["slug"]: row["cheapest"] for row in body["gpus"]}
     assert set(gpus) == {"h100-sxm", "l4", "mi300x"}
-    h100 = {cheapest["provider"]: cheapest["offer"] for cheapest in gpus["h100-sxm"]}
+    h100 = {cheapest["provider"]["slug"]: cheapest["offer"] for cheapest in gpus["h100-sxm"]}
     assert h100["beta"]["id"] == world.offers["beta-h100"].id
     assert h100["alpha"]["id"] == world.offers["alpha-h100x8"].id and h100["alpha"]["source"]["slug"] == "alpha-api"
-    assert {cheapest["provider"]: cheapest["offer"] for cheapest in gpus["l4"]}["beta"] is None
+    assert {cheapest["provider"]["slug"]: cheapest["offer"] for cheapest in gpus["l4"]}["beta"] is None
 
 
 @pytest.mark.parametrize(("query", "problem"), [

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from providers.filters import OfferFilterSet
+from providers.filters import OfferFilterSet, multi_valued_parameters
 from tests.api.conftest import result_ids
 
 pytestmark = pytest.mark.django_db
@@ -314,3 +314,38 @@ def test_the_list_says_how_many_offers_it_left_out_for_an_unknown_answer(api, wo
         everything = api.get(f"/api/v1/offers/?{query}&unknown=include&page_size=100").json()
         assert everything["count"] == body["count"] + total
     assert list(body)[-1] == "results"
+
+
+def _two_values(name: str) -> list[str]:
+    if name == "country":
+        return ["us", "JP"]
+    if name == "ordering":
+        return ["provider", "-gpu_count"]
+    return [str(value) for value, _ in OfferFilterSet().form.fields[name].choices if value][:2]
+
+
+@pytest.mark.parametrize("name", sorted(OfferFilterSet.base_filters))
+def test_a_list_filter_reads_repeated_keys_as_its_comma_form_and_any_other_filter_refuses_them(api, world, name):
+    """What generated clients send for an array (`?ordering=a&ordering=b`) is the comma list; a single-value
+    parameter given twice is a 400 naming it, never one of its values kept silently."""
+    from urllib.parse import parse_qs, urlencode
+
+    if name in multi_valued_parameters():
+        first, second = _two_values(name)
+        comma = api.get("/api/v1/offers/", {name: f"{first},{second}", "page_size": 100})
+        repeated = api.get(f"/api/v1/offers/?{urlencode([(name, first), (name, second)])}&page_size=100")
+        assert comma.status_code == repeated.status_code == 200, repeated.json()
+        assert result_ids(comma) == result_ids(repeated)
+    else:
+        value = next(parse_qs(query)[name][0] for case, query, _ in CASES if case == name and name in parse_qs(query))
+        response = api.get(f"/api/v1/offers/?{urlencode([(name, value), (name, value)])}")
+        assert response.status_code == 400
+        assert list(response.json()) == [name]
+
+
+@pytest.mark.parametrize("query", ["page=1&page=2", "page_size=5&page_size=5", "format=json&format=csv",
+                                   "kubernetes_reasons=true&kubernetes_reasons=false"])
+def test_a_page_or_format_parameter_given_twice_is_a_400_naming_it(api, world, query):
+    response = api.get(f"/api/v1/offers/?{query}")
+    assert response.status_code == 400
+    assert list(response.json()) == [query.split("=")[0]]

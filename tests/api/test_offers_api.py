@@ -82,7 +82,7 @@ def test_offers_are_stale_when_their_source_has_not_succeeded_recently(api, worl
     assert rows["gamma-unknown-gpu"]["is_stale"] is True
     assert rows["gamma-unknown-gpu"]["source"]["last_success_at"] is None
     compared = api.get("/api/v1/compare/?providers=alpha,beta").json()["gpus"]
-    cheapest = {row["provider"]: row["offer"] for gpu in compared for row in gpu["cheapest"] if row["offer"]}
+    cheapest = {row["provider"]["slug"]: row["offer"] for gpu in compared for row in gpu["cheapest"] if row["offer"]}
     assert cheapest["alpha"]["is_stale"] is True and cheapest["beta"]["is_stale"] is False
 
 

@@ -46,17 +46,20 @@ def queries(api, url) -> int:
 @pytest.mark.parametrize(("path", "expected"), [
     # the data version, the count on the bare offer table, then the page: its ids in index order and those offers
     # with provider, GPU and source joined, in one statement (selectors.offer_page), and their Kubernetes answers
-    # (none kept from an earlier request in this worst case)
-    ("/api/v1/offers/", 4),
+    # (none kept from an earlier request in this worst case), and the latest success of a source (Last-Modified)
+    ("/api/v1/offers/", 5),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs
     # and of the profiles whose `mig` answer matches (read once, applied as id lists: see filters.RelatedChoice)
     # + the offers left out because their `mig` answer is unknown: the profiles whose answer is yes or unknown, and
-    # one grouped COUNT per provider (both kept under the data version)
-    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 9),
-    ("/api/v1/offers/{offer}/history/", 3),  # the offer, count, page
-    ("/api/v1/providers/", 3),  # count, page, capabilities
-    ("/api/v1/gpus/", 2),  # count, page
-    ("/api/v1/sources/", 2),  # sources, their latest runs (a few dozen rows; the page is sliced in memory)
+    # one grouped COUNT per provider (both kept under the data version), and the data version and a source's latest
+    # success for ETag and Last-Modified (providers.api.conditional)
+    ("/api/v1/offers/?provider=beta,extra-1&mig=yes&ordering=-gpu_memory", 10),
+    # Each of the others + the data version and the latest success of a source (ETag and Last-Modified,
+    # providers.api.conditional)
+    ("/api/v1/offers/{offer}/history/", 5),  # the offer, count, page
+    ("/api/v1/providers/", 5),  # count, page, capabilities
+    ("/api/v1/gpus/", 4),  # count, page
+    ("/api/v1/sources/", 4),  # sources, their latest runs (a few dozen rows; the page is sliced in memory)
 ])
 def test_list_queries_do_not_grow_with_the_page_size(api, many, path, expected):
     path = path.format(offer=many.offers["beta-h100"].id)
@@ -68,12 +71,14 @@ def test_list_queries_do_not_grow_with_the_page_size(api, many, path, expected):
 def test_compare_and_details_run_a_fixed_number_of_queries(api, many):
     few = queries_of(api, "/api/v1/compare/?providers=alpha")
     lots = queries_of(api, "/api/v1/compare/?providers=alpha,beta,gamma,extra-1,extra-2,extra-3")
-    assert few == lots == 4  # providers, capabilities, cheapest ids, cheapest offers
-    assert queries_of(api, f"/api/v1/offers/{many.offers['beta-h100'].id}/") == 1
-    assert queries_of(api, "/api/v1/providers/alpha/") == 4
+    # providers, capabilities, cheapest ids, cheapest offers; then the data version and the latest success of a source
+    assert few == lots == 6
+    assert queries_of(api, f"/api/v1/offers/{many.offers['beta-h100'].id}/") == 3
+    assert queries_of(api, "/api/v1/providers/alpha/") == 6
 
 
 def queries_of(api, url) -> int:
+    versions.remembered_forget()
     with CaptureQueriesContext(connection) as context:
         assert api.get(url).status_code == 200
     return len(context.captured_queries)

@@ -104,7 +104,7 @@ class _Exposition:
 
 def metrics_text(now: float | None = None) -> str:
     """Everything /metrics exposes, read from the database now (a few aggregate queries)."""
-    from digest.models import Delivery
+    from digest.models import Delivery, DeliveryStatus, SendProblem
     from providers.models import DataSource, Offer, RunStatus, ScrapeRun
 
     now = time.time() if now is None else now
@@ -138,8 +138,15 @@ def metrics_text(now: float | None = None) -> str:
                [({"provider": slug}, n) for slug, n in sorted(offers)])
     deliveries = Delivery.objects.values_list("status").annotate(n=Count("id"))
     out.family("comparator_digest_deliveries_total", "counter",
-               "Weekly digest deliveries by outcome (sent, skipped: no change, failed).",
+               "Weekly digest deliveries by outcome (sent, skipped: no change, failed, unknown).",
                [({"status": status}, n) for status, n in sorted(deliveries)])
+    problems = dict(SendProblem.objects.values_list("kind").annotate(n=Count("id")))
+    out.family("comparator_digest_send_problems_total", "counter",
+               "Digest runs stopped by a relay or message failure, or by a message without a reply (alert on rise).",
+               [({"kind": kind}, problems.get(kind, 0)) for kind in ("outcome_unknown", "relay_failure")])
+    out.family("comparator_digest_outcome_unknown_awaiting_decision", "gauge",
+               "Digests sent in full without a reply, not sent again until the operator decides (admin, Deliveries).",
+               [({}, Delivery.objects.filter(status=DeliveryStatus.UNKNOWN).count())])
     out.family("comparator_metrics_generated_timestamp_seconds", "gauge", "When this exposition was read.",
                [({}, timezone.now().timestamp())])
     return out.text()

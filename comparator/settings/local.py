@@ -10,3 +10,6 @@ DEBUG = env_bool("DJANGO_DEBUG", True)
 EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
 # The embedded default runs without Redis: /healthz checks the database only.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", False)
+# No broker under the embedded default: a task queued by a request (the confirmation email, printed to the console)
+# runs in the web process. With CELERY_BROKER_URL set, a worker takes it, as in production.
+CELERY_TASK_ALWAYS_EAGER = "CELERY_BROKER_URL" not in os.environ

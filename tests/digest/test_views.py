@@ -92,13 +92,24 @@ def test_one_address_gets_a_bounded_number_of_confirmations_with_an_unchanged_an
     assert _page(first) == _page(second) and len(mail.outbox) == 1
 
 
-def test_an_smtp_failure_on_subscribe_is_explained_and_keeps_the_form(world, client, settings):
+def test_a_relay_failure_on_subscribe_leaves_the_request_answered_and_the_worker_retrying(world, client, settings):
     from tests.digest.conftest import free_port
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", free_port(), 2
-    response = _subscribe(client)
+    with mock.patch("digest.tasks.confirmation_send.retry", side_effect=RuntimeError("retry later")) as retry:
+        response = _subscribe(client)
+    assert response.status_code == 200  # the web request only queued the email
+    assert retry.call_count == 1 and "ConfirmationNotSent" in repr(retry.call_args)
+
+
+def test_a_broker_outage_on_subscribe_is_explained_and_keeps_the_form(world, client):
+    from kombu.exceptions import OperationalError
+
+    with mock.patch("digest.tasks.confirmation_send.delay", side_effect=OperationalError("connection refused")):
+        response = _subscribe(client)
     assert response.status_code == 503 and "ann@example.org" in response.content.decode()
+    assert not mail.outbox
 
 
 def _token(**changes):

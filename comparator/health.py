@@ -14,7 +14,7 @@
   registry to keep; the exceptions are the dependency gauges (checked at the scrape) and the cache failures of the
   process that answers. Per source: last success (timestamp and age) and runs by outcome; active offers by provider;
   digest deliveries by outcome and sending problems. With settings.METRICS_TOKEN set, a
-  `Authorization: Bearer <token>` header is required.
+  `Authorization: Bearer <token>` header is required; without it only loopback clients may read it.
 
 Both are exempt from the HTTPS redirect (production settings), since kubelet and Prometheus call the pod directly.
 """
@@ -22,6 +22,7 @@ Both are exempt from the HTTPS redirect (production settings), since kubelet and
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -179,9 +180,14 @@ def metrics_text(now: float | None = None) -> str:
 @never_cache
 @require_GET
 def metrics(request: HttpRequest) -> HttpResponse:
+    """With METRICS_TOKEN set, only a request with `Authorization: Bearer <token>`; without it, only a client on this
+    machine (loopback: `make run`, a sidecar), never the public (deploy/kubernetes sets a token)."""
     token = getattr(settings, "METRICS_TOKEN", "")
     if token:
         given = request.headers.get("Authorization", "").removeprefix("Bearer ").strip()
         if not hmac.compare_digest(given.encode(), token.encode()):
             return HttpResponse("unauthorised\n", status=401, content_type="text/plain; charset=utf-8")
+    elif not ipaddress.ip_address(request.META.get("REMOTE_ADDR") or "0.0.0.0").is_loopback:
+        return HttpResponse("set METRICS_TOKEN to read /metrics from another machine\n", status=403,
+                            content_type="text/plain; charset=utf-8")
     return HttpResponse(metrics_text(), content_type="text/plain; version=0.0.4; charset=utf-8")

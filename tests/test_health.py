@@ -111,3 +111,9 @@ def test_metrics_ask_for_the_bearer_token_when_one_is_set(client, settings):
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
+
+
+def test_metrics_without_a_token_answer_only_this_machine(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics").status_code == 200  # the test client is 127.0.0.1
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.7").status_code == 403

@@ -28,7 +28,7 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "comparator.apps.ComparatorAdminConfig",  # django.contrib.admin with its login throttled (comparator/admin.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -52,6 +52,8 @@ MIDDLEWARE = [
     # Content-Security-Policy and Permissions-Policy (SECURITY_HEADERS below; on in production).
     "comparator.security.SecurityHeadersMiddleware",
     "corsheaders.middleware.CorsMiddleware",  # before CommonMiddleware, so its redirects carry CORS headers too
+    # A declared body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 before anything reads it.
+    "comparator.security.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Pages, fragments and API answers compressed (the offers page: 137 KB of HTML, ~12 KB gzip). After whitenoise,
     # which answers static files itself with its precompressed copies; before everything that writes the body, so it
@@ -172,7 +174,8 @@ API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
 # stale) changes what it shows. At most this many pages per process (about 100 KB each) and 32 MiB in all
 # (providers.versions.KEPT_PAGES_BYTES); 0 switches it off.
 API_KEPT_PAGES = int(os.environ.get("API_KEPT_PAGES", "200"))
-# /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
+# /healthz (comparator.health) reports the database, broker and cache; /metrics asks for this bearer token when it
+# is set, and answers only loopback clients when it is not.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 # Content-Security-Policy and Permissions-Policy on every response (comparator.security); production turns it on.
@@ -281,6 +284,11 @@ DIGEST_PRICE_CHANGE_THRESHOLD = Decimal(os.environ.get("DIGEST_PRICE_CHANGE_THRE
 DIGEST_CHEAPEST_COUNT = int(os.environ.get("DIGEST_CHEAPEST_COUNT", "5"))
 DIGEST_MAX_ROWS_PER_SECTION = int(os.environ.get("DIGEST_MAX_ROWS_PER_SECTION", "20"))
 DIGEST_CONFIRM_MAX_AGE = int(os.environ.get("DIGEST_CONFIRM_MAX_AGE", str(3 * 24 * 3600)))
+# Request bodies: the largest the site accepts (the advice API's JSON, forms). Bytes.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(1024 * 1024)))
+# Admin login attempts per client address and per username in a window of seconds (comparator/admin.py).
+ADMIN_LOGIN_ATTEMPTS = int(os.environ.get("ADMIN_LOGIN_ATTEMPTS", "10"))
+ADMIN_LOGIN_WINDOW = 900
 DIGEST_SUBSCRIBE_RATE_PER_IP = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_IP", "10"))
 DIGEST_SUBSCRIBE_RATE_PER_ADDRESS = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_ADDRESS", "3"))
 DIGEST_SUBSCRIBE_RATE_WINDOW = 3600

@@ -4,7 +4,7 @@ optional (never a 5xx), the broker's state is reported without failing readiness
 is a 503 answered within its connect timeout, a database restart costs no request.
 
 Not timed: a request that hangs is caught by the client's own generous timeout (30 s, against the 40 s and more the
-site used to hang for); the seconds each answer took are measured by bench/faults.py instead.
+site used to hang for); the seconds each answer took: `pytest --durations` (docs/operations.md, "Timeouts").
 """
 
 import json

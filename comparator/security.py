@@ -16,6 +16,7 @@ confine what a page may load, and the bound on concurrent whole-table CSV export
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -207,3 +208,39 @@ def admin_login_limited(request) -> float | None:
         if hits > limit:
             worst = max(worst or 0, remaining)
     return worst
+
+
+_NUMBER_LIKE = re.compile(r"[\s+\-−]*[\d.,]+(?:[eE][+\-]?\d+)?\s*")
+
+
+def non_ascii_number(params) -> str | None:
+    """The first parameter whose value reads as a number written with digits other than ASCII 0-9 (fullwidth
+    '１２', Arabic-Indic, ...), or None. Python's int() and Decimal() accept those digits, so without this check
+    '?price_max=３' filtered as 3 in some places and failed in others; numbers in parameters are ASCII only."""
+    for name, values in params.lists():
+        for value in values:
+            if _NUMBER_LIKE.fullmatch(value) and not value.isascii():
+                return name
+    return None
+
+
+class AsciiNumbersMiddleware:
+    """A query or form parameter that is a number in non-ASCII digits is a 400 naming the parameter."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        name = non_ascii_number(request.GET)
+        if name is None and request.method == "POST" and request.content_type in (
+                "application/x-www-form-urlencoded", "multipart/form-data"):
+            name = non_ascii_number(request.POST)
+        if name is not None:
+            from django.http import HttpResponse, JsonResponse
+            from django.utils.translation import gettext
+
+            message = gettext("%(name)s: write numbers with the digits 0-9.") % {"name": name}
+            if request.path.startswith("/api/"):
+                return JsonResponse({name: [message]}, status=400)
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

@@ -119,7 +119,8 @@ def subscription_confirm(*, token: str) -> Subscription:
 
     Raises tokens.TokenInvalid or tokens.TokenExpired for a bad link, LinkSuperseded for a link issued before the
     address unsubscribed, FilterNoLongerValid when the saved filter names something that has left the catalog.
-    A link issued before the subscription was paused leaves it paused and unchanged. Confirming twice is harmless:
+    A link issued before the subscription last changed (its filters, language, a pause) leaves it as it is now, so
+    an old link never re-applies the filters of the day it was sent. Confirming twice is harmless:
     the second time changes nothing but `confirmed_at`.
     """
     request = confirm_token_read(token)
@@ -137,9 +138,10 @@ def subscription_confirm(*, token: str) -> Subscription:
                     return Subscription.objects.create(email=request.email, **values)
                 if subscription.unsubscribed_at and subscription.unsubscribed_at.timestamp() > request.issued_at:
                     raise LinkSuperseded
-                if (subscription.status == SubscriptionStatus.PAUSED
+                if (subscription.status in (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED)
                         and subscription.updated_at.timestamp() > request.issued_at):
-                    # Paused (or changed) after this link was sent: an old link neither resumes it nor rewrites it.
+                    # Changed (filters, language, paused) after this link was sent: an old link, valid for days,
+                    # neither re-applies that day's filters over the later change nor resumes a pause.
                     return subscription
                 for name, value in values.items():
                     setattr(subscription, name, value)

@@ -28,3 +28,22 @@ def test_admin_login_is_throttled_per_client_and_per_username(client, settings):
     # a fresh client and username still get the form
     assert client.post("/admin/login/", {"username": "ann", "password": "x"},
                        REMOTE_ADDR="198.51.100.5").status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/?price_per_gpu_hour_max=３", "/api/v1/offers/?page=２",
+                                  "/api/v1/offers/?price_per_gpu_hour_max=1.５", "/charts/?gpu_count_min=٣"])
+def test_fullwidth_and_other_non_ascii_digits_are_refused_as_numbers(client, path):
+    response = client.get(path)
+    assert response.status_code == 400
+    name = path.split("?")[1].split("=")[0]
+    assert name in response.content.decode()
+
+
+def test_text_with_fullwidth_digits_is_not_a_number_and_ascii_numbers_pass(client):
+    from django.http import QueryDict
+
+    from comparator.security import non_ascii_number
+
+    assert non_ascii_number(QueryDict("q=Ｈ１００&price_per_gpu_hour_max=3.50&page=2")) is None
+    assert non_ascii_number(QueryDict("gpu_count_min=８")) == "gpu_count_min"
+    assert client.get("/api/v1/offers/?page=1").status_code == 200

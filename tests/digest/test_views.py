@@ -228,3 +228,17 @@ def test_an_old_confirmation_link_does_not_resume_a_paused_subscription(world, c
     client.post(f"/digest/confirm/{_token(issued_at=time.time() + 1)}/")
     subscription.refresh_from_db()
     assert subscription.status == "active"
+
+
+def test_an_old_confirmation_link_does_not_reapply_its_filters_over_a_later_change(world, client):
+    old = _token(issued_at=time.time() - 2 * 24 * 3600, filter_query="gpu=a100-80gb", language="en")
+    subscription = subscriber("ann@example.org", query="gpu=a100-80gb")
+    response = client.post(f"/digest/manage/{manage_token_make(subscription.key)}/",
+                           {"gpu": "h100", "language": "zh-hans", "action": "save"})
+    assert response.status_code < 400
+    subscription.refresh_from_db()
+    assert subscription.filter_query == "gpu=h100"
+    client.post(f"/digest/confirm/{old}/")
+    subscription.refresh_from_db()
+    assert (subscription.filter_query, subscription.language, subscription.status) == ("gpu=h100", "zh-hans",
+                                                                                     "active")

@@ -9,7 +9,7 @@ PORT ?= 8000
 # serves with these same arguments.
 SERVE_ARGS := --worker-class gthread --workers 2 --threads 4 --keep-alive 5 --access-logfile -
 
-.PHONY: run test test-fast lint services snapshot clean browser
+.PHONY: run dev test test-fast test-faults lint services snapshot clean browser
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,13 +23,24 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(BIN)/python
 	$(BIN)/pip install --quiet -r requirements-dev.txt
 	touch $@ $(VENV)/.runtime
 
-## make run: install, migrate, load the bundled snapshot into SQLite (var/), serve http://$(HOST):$(PORT) with gunicorn
-## (no autoreload: for that, `manage.py runserver` with the same settings)
+## make run: install, migrate, load the bundled snapshot into SQLite (var/), collect the compressed, cache-busted
+## static files, serve http://$(HOST):$(PORT) with gunicorn, production-shaped: DEBUG off, this install's own key in
+## var/secret_key, mail to the console unless EMAIL_HOST is set, links in mail to SITE_URL (default: this address)
+RUN_ENV := DJANGO_SETTINGS_MODULE=comparator.settings.local SITE_URL=$${SITE_URL:-http://$(HOST):$(PORT)} \
+	DJANGO_ALLOWED_HOSTS=$${DJANGO_ALLOWED_HOSTS:-$(HOST),127.0.0.1,localhost}
 run: $(VENV)/.runtime
 	mkdir -p var
-	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py migrate --noinput
-	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/python manage.py load_snapshot
-	DJANGO_SETTINGS_MODULE=comparator.settings.local $(BIN)/gunicorn comparator.wsgi --bind $(HOST):$(PORT) $(SERVE_ARGS)
+	$(RUN_ENV) $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) $(BIN)/python manage.py load_snapshot
+	$(RUN_ENV) $(BIN)/python manage.py collectstatic --noinput -v0
+	$(RUN_ENV) $(BIN)/gunicorn comparator.wsgi --bind $(HOST):$(PORT) $(SERVE_ARGS)
+
+## make dev: the same data with DEBUG on and autoreload (Django's runserver); static files from the source folders
+dev: $(VENV)/.runtime
+	mkdir -p var
+	$(RUN_ENV) DJANGO_DEBUG=true $(BIN)/python manage.py migrate --noinput
+	$(RUN_ENV) DJANGO_DEBUG=true $(BIN)/python manage.py load_snapshot
+	$(RUN_ENV) DJANGO_DEBUG=true $(BIN)/python manage.py runserver $(HOST):$(PORT)
 
 ## make test: lint, then the whole suite (PostgreSQL and Redis on this machine; REQUIRE_SERVICES=1 fails if absent)
 test: $(VENV)/.dev browser

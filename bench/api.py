@@ -329,6 +329,7 @@ def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[s
            "API_ANON_RATE": "off", "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
            "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
            "DJANGO_SSL_REDIRECT": "false",  # plain HTTP on loopback; TLS ends at the proxy in production
+           "SITE_URL": "http://127.0.0.1",
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING", "BENCH_SQLITE": str(sqlite_path)}
     gunicorn = [str(bin_dir / "gunicorn"), "-k", "gthread", "-w", str(workers), "--threads", str(threads),
                 "--log-level", "warning"]

@@ -90,6 +90,7 @@ def serve(database_url: str) -> tuple[str, subprocess.Popen]:
            "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
            "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
            "DJANGO_SSL_REDIRECT": "false",  # plain HTTP on loopback; TLS ends at the proxy in production
+           "SITE_URL": "http://127.0.0.1",
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING"}
     server = subprocess.Popen(
         [str(Path(sys.executable).with_name("gunicorn")), "comparator.wsgi", "-b", f"127.0.0.1:{port}", "-k",

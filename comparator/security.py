@@ -16,6 +16,7 @@ confine what a page may load, and the bound on concurrent whole-table CSV export
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 
@@ -169,3 +170,77 @@ def _depth_exceeds(data, limit: int) -> bool:
         if not level:
             return False
     return True
+
+
+class RequestBodyLimitMiddleware:
+    """A request whose declared body is over settings.DATA_UPLOAD_MAX_MEMORY_SIZE is answered 413 before anything
+    reads it. Django applies that limit only where it reads `request.body` or a form itself; the REST framework's
+    JSON parser reads the stream, so without this a 200 MB advice body was parsed. gunicorn caps the request line
+    and headers (Dockerfile, deploy/kubernetes) but has no body limit; a body without Content-Length is never read
+    (Django reads at most the declared length)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if limit is not None and length > limit:
+            from django.http import JsonResponse
+
+            return JsonResponse({"detail": f"Request body too large: {length} bytes, at most {limit}."}, status=413)
+        return self.get_response(request)
+
+
+def admin_login_limited(request) -> float | None:
+    """Count one admin login attempt (a POST) for this client; the seconds until it may try again when it is over
+    settings.ADMIN_LOGIN_ATTEMPTS per ADMIN_LOGIN_WINDOW seconds, else None. Counted per client address and per
+    username, so neither many addresses against one account nor one address against many accounts gets far."""
+    window = settings.ADMIN_LOGIN_WINDOW
+    limit = settings.ADMIN_LOGIN_ATTEMPTS
+    username = request.POST.get("username", "").strip().lower()
+    worst = None
+    for key in (f"admin-login:ip:{client_ip(request)}", f"admin-login:user:{username}"):
+        hits, remaining = window_hit(key, window)
+        if hits > limit:
+            worst = max(worst or 0, remaining)
+    return worst
+
+
+_NUMBER_LIKE = re.compile(r"[\s+\-−]*[\d.,]+(?:[eE][+\-]?\d+)?\s*")
+
+
+def non_ascii_number(params) -> str | None:
+    """The first parameter whose value reads as a number written with digits other than ASCII 0-9 (fullwidth
+    '１２', Arabic-Indic, ...), or None. Python's int() and Decimal() accept those digits, so without this check
+    '?price_max=３' filtered as 3 in some places and failed in others; numbers in parameters are ASCII only."""
+    for name, values in params.lists():
+        for value in values:
+            if _NUMBER_LIKE.fullmatch(value) and not value.isascii():
+                return name
+    return None
+
+
+class AsciiNumbersMiddleware:
+    """A query or form parameter that is a number in non-ASCII digits is a 400 naming the parameter."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        name = non_ascii_number(request.GET)
+        if name is None and request.method == "POST" and request.content_type in (
+                "application/x-www-form-urlencoded", "multipart/form-data"):
+            name = non_ascii_number(request.POST)
+        if name is not None:
+            from django.http import HttpResponse, JsonResponse
+            from django.utils.translation import gettext
+
+            message = gettext("%(name)s: write numbers with the digits 0-9.") % {"name": name}
+            if request.path.startswith("/api/"):
+                return JsonResponse({name: [message]}, status=400)
+            return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+        return self.get_response(request)

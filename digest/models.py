@@ -58,10 +58,13 @@ class DeliveryStatus(models.TextChoices):
     SENT = "sent", _("Sent")
     SKIPPED = "skipped", _("Skipped: no change")
     FAILED = "failed", _("Failed")
+    UNKNOWN = "unknown", _("Outcome unknown: the operator decides")
 
 
 class Delivery(models.Model):
-    """One subscriber's digest of one week: sent, skipped (no change) or failed (permanent SMTP or filter error)."""
+    """One subscriber's digest of one week: sent, skipped (no change), failed (the address refused at RCPT, or a
+    saved filter no longer valid), or unknown (sent in full, no reply: never sent again unless the operator says so,
+    see DeliveryAdmin)."""
 
     subscription = models.ForeignKey(Subscription, on_delete=models.CASCADE, related_name="deliveries")
     week = models.DateField(help_text="Date of the send boundary that ends the digest's 7 days (UTC)")
@@ -78,3 +81,25 @@ class Delivery(models.Model):
 
     def __str__(self) -> str:
         return f"{self.subscription_id} {self.week} {self.status}"
+
+
+class SendProblemKind(models.TextChoices):
+    RELAY_FAILURE = "relay_failure", _("Relay failure: sending stopped, the rest kept for a retry")
+    OUTCOME_UNKNOWN = "outcome_unknown", _("Outcome unknown: a message got no reply")
+
+
+class SendProblem(models.Model):
+    """An alert for the operator: a digest run stopped on a relay- or message-level failure, or sent a message whose
+    outcome is unknown. Nobody is marked undeliverable by either (docs/operations.md, "Mail")."""
+
+    week = models.DateField()
+    kind = models.CharField(max_length=20, choices=SendProblemKind.choices)
+    reply = models.CharField(max_length=500, help_text="What the relay answered, or how the connection failed")
+    pending = models.PositiveIntegerField(help_text="Subscribers of the week left to send after this run")
+    created_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [models.Index(fields=["kind", "created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.week} {self.kind}: {self.reply[:60]}"

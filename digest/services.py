@@ -9,6 +9,8 @@ Sending is exactly-once per subscriber and week as far as SMTP allows:
 - whatever a run claimed and did not record (a crash, a time limit, an SMTP outage) is released in a `finally`, and
   a claim left by a worker that died outright expires after DIGEST_CLAIM_LEASE_SECONDS, longer than the task's hard
   time limit and shorter than the broker's visibility timeout, so the redelivered task can take it over;
+- a relay- or message-level failure stops the run and marks nobody (delivery.py names each outcome); a message
+  sent in full that got no reply is recorded as "unknown", never sent again by a run (docs/operations.md, "Mail");
 - the only window for a duplicate is a worker dying between the SMTP server's acceptance and the Delivery insert;
   the Message-ID is the same for a re-sent copy, so receiving systems can recognise it.
 """
@@ -18,7 +20,7 @@ from __future__ import annotations
 import logging
 import smtplib
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from itertools import groupby
 
@@ -28,9 +30,12 @@ from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
+from kombu.exceptions import KombuError
+from redis.exceptions import RedisError
 
+from .delivery import OutcomeUnknown, RecipientDeferred, RecipientRefused, RelayFailure, email_deliver
 from .emails import confirmation_message, digest_message, digest_render, site_url
-from .models import Delivery, DeliveryStatus, Subscription, SubscriptionStatus
+from .models import Delivery, DeliveryStatus, SendProblem, SendProblemKind, Subscription, SubscriptionStatus
 from .ratelimit import rate_limit_exceeded
 from .savedfilters import saved_filter_parse
 from .selectors import digest_build, week_changes
@@ -45,7 +50,7 @@ class RateLimited(Exception):
 
 
 class ConfirmationNotSent(Exception):
-    """The SMTP server did not take the confirmation email; nothing was stored."""
+    """The confirmation email could not be queued (web) or sent (worker); nothing was stored."""
 
 
 class LinkSuperseded(Exception):
@@ -63,13 +68,17 @@ class FilterNoLongerValid(Exception):
 
 def subscription_request(*, email: str, filter_query: str, language: str, always_send: bool, ip: str,
                          base: str = "") -> bool:
-    """Email a signed confirmation link for this address and filter; store nothing.
+    """Queue a signed confirmation link for this address and filter (a worker sends it: tasks.confirmation_send);
+    store nothing.
 
     The caller shows the same answer whether or not the address is subscribed. Raises RateLimited when the IP
-    address is over its limit, ConfirmationNotSent when the SMTP server refuses. Returns False without sending when
-    the address itself is over its limit (so nobody can flood a mailbox through the form), True otherwise.
-    `base` is the origin the email's links start with (emails.site_base of the request; SITE_URL when set).
+    address is over its limit, ConfirmationNotSent when the task cannot be queued (the broker is down). Returns
+    False without sending when the address itself is over its limit (so nobody can flood a mailbox through the
+    form), True otherwise. `base` is the origin the email's links start with (emails.site_base of the request;
+    SITE_URL when set).
     """
+    from .tasks import confirmation_send
+
     window = settings.DIGEST_SUBSCRIBE_RATE_WINDOW
     if rate_limit_exceeded(scope="ip", ident=ip, limit=settings.DIGEST_SUBSCRIBE_RATE_PER_IP, window=window):
         raise RateLimited
@@ -83,14 +92,26 @@ def subscription_request(*, email: str, filter_query: str, language: str, always
     already = Subscription.objects.filter(
         email__iexact=email, status__in=[SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED]
     ).exists()
+    try:
+        confirmation_send.delay(email=email, language=language, confirm_url=confirm_url, filter_query=filter_query,
+                                already_subscribed=already, base=base)
+    except (KombuError, RedisError, OSError) as exc:
+        logger.warning("digest confirmation email not queued: %s: %s", type(exc).__name__, exc)
+        raise ConfirmationNotSent from exc
+    return True
+
+
+def confirmation_deliver(*, email: str, language: str, confirm_url: str, filter_query: str,
+                         already_subscribed: bool, base: str) -> None:
+    """Send one confirmation email (from the worker). Raises ConfirmationNotSent when the relay does not take it;
+    sending it again is harmless (the link is the same request)."""
     message = confirmation_message(email=email, language=language, confirm_url=confirm_url,
-                                   filter_query=filter_query, already_subscribed=already, base=base)
+                                   filter_query=filter_query, already_subscribed=already_subscribed, base=base)
     try:
         message.send()
     except (smtplib.SMTPException, OSError) as exc:
         logger.warning("digest confirmation email not sent: %s: %s", type(exc).__name__, exc)
         raise ConfirmationNotSent from exc
-    return True
 
 
 def subscription_confirm(*, token: str) -> Subscription:
@@ -98,7 +119,8 @@ def subscription_confirm(*, token: str) -> Subscription:
 
     Raises tokens.TokenInvalid or tokens.TokenExpired for a bad link, LinkSuperseded for a link issued before the
     address unsubscribed, FilterNoLongerValid when the saved filter names something that has left the catalog.
-    A link issued before the subscription was paused leaves it paused and unchanged. Confirming twice is harmless:
+    A link issued before the subscription last changed (its filters, language, a pause) leaves it as it is now, so
+    an old link never re-applies the filters of the day it was sent. Confirming twice is harmless:
     the second time changes nothing but `confirmed_at`.
     """
     request = confirm_token_read(token)
@@ -116,9 +138,10 @@ def subscription_confirm(*, token: str) -> Subscription:
                     return Subscription.objects.create(email=request.email, **values)
                 if subscription.unsubscribed_at and subscription.unsubscribed_at.timestamp() > request.issued_at:
                     raise LinkSuperseded
-                if (subscription.status == SubscriptionStatus.PAUSED
+                if (subscription.status in (SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED)
                         and subscription.updated_at.timestamp() > request.issued_at):
-                    # Paused (or changed) after this link was sent: an old link neither resumes it nor rewrites it.
+                    # Changed (filters, language, paused) after this link was sent: an old link, valid for days,
+                    # neither re-applies that day's filters over the later change nor resumes a pause.
                     return subscription
                 for name, value in values.items():
                     setattr(subscription, name, value)
@@ -168,10 +191,11 @@ class SendResult:
     sent: int = 0
     skipped: int = 0
     failed: int = 0
+    unknown: int = 0
     transient: int = 0
     held_elsewhere: int = 0
     filters: int = 0
-    errors: list[str] = field(default_factory=list)
+    problem: SendProblem | None = None
 
 
 def _done_for(week_key: date):
@@ -213,15 +237,6 @@ def _record_many(subscriptions: list[Subscription], week_key: date, status: str,
     )
 
 
-def _smtp_code(exc: smtplib.SMTPException) -> int | None:
-    if isinstance(exc, smtplib.SMTPRecipientsRefused):
-        codes = [code for code, _message in exc.recipients.values()]
-        return min(codes) if codes else None
-    if isinstance(exc, smtplib.SMTPDataError):
-        return exc.smtp_code
-    return None
-
-
 def digest_send(*, at: datetime | None = None, give_up_transient: bool = False) -> SendResult:
     """Send this week's digest to every due subscriber; safe to run any number of times.
 
@@ -229,10 +244,12 @@ def digest_send(*, at: datetime | None = None, give_up_transient: bool = False) 
     week. Per distinct saved filter the changes are computed and rendered once per language. A filter without
     change is recorded as skipped for its subscribers unless they chose to always receive the digest.
 
-    SMTP outcomes: a 5xx refusal of the recipient or its message marks the address undeliverable and records a
-    failed delivery; a 4xx refusal, a lost connection or an unreachable server leaves the subscriber unrecorded and
-    released and is counted in `transient` (the task retries with backoff) unless `give_up_transient`, when it is
-    recorded as failed. `held_elsewhere` counts due subscribers another live run holds.
+    SMTP outcomes (delivery.py; the policy is docs/operations.md, "Mail"): a 5xx to RCPT TO marks that address
+    undeliverable and records a failed delivery; a 4xx to RCPT TO leaves that subscriber for a retry, or records it
+    failed when `give_up_transient`. A relay- or message-level failure stops the run: nobody is marked, everyone not
+    yet accepted stays unrecorded for the task's retry, and a SendProblem is stored for the operator. A message sent
+    in full without a reply is recorded as unknown (so no run sends it again) and also stops the run.
+    `transient` counts what is left for a retry; `held_elsewhere` counts due subscribers another live run holds.
     """
     now = timezone.now()
     week = digest_week(at or now)
@@ -252,44 +269,61 @@ def digest_send(*, at: datetime | None = None, give_up_transient: bool = False) 
         .count()
     )
     logger.info(
-        "digest week %s: %s claimed over %s filters, %s sent, %s skipped (no change), %s failed, %s to retry, "
-        "%s held by another run", week.key, result.claimed, result.filters, result.sent, result.skipped,
-        result.failed, result.transient, result.held_elsewhere,
+        "digest week %s: %s claimed over %s filters, %s sent, %s skipped (no change), %s failed, %s outcome "
+        "unknown, %s to retry, %s held by another run", week.key, result.claimed, result.filters, result.sent,
+        result.skipped, result.failed, result.unknown, result.transient, result.held_elsewhere,
     )
     return result
+
+
+class _Stop(Exception):
+    """The run must stop: the relay failed, or a message's outcome is unknown."""
+
+    def __init__(self, kind: str, reply: str):
+        super().__init__(reply)
+        self.kind, self.reply = kind, reply
 
 
 def _send_claimed(*, token: uuid.UUID, week, result: SendResult, give_up_transient: bool) -> None:
     subscriptions = list(Subscription.objects.filter(claim_token=token).order_by("filter_query", "id"))
     changes = week_changes(week=week)
+    stop = None
     connection = get_connection(fail_silently=False)
     try:
         connection.open()
     except (smtplib.SMTPException, OSError) as exc:
-        logger.warning("digest: SMTP server unreachable: %s: %s", type(exc).__name__, exc)
-        result.errors.append(f"SMTP unreachable: {exc}")
+        stop = _Stop(SendProblemKind.RELAY_FAILURE, f"SMTP server unreachable: {type(exc).__name__}: {exc}")
     else:
         try:
             for query, members in groupby(subscriptions, key=lambda s: s.filter_query):
                 result.filters += 1
-                if not _send_group(query=query, members=list(members), changes=changes, week=week,
-                                   connection=connection, result=result, give_up_transient=give_up_transient):
-                    break
+                _send_group(query=query, members=list(members), changes=changes, week=week,
+                            connection=connection, result=result, give_up_transient=give_up_transient)
+        except _Stop as exc:
+            stop = exc
         finally:
-            connection.close()
-    # Claimed but not recorded: temporary refusals and whatever a lost connection left; released by the caller.
-    result.transient = result.claimed - result.sent - result.skipped - result.failed
+            try:
+                connection.close()
+            except (smtplib.SMTPException, OSError):
+                pass  # the connection is already gone; the outcome is recorded
+    # Claimed but not recorded: temporary refusals and everyone a stopped run did not reach; released by the caller.
+    result.transient = result.claimed - result.sent - result.skipped - result.failed - result.unknown
+    if stop is not None:
+        result.problem = SendProblem.objects.create(week=week.key, kind=stop.kind, reply=stop.reply[:500],
+                                                    pending=result.transient, created_at=timezone.now())
+        logger.error("digest week %s stopped (%s): %s; nobody marked undeliverable, %s left for a retry, %s with "
+                     "an unknown outcome", week.key, stop.kind, stop.reply, result.transient, result.unknown)
 
 
-def _send_group(*, query, members, changes, week, connection, result: SendResult, give_up_transient: bool) -> bool:
-    """Send one saved filter's digest to its claimed subscribers. Returns False when the connection is lost."""
+def _send_group(*, query, members, changes, week, connection, result: SendResult, give_up_transient: bool) -> None:
+    """Send one saved filter's digest to its claimed subscribers; raise _Stop when the whole run must stop."""
     try:
         digest = digest_build(query=query, changes=changes)
     except ValueError as exc:
         logger.warning("digest: saved filter %r no longer valid: %s", query, exc)
         _record_many(members, week.key, DeliveryStatus.FAILED, error=f"saved filter no longer valid: {exc}")
         result.failed += len(members)
-        return True
+        return
     if not digest.has_changes:
         quiet = [s for s in members if not s.always_send]
         _record_many(quiet, week.key, DeliveryStatus.SKIPPED)
@@ -301,26 +335,27 @@ def _send_group(*, query, members, changes, week, connection, result: SendResult
             rendered[subscription.language] = digest_render(digest, language=subscription.language)
         message = digest_message(rendered[subscription.language], subscription=subscription, week_key=week.key,
                                  connection=connection)
+        message_id = message.extra_headers["Message-ID"]
         try:
-            message.send()
-        except (smtplib.SMTPRecipientsRefused, smtplib.SMTPDataError) as exc:
-            code = _smtp_code(exc)
-            if code is not None and code >= 500:
-                _undeliverable(subscription, week.key, f"{code} {exc}", result)
-            elif give_up_transient:
+            email_deliver(connection=connection, message=message)
+        except RecipientRefused as exc:
+            _undeliverable(subscription, week.key, str(exc), result)
+        except RecipientDeferred as exc:
+            if give_up_transient:
                 _record(subscription, week.key, DeliveryStatus.FAILED, error=f"gave up after retries: {exc}")
                 result.failed += 1
             else:
                 logger.info("digest: temporary refusal for subscription %s: %s", subscription.pk, exc)
-            continue
-        except (smtplib.SMTPException, OSError) as exc:
-            logger.warning("digest: SMTP connection failed: %s: %s", type(exc).__name__, exc)
-            result.errors.append(f"SMTP: {exc}")
-            return False
-        _record(subscription, week.key, DeliveryStatus.SENT, changes=digest.change_count,
-                message_id=message.extra_headers["Message-ID"])
-        result.sent += 1
-    return True
+        except RelayFailure as exc:
+            raise _Stop(SendProblemKind.RELAY_FAILURE, str(exc)) from exc
+        except OutcomeUnknown as exc:
+            _record(subscription, week.key, DeliveryStatus.UNKNOWN, changes=digest.change_count,
+                    message_id=message_id, error=str(exc))
+            result.unknown += 1
+            raise _Stop(SendProblemKind.OUTCOME_UNKNOWN, f"subscription {subscription.pk}: {exc}") from exc
+        else:
+            _record(subscription, week.key, DeliveryStatus.SENT, changes=digest.change_count, message_id=message_id)
+            result.sent += 1
 
 
 def _undeliverable(subscription: Subscription, week_key: date, reason: str, result: SendResult) -> None:

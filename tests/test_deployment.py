@@ -57,18 +57,50 @@ def test_compose_never_reads_the_public_example_environment():
 def production(*command, **environ):
     env = {key: value for key, value in os.environ.items() if not key.startswith("DJANGO_")}
     env.update({"DJANGO_SETTINGS_MODULE": "comparator.settings.production", "DJANGO_ALLOWED_HOSTS": "gpus.example.org",
-                "DATABASE_URL": "sqlite:///:memory:", "CACHE_URL": "redis://127.0.0.1:6379/15", **environ})
+                "DATABASE_URL": "sqlite:///:memory:", "CACHE_URL": "redis://127.0.0.1:6379/15",
+                "SITE_URL": "https://gpus.example.org", **environ})
     return subprocess.run([sys.executable, "manage.py", *command], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=120)
 
 
 @pytest.mark.parametrize("key", [
     "", "change-me-to-a-long-random-string", "insecure-local-only-key-change-me", "short-but-random-Zq8!",
-    "django-insecure-" + "k3j4h5g6f7d8s9a0" * 4, "ab" * 40,
-], ids=["unset", "the-env-example-value", "the-development-default", "too-short", "django-insecure", "two-chars"])
+    "django-insecure-" + "k3j4h5g6f7d8s9a0" * 4, "ab" * 40, "abcde" * 10, "k3j4h5g6f7d8s9a0Zq" * 4,
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+], ids=["unset", "the-env-example-value", "the-development-default", "too-short", "django-insecure", "two-chars",
+        "five-chars-repeated", "a-run-repeated", "the-alphabet"])
 def test_production_refuses_weak_or_public_secret_keys(key):
     completed = production("check", DJANGO_SECRET_KEY=key)
     assert completed.returncode != 0 and "DJANGO_SECRET_KEY" in completed.stderr, completed.stderr[-500:]
+
+
+@pytest.mark.parametrize("make", [secrets.token_urlsafe, secrets.token_hex, "django"])
+def test_generated_secret_keys_pass_the_entropy_check(make):
+    from django.core.management.utils import get_random_secret_key
+
+    key = get_random_secret_key() if make == "django" else make(64 if make is secrets.token_urlsafe else 32)
+    completed = production("check", DJANGO_SECRET_KEY=key)
+    assert completed.returncode == 0 and "DJANGO_SECRET_KEY" not in completed.stderr, completed.stderr[-500:]
+
+
+def test_production_refuses_to_start_without_site_url():
+    completed = production("check", DJANGO_SECRET_KEY=secrets.token_urlsafe(64), SITE_URL="")
+    assert completed.returncode != 0 and "SITE_URL is not set" in completed.stderr
+    assert COMPOSE["x-app"]["environment"]["SITE_URL"].startswith("${SITE_URL:?")
+
+
+def test_the_migration_job_can_run_on_every_deploy_without_a_statement_timeout():
+    (job,) = by_kind("Job").values()
+    assert job["spec"]["ttlSecondsAfterFinished"] <= 900  # gone before the next deploy, or deleted by it
+    assert "delete job comparator-migrate" in (KUBE / "migrate-job.yaml").read_text()
+    (container,) = _containers(job)
+    assert {"name": "DATABASE_STATEMENT_TIMEOUT_MS", "value": "0"} in container["env"]
+
+
+def test_the_web_memory_limit_is_at_least_1_3_times_the_measured_peak():
+    (container,) = _containers(by_kind("Deployment")["comparator-web"])
+    limit = container["resources"]["limits"]["memory"]
+    assert limit.endswith("Mi") and int(limit[:-2]) >= 1.3 * 1152  # issue #40's measured peak (bench/memory.py: 777)
 
 
 def test_check_deploy_with_the_documented_production_environment_leaves_only_the_hsts_preload_decision():
@@ -90,7 +122,8 @@ def test_production_pages_carry_csp_hsts_and_permissions_policy():
     )
     env = {key: value for key, value in os.environ.items() if not key.startswith("DJANGO_")}
     env.update({"DJANGO_SETTINGS_MODULE": "comparator.settings.production", "DJANGO_ALLOWED_HOSTS": "gpus.example.org",
-                "DATABASE_URL": "sqlite:///:memory:", "DJANGO_SECRET_KEY": secrets.token_urlsafe(64)})
+                "DATABASE_URL": "sqlite:///:memory:", "DJANGO_SECRET_KEY": secrets.token_urlsafe(64),
+                "SITE_URL": "https://gpus.example.org"})
     completed = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
                                timeout=120)
     assert completed.returncode == 0, completed.stderr[-2000:]

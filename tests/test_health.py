@@ -24,14 +24,14 @@ def test_healthz_is_ok_when_database_and_redis_answer(client, settings):
     settings.HEALTH_CHECK_REDIS = True
     response = client.get("/healthz")
     assert response.status_code == 200
-    assert response.json() == {"status": "ok", "database": "ok", "redis": "ok"}
+    assert response.json() == {"status": "ok", "database": "ok", "broker": "ok", "cache": "not used"}
     assert "no-cache" in response["Cache-Control"]
 
 
-def test_healthz_is_503_naming_redis_when_redis_is_down(client, settings, redis_down):
+def test_healthz_stays_ready_naming_the_broker_when_it_is_down(client, settings, redis_down):
     settings.HEALTH_CHECK_REDIS = True
     response = client.get("/healthz")
-    assert response.status_code == 503 and response.json()["redis"] == "unreachable"
+    assert response.status_code == 200 and response.json()["broker"] == "unreachable"
     assert response.json()["database"] == "ok"
 
 
@@ -42,7 +42,8 @@ def test_healthz_is_503_naming_the_database_when_it_fails(client, settings, monk
         raise OperationalError("connection refused")
     monkeypatch.setattr(connection, "cursor", broken)
     response = client.get("/healthz")
-    assert response.status_code == 503 and response.json() == {"status": "unavailable", "database": "unreachable"}
+    assert response.status_code == 503 and response.json() == {"status": "unavailable", "database": "unreachable",
+                                                                "broker": "not used", "cache": "not used"}
 
 
 def test_the_liveness_probe_only_asks_the_process(client, settings, redis_down, monkeypatch):
@@ -110,3 +111,9 @@ def test_metrics_ask_for_the_bearer_token_when_one_is_set(client, settings):
     assert client.get("/metrics").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer wrong").status_code == 401
     assert client.get("/metrics", HTTP_AUTHORIZATION="Bearer s3cret-token").status_code == 200
+
+
+def test_metrics_without_a_token_answer_only_this_machine(client, settings):
+    settings.METRICS_TOKEN = ""
+    assert client.get("/metrics").status_code == 200  # the test client is 127.0.0.1
+    assert client.get("/metrics", REMOTE_ADDR="203.0.113.7").status_code == 403

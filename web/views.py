@@ -11,10 +11,12 @@ only the results and push the canonical URL, so the address bar always holds a s
 from __future__ import annotations
 
 import logging
+import sys
 from urllib.parse import urlencode
 
 from django import forms
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.db import InterfaceError, OperationalError
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse, QueryDict
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import TemplateDoesNotExist, render_to_string
 from django.urls import reverse
@@ -492,7 +494,20 @@ def guide_detail(request: HttpRequest, slug: str) -> HttpResponse:
 
 def server_error(request: HttpRequest) -> HttpResponse:
     """The 500 page with the site's navigation in the visitor's language; Django's own handler renders it without the
-    request (no language switcher, no current page). Should that fail too, a plain text answer."""
+    request (no language switcher, no current page). Should that fail too, a plain text answer.
+
+    A database that is down or did not answer in time (comparator.settings.base.timeouts) is not a bug of the page:
+    that answer is a 503 with Retry-After, JSON under /api/ (docs/operations.md, "Timeouts")."""
+    error = sys.exc_info()[1]
+    if isinstance(error, (OperationalError, InterfaceError)):
+        logger.warning("database unavailable for %s: %s", request.path, error)
+        message = gettext("The database is not answering just now. Please try again in a minute.")
+        if request.path.startswith("/api/"):
+            response = JsonResponse({"detail": message}, status=503)
+        else:
+            response = HttpResponse(message, status=503, content_type="text/plain; charset=utf-8")
+        response["Retry-After"] = "30"
+        return response
     try:
         return render(request, "500.html", status=500)
     except Exception:  # noqa: BLE001 - the error page must never raise in turn

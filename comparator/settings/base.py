@@ -28,7 +28,7 @@ DEBUG = env_bool("DJANGO_DEBUG", False)
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "comparator.apps.ComparatorAdminConfig",  # django.contrib.admin with its login throttled (comparator/admin.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -55,6 +55,8 @@ MIDDLEWARE = [
     # Content-Security-Policy and Permissions-Policy (SECURITY_HEADERS below; on in production).
     "comparator.security.SecurityHeadersMiddleware",
     "corsheaders.middleware.CorsMiddleware",  # before CommonMiddleware, so its redirects carry CORS headers too
+    # A declared body over DATA_UPLOAD_MAX_MEMORY_SIZE is a 413 before anything reads it.
+    "comparator.security.RequestBodyLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # Pages, fragments and API answers compressed (the offers page: 137 KB of HTML, ~12 KB gzip). After whitenoise,
     # which answers static files itself with its precompressed copies; before everything that writes the body, so it
@@ -62,6 +64,8 @@ MIDDLEWARE = [
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
+    # A parameter that is a number in fullwidth (or other non-ASCII) digits is a 400 naming it.
+    "comparator.security.AsciiNumbersMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -103,11 +107,25 @@ def prepared_statements(database: dict) -> dict:
     return database
 
 
+def timeouts(database: dict, *, statement_ms: str = "5000") -> dict:
+    """Bounded waits on PostgreSQL (docs/operations.md, "Timeouts"): a connection attempt gives up after
+    DATABASE_CONNECT_TIMEOUT seconds (a hung server becomes a 503, not a hung request), a statement after
+    DATABASE_STATEMENT_TIMEOUT_MS (0: none; the migration Job and the worker set their own), and a persistent
+    connection is checked before each request reuses it (CONN_HEALTH_CHECKS), so a database restart costs no 500."""
+    if database.get("ENGINE") == "django.db.backends.postgresql":
+        options = database.setdefault("OPTIONS", {})
+        options["connect_timeout"] = int(os.environ.get("DATABASE_CONNECT_TIMEOUT", "3"))
+        statement = int(os.environ.get("DATABASE_STATEMENT_TIMEOUT_MS", statement_ms))
+        options["options"] = f"-c statement_timeout={statement}"
+        database["CONN_HEALTH_CHECKS"] = True
+    return database
+
+
 DATABASES = {
-    "default": prepared_statements(dj_database_url.parse(
+    "default": timeouts(prepared_statements(dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'comparator.sqlite3'}"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-    ))
+    )))
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -167,7 +185,8 @@ DATASET_DIR = Path(os.environ.get("DATASET_DIR", str(BASE_DIR / "var" / "dataset
 # stale) changes what it shows. At most this many pages per process (about 100 KB each) and 32 MiB in all
 # (providers.versions.KEPT_PAGES_BYTES); 0 switches it off.
 API_KEPT_PAGES = int(os.environ.get("API_KEPT_PAGES", "200"))
-# /healthz (comparator.health) checks the database and Redis; /metrics asks for this bearer token when it is set.
+# /healthz (comparator.health) reports the database, broker and cache; /metrics asks for this bearer token when it
+# is set, and answers only loopback clients when it is not.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)
 METRICS_TOKEN = os.environ.get("METRICS_TOKEN", "")
 # Content-Security-Policy and Permissions-Policy on every response (comparator.security); production turns it on.
@@ -216,7 +235,18 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # redelivered while it is still running (checked below). The environment may shorten them (the worker
 # tests kill a worker and wait for the redelivery), never invert them.
 CELERY_VISIBILITY_TIMEOUT = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600"))
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT}
+# Redis answers within REDIS_TIMEOUT_SECONDS or counts as down (docs/operations.md, "Timeouts"): a web request that
+# queues a task (the confirmation email) over a hung broker answers 503 within a few seconds instead of hanging.
+# Above 1 s: the worker's BRPOP on the broker blocks for up to 1 s by design.
+REDIS_TIMEOUT_SECONDS = float(os.environ.get("REDIS_TIMEOUT_SECONDS", "2"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
+                                   "socket_timeout": REDIS_TIMEOUT_SECONDS,
+                                   "socket_connect_timeout": REDIS_TIMEOUT_SECONDS}
+CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_TIMEOUT_SECONDS
+CELERY_REDIS_SOCKET_TIMEOUT = REDIS_TIMEOUT_SECONDS
+CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_TIMEOUT_SECONDS
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5,
+                                    "interval_max": 0.5}
 CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1800"))
 CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", str(CELERY_TASK_TIME_LIMIT * 5 // 6)))
 if not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT:
@@ -237,9 +267,11 @@ STALE_AFTER_HOURS = int(os.environ.get("STALE_AFTER_HOURS", "24"))
 OFFER_COUNT_CACHE_SECONDS = int(os.environ.get("OFFER_COUNT_CACHE_SECONDS", "86400"))
 
 # Cache: Redis when CACHE_URL is set (production, docker-compose), else this process's memory (the embedded default).
-# The digest's subscribe rate limits live here, so several web processes need the shared Redis cache.
+# The digest's subscribe rate limits live here, so several web processes need the shared Redis cache. Optional at
+# run time: a refused or hung Redis makes pages slower, never a 500 (comparator/cache.py).
 CACHES = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["CACHE_URL"]}
+    "default": {"BACKEND": "comparator.cache.OptionalRedisCache", "LOCATION": os.environ["CACHE_URL"],
+                "OPTIONS": {"socket_timeout": REDIS_TIMEOUT_SECONDS, "socket_connect_timeout": REDIS_TIMEOUT_SECONDS}}
     if os.environ.get("CACHE_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
@@ -252,7 +284,7 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
-EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "30"))
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "20"))  # seconds for each SMTP reply (worker only)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "GPU digest <digest@localhost>")
 # Absolute links in emails (confirm, manage, unsubscribe, offers with the filter applied): the site's public address.
 # Unset, an email sent while answering a request (the confirmation) links to the address that request was served on,
@@ -269,6 +301,11 @@ DIGEST_PRICE_CHANGE_THRESHOLD = Decimal(os.environ.get("DIGEST_PRICE_CHANGE_THRE
 DIGEST_CHEAPEST_COUNT = int(os.environ.get("DIGEST_CHEAPEST_COUNT", "5"))
 DIGEST_MAX_ROWS_PER_SECTION = int(os.environ.get("DIGEST_MAX_ROWS_PER_SECTION", "20"))
 DIGEST_CONFIRM_MAX_AGE = int(os.environ.get("DIGEST_CONFIRM_MAX_AGE", str(3 * 24 * 3600)))
+# Request bodies: the largest the site accepts (the advice API's JSON, forms). Bytes.
+DATA_UPLOAD_MAX_MEMORY_SIZE = int(os.environ.get("DATA_UPLOAD_MAX_MEMORY_SIZE", str(1024 * 1024)))
+# Admin login attempts per client address and per username in a window of seconds (comparator/admin.py).
+ADMIN_LOGIN_ATTEMPTS = int(os.environ.get("ADMIN_LOGIN_ATTEMPTS", "10"))
+ADMIN_LOGIN_WINDOW = 900
 DIGEST_SUBSCRIBE_RATE_PER_IP = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_IP", "10"))
 DIGEST_SUBSCRIBE_RATE_PER_ADDRESS = int(os.environ.get("DIGEST_SUBSCRIBE_RATE_PER_ADDRESS", "3"))
 DIGEST_SUBSCRIBE_RATE_WINDOW = 3600

@@ -5,7 +5,9 @@ the security headers (HSTS, Content-Security-Policy, Permissions-Policy).
 security.W021 (HSTS preload), which commits the operator's whole domain and is theirs to decide.
 """
 
+import math
 import os
+from collections import Counter
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -28,7 +30,28 @@ def secret_key_problem(key: str) -> str | None:
         return "DJANGO_SECRET_KEY starts with django-insecure- (a key generated for development)"
     if len(key) < 50 or len(set(key)) < 5:
         return "DJANGO_SECRET_KEY is too weak: use at least 50 random characters"
+    if _patterned(key) or _entropy_bits(key) < MIN_SECRET_KEY_BITS:
+        return "DJANGO_SECRET_KEY is patterned or has too little entropy: use a generated key"
     return None
+
+
+# What a key's own characters say about its randomness (an upper bound: a patterned key can still look varied, so
+# the repetition test comes first). Django's get_random_secret_key() (50 characters of 50) measures about 240 bits,
+# secrets.token_urlsafe(64) about 450; 'abcde' * 10 measures 116.
+MIN_SECRET_KEY_BITS = 200
+
+
+def _entropy_bits(key: str) -> float:
+    counts = Counter(key)
+    return -sum(n * math.log2(n / len(key)) for n in counts.values())
+
+
+def _patterned(key: str) -> bool:
+    """A key that repeats a shorter run of itself, or a run of consecutive characters ('abcdef...')."""
+    if any(key == (key[:period] * (len(key) // period + 1))[: len(key)] for period in range(1, len(key) // 2 + 1)):
+        return True
+    steps = sum(1 for a, b in zip(key, key[1:], strict=False) if abs(ord(b) - ord(a)) <= 1)
+    return steps > len(key) // 2
 
 
 _problem = secret_key_problem(SECRET_KEY if os.environ.get("DJANGO_SECRET_KEY") else "")
@@ -38,6 +61,10 @@ if _problem:
     )
 
 DEBUG = False
+# Links in every email (the weekly digest is sent outside any request) start with SITE_URL: a deployment without it
+# would mail links to http://127.0.0.1:8000. docker-compose and deploy/kubernetes set it; refuse to start without.
+if not os.environ.get("SITE_URL", "").startswith(("https://", "http://")):
+    raise ImproperlyConfigured("SITE_URL is not set: the public address of the site, e.g. https://gpus.example.org")
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)
 CSRF_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", True)

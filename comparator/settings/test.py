@@ -8,9 +8,10 @@ import dj_database_url
 from .base import *  # noqa: F401,F403
 
 DATABASES = {
-    "default": prepared_statements(dj_database_url.parse(  # noqa: F405 (from .base)
-        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"), conn_max_age=0
-    ))
+    "default": timeouts(prepared_statements(dj_database_url.parse(  # noqa: F405 (from .base)
+        os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"),
+        conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),  # tests/faults serve with persistent ones
+    )), statement_ms="0")  # noqa: F405 (from .base)
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The end-to-end digest test starts a worker with EMAIL_BACKEND set to SMTP towards its loopback server.

@@ -33,6 +33,20 @@ def _fresh_cache():
     cache.clear()
 
 
+@pytest.fixture(autouse=True)
+def _tasks_in_process(request):
+    """Tasks queued by a request (the confirmation email) run in the test's process, as under `make run`; the
+    end-to-end tests with a real worker (the `worker` fixture) send them through the broker."""
+    from comparator.celery import app
+
+    if "worker" in request.fixturenames:
+        yield
+        return
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
 @pytest.fixture
 def catalog(db):
     provider_services.gpu_catalog_sync()

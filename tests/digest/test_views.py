@@ -92,13 +92,24 @@ def test_one_address_gets_a_bounded_number_of_confirmations_with_an_unchanged_an
     assert _page(first) == _page(second) and len(mail.outbox) == 1
 
 
-def test_an_smtp_failure_on_subscribe_is_explained_and_keeps_the_form(world, client, settings):
+def test_a_relay_failure_on_subscribe_leaves_the_request_answered_and_the_worker_retrying(world, client, settings):
     from tests.digest.conftest import free_port
 
     settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
     settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", free_port(), 2
-    response = _subscribe(client)
+    with mock.patch("digest.tasks.confirmation_send.retry", side_effect=RuntimeError("retry later")) as retry:
+        response = _subscribe(client)
+    assert response.status_code == 200  # the web request only queued the email
+    assert retry.call_count == 1 and "ConfirmationNotSent" in repr(retry.call_args)
+
+
+def test_a_broker_outage_on_subscribe_is_explained_and_keeps_the_form(world, client):
+    from kombu.exceptions import OperationalError
+
+    with mock.patch("digest.tasks.confirmation_send.delay", side_effect=OperationalError("connection refused")):
+        response = _subscribe(client)
     assert response.status_code == 503 and "ann@example.org" in response.content.decode()
+    assert not mail.outbox
 
 
 def _token(**changes):
@@ -217,3 +228,17 @@ def test_an_old_confirmation_link_does_not_resume_a_paused_subscription(world, c
     client.post(f"/digest/confirm/{_token(issued_at=time.time() + 1)}/")
     subscription.refresh_from_db()
     assert subscription.status == "active"
+
+
+def test_an_old_confirmation_link_does_not_reapply_its_filters_over_a_later_change(world, client):
+    old = _token(issued_at=time.time() - 2 * 24 * 3600, filter_query="gpu=a100-80gb", language="en")
+    subscription = subscriber("ann@example.org", query="gpu=a100-80gb")
+    response = client.post(f"/digest/manage/{manage_token_make(subscription.key)}/",
+                           {"gpu": "h100", "language": "zh-hans", "action": "save"})
+    assert response.status_code < 400
+    subscription.refresh_from_db()
+    assert subscription.filter_query == "gpu=h100"
+    client.post(f"/digest/confirm/{old}/")
+    subscription.refresh_from_db()
+    assert (subscription.filter_query, subscription.language, subscription.status) == ("gpu=h100", "zh-hans",
+                                                                                     "active")

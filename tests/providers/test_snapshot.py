@@ -106,6 +106,9 @@ def test_make_run_path_loads_the_snapshot_into_sqlite(tmp_path):
     # Every offer has its first observation; CoreWeave's dated editions add the days its prices changed on.
     assert history[0] > offers
     assert history[1] == history[0]  # the second load appended no history: nothing changed
+    completed = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-2000:]
     served_like_make_run(env)
 
 
@@ -135,11 +138,13 @@ def served_like_make_run(env):
                 time.sleep(0.2)
         connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         sockets = []
-        for path in ("/", "/api/v1/offers/?gpu=h100", "/providers/", "/healthz"):
+        for path, status in (("/", 200), ("/api/v1/offers/?gpu=h100", 200), ("/providers/", 200), ("/healthz", 200),
+                             ("/no-such-page/", 404)):
             connection.request("GET", path)
             response = connection.getresponse()
             body = response.read()
-            assert response.status == 200, (path, body[:300])
+            assert response.status == status, (path, body[:300])
+            assert b"URLconf" not in body and b"DEBUG = True" not in body  # the site's own pages, DEBUG off
             assert response.getheader("Server", "").startswith("gunicorn")
             assert response.getheader("Connection", "").lower() != "close"
             sockets.append(connection.sock)

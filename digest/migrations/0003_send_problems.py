@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('digest', '0001_initial'),
+        ('digest', '0002_rdma_choices'),
     ]
 
     operations = [

@@ -52,6 +52,7 @@ class Selection:
 
     rows: list[dict]
     filter_query: str
+    undated_left_out: int = 0  # offers whose price states no date, left out unless unknown=include
 
     @property
     def as_of(self) -> tuple[datetime | None, datetime | None, int]:
@@ -67,15 +68,23 @@ class Selection:
             f"filter: {self.filter_query or '(none: every active offer)'}",
             f"{len(self.rows)} offer(s) selected; {dated}; {undated} offer(s) state no price date",
             "prices in USD per hour; every row names the offer id it comes from (/api/v1/offers/<id>/)",
-        ]
+        ] + ([f"left out: {self.undated_left_out} offer(s) whose price states no date (add unknown=include to "
+              f"export them too, marked undated)"] if self.undated_left_out else [])
 
 
 def selection(*, filters, params) -> Selection:
-    """The offers a bound, valid OfferFilterSet selects, in its order, as plain rows (one query)."""
+    """The offers a bound, valid OfferFilterSet selects, in its order, as plain rows (one query).
+
+    Only dated prices are exported unless the filter says `unknown=include` (the one parameter for what is unknown):
+    a cost tool would otherwise carry a price nobody can date. The undated ones are counted in the header."""
     rows = list(selectors.offers_filtered(filters=filters).values(*FIELDS))
+    undated = 0
+    if not filters.include_unknown:
+        dated = [row for row in rows if row["price_as_of"] is not None]
+        undated, rows = len(rows) - len(dated), dated
     names = [name for name in sorted(params) if name in filters.base_filters]
     query = urlencode([(name, value) for name in names for value in params.getlist(name)])
-    return Selection(rows=rows, filter_query=query)
+    return Selection(rows=rows, filter_query=query, undated_left_out=undated)
 
 
 def whole_gpus(row: dict, skipped: Skipped) -> int | None:

@@ -120,3 +120,17 @@ def test_labels_read_from_a_providers_controller_code_are_exported_and_said_to_b
     rows, comments = read_opencost(export("provider=vultr"))
     assert [(row["InstanceID"], row["Region"]) for row in rows] == [("vcg-a100-12c-120g-80vram", "ewr")]
     assert any(c.startswith("# vultr: node labels inferred from Vultr's cloud controller manager") for c in comments)
+
+
+def test_an_undated_price_is_exported_only_with_unknown_include_and_is_counted_otherwise(machines):
+    """A cost tool should not carry a price nobody can date: undated offers are left out and counted in the header,
+    and unknown=include (the one parameter for what is unknown) exports them too."""
+    undated = machines[("aws", "p5.48xlarge", "us-east-1")]
+    undated.price_as_of = None
+    undated.save()
+    rows, comments = read_opencost(export())
+    assert "p5.48xlarge" not in {row["InstanceID"] for row in rows}
+    assert any("left out: 1 offer(s) whose price states no date" in comment for comment in comments)
+    rows, comments = read_opencost(export("unknown=include"))
+    assert "p5.48xlarge" in {row["InstanceID"] for row in rows}
+    assert not any("whose price states no date" in comment for comment in comments)

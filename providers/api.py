@@ -64,6 +64,7 @@ from .serializers import (
     CompareSerializer,
     GpuSerializer,
     OfferDetailSerializer,
+    OfferListCsvSerializer,
     OfferListSerializer,
     OfferSerializer,
     PriceObservationSerializer,
@@ -536,7 +537,7 @@ class OfferListApi(ReadOnlyApi):
 
     def csv_serializer(self, context: dict | None = None):
         """With the reasons, OfferSerializer's columns (each answer's reason and sources too); else the list's."""
-        return (OfferSerializer if self.kubernetes_reasons else OfferListSerializer)(context=context or {})
+        return (OfferSerializer if self.kubernetes_reasons else OfferListCsvSerializer)(context=context or {})
 
 
 def _mark_node_fit(data: list[dict], cuda: str, k8s_version: str | None) -> None:

@@ -320,6 +320,15 @@ class OfferListSerializer(OfferSerializer):
         return data if self.context.get("kubernetes_reasons") else kubernetes_states(data)
 
 
+class OfferListCsvSerializer(OfferListSerializer):
+    """The list's CSV columns: `kubernetes` is the answers alone (one column per answer, `kubernetes.mig.answer`);
+    the JSON schema's either-or object cannot name columns."""
+
+    @extend_schema_field(OfferKubernetesStatesSerializer)
+    def get_kubernetes(self, offer: Offer) -> dict:
+        return super().get_kubernetes(offer)
+
+
 _DATETIME = serializers.DateTimeField()
 _DATE = serializers.DateField()
 _URL_ID = "offer-id"  # stands for the id in the detail URL reversed once per page

@@ -491,9 +491,12 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     for file in load_instance_types():
         facts.setdefault(file.provider, []).extend(
             k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number, source_url=f.source_url,
-                     confidence=f.confidence, origin=file.origin, interfaces=f.interfaces) for f in file.facts)
+                     confidence=f.confidence, origin=file.origin, interfaces=f.interfaces,
+                     gpudirect_rdma=f.gpudirect_rdma) for f in file.facts)
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
-    assert (p5.value, p5.interfaces, p5.origin) == ("efa", 32, "catalog")
+    assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "curated")
+    g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
+    assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, None, "catalog")
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"

@@ -1,0 +1,70 @@
+"""The shipped instance-type facts agree with the sources they cite (recorded excerpts in tests/providers/sources/,
+see its README), so a fact that drifts from its source fails here."""
+import re
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+from providers.curated import load_instance_types
+
+SOURCES = Path(__file__).parent / "sources"
+OFI_NCCL = "https://github.com/aws/aws-ofi-nccl/blob/45197dfad429db8e9fbc2da408d7c906c76dda2d/src/platform-aws.cpp"
+EKS_AMI = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
+
+
+def _facts(provider, key, origin=None):
+    return {fact.pattern: fact for file in load_instance_types() if file.provider == provider
+            and (origin is None or file.origin == origin) for fact in file.facts if fact.key == key}
+
+
+def _gdr_required(instance_type):
+    """aws-ofi-nccl's platform table: the first entry whose name (regex NULL) or POSIX regex matches wins."""
+    text = (SOURCES / "aws-ofi-nccl_platform-aws.cpp.excerpt").read_text()
+    for name, regex, gdr in re.findall(r'\.name = "([^"]+)",\s*\.regex = (NULL|"[^"]*"),\s*\.gdr_required = (\w+)',
+                                       text):
+        if regex == "NULL" and name == instance_type:
+            return gdr == "true"
+        if regex != "NULL" and re.search(regex[1:-1].replace("\\\\", "\\"), instance_type):
+            return gdr == "true"
+    return None
+
+
+def _eks_ami_families():
+    rows = [line for line in (SOURCES / "eks_ml-eks-optimized-ami.md.excerpt").read_text().splitlines()
+            if "NVIDIA" in line or "nvidia" in line]
+    return {family.strip().lower() for row in rows for family in row.split("|")[2].split(",")}
+
+
+def test_every_efa_gpudirect_rdma_fact_citing_the_nccl_plugin_follows_its_platform_table():
+    cited = {pattern: fact for pattern, fact in _facts("aws", "fabric").items() if fact.source_url == OFI_NCCL}
+    assert cited, "no fabric fact cites the aws-ofi-nccl platform table"
+    for pattern, fact in cited.items():
+        assert fact.value == "efa"
+        assert fact.gpudirect_rdma == _gdr_required(pattern), pattern
+
+
+def test_the_curated_efa_interface_counts_match_karpenters_table_in_the_catalog_file():
+    catalog = _facts("aws", "fabric", origin="catalog")
+    for pattern, fact in _facts("aws", "fabric", origin="curated").items():
+        assert fact.interfaces == catalog[pattern].interfaces, pattern
+
+
+@pytest.mark.parametrize("instance_type, gdr, interfaces", [
+    ("p5.48xlarge", True, 32), ("p5en.48xlarge", True, 16), ("p4d.24xlarge", True, 4), ("p5.4xlarge", True, 1),
+    ("p6-b200.48xlarge", True, 8), ("g5.48xlarge", False, 1), ("p3dn.24xlarge", False, 1)])
+def test_the_issues_efa_examples(instance_type, gdr, interfaces):
+    fact = _facts("aws", "fabric", origin="curated")[instance_type]
+    assert _gdr_required(instance_type) is gdr  # the recorded source says so
+    assert (fact.value, fact.gpudirect_rdma, fact.interfaces) == ("efa", gdr, interfaces)
+
+
+def test_every_eks_node_family_is_in_the_eks_accelerated_ami_table_and_a_family_missing_from_it_stays_unknown():
+    families = _eks_ami_families()
+    cited = [pattern for pattern, fact in _facts("aws", "managed_node").items() if fact.source_url == EKS_AMI]
+    assert cited
+    for pattern in cited:
+        assert pattern.endswith(".*") and pattern[:-2] in families, pattern
+        assert _facts("aws", "managed_node")[pattern].value == "yes"
+    assert "g4ad" not in families
+    assert not any(fnmatch("g4ad.xlarge", pattern) for pattern in _facts("aws", "managed_node"))

@@ -51,12 +51,17 @@ def test_the_curated_efa_interface_counts_match_karpenters_table_in_the_catalog_
 
 
 @pytest.mark.parametrize("instance_type, gdr, interfaces", [
-    ("p5.48xlarge", True, 32), ("p5en.48xlarge", True, 16), ("p4d.24xlarge", True, 4), ("p5.4xlarge", True, 1),
+    ("p5.48xlarge", True, 32), ("p5en.48xlarge", True, 16), ("p4d.24xlarge", True, 4),
     ("p6-b200.48xlarge", True, 8), ("g5.48xlarge", False, 1), ("p3dn.24xlarge", False, 1)])
 def test_the_issues_efa_examples(instance_type, gdr, interfaces):
     fact = _facts("aws", "fabric", origin="curated")[instance_type]
     assert _gdr_required(instance_type) is gdr  # the recorded source says so
     assert (fact.value, fact.gpudirect_rdma, fact.interfaces) == ("efa", gdr, interfaces)
+
+
+def test_the_one_gpu_p5_is_not_called_gpudirect_rdma_from_a_tuning_pattern():
+    assert _gdr_required("p5.4xlarge") is True  # the plugin's p5 regex covers it ...
+    assert "p5.4xlarge" not in _facts("aws", "fabric", origin="curated")  # ... but no source says it for one GPU
 
 
 def test_every_eks_node_family_is_in_the_eks_accelerated_ami_table_and_a_family_missing_from_it_stays_unknown():
@@ -68,3 +73,17 @@ def test_every_eks_node_family_is_in_the_eks_accelerated_ami_table_and_a_family_
         assert _facts("aws", "managed_node")[pattern].value == "yes"
     assert "g4ad" not in families
     assert not any(fnmatch("g4ad.xlarge", pattern) for pattern in _facts("aws", "managed_node"))
+
+
+def test_a_size_azure_lists_as_retired_is_no_aks_node_and_the_current_sizes_stay_yes():
+    from providers import kubernetes as k8s
+
+    text = (SOURCES / "azure_retired-sizes-list.md.excerpt").read_text()
+    assert re.search(r"\| NCv3-Series\s*\| \*\*Retired\*\*", text) and "can't be provisioned" in text
+    facts = [k8s.Fact(pattern=pattern, key="managed_node", value=fact.value, source_url=fact.source_url)
+             for pattern, fact in _facts("azure", "managed_node").items()]
+    for size in ("Standard_NC6s_v3", "Standard_NC24rs_v3", "Standard_NC24s_v3"):  # NCv3 and NCv3-NC24rs
+        assert k8s.facts_for(size, facts)["managed_node"].value == "no", size
+    for size in ("Standard_NC24ads_A100_v4", "Standard_ND96isr_H100_v5", "Standard_NC4as_T4_v3"):
+        assert k8s.facts_for(size, facts)["managed_node"].value == "yes", size
+    assert "managed_node" not in k8s.facts_for("Standard_NC24r", facts)  # K80 NC: no page says either way

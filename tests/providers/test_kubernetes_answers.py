@@ -511,6 +511,10 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
         node = k8s.facts_for(instance_type, facts["aws"])["managed_node"]
         assert (node.value, node.source_url, node.origin) == ("yes", eks_ami, "curated"), instance_type
     assert "managed_node" not in k8s.facts_for("g4ad.xlarge", facts["aws"])  # missing from a partial list: unknown
+    # Azure's size pages: "Nvidia PCIe A100 GPU (80GB)" (NC_A100_v4), "Nvidia A100 GPU (40GB)" (NDasrA100_v4)
+    nc_a100 = k8s.facts_for("Standard_NC24ads_A100_v4", facts["azure"])
+    assert (nc_a100["form_factor"].value, nc_a100["gpu_memory_gb"].number) == ("pcie", 80)
+    assert k8s.facts_for("Standard_ND96asr_v4", facts["azure"])["gpu_memory_gb"].number == 40
 
 
 def test_an_answer_resting_on_an_inferred_fact_is_marked_on_the_offer_page_and_in_the_rows_list(gpus, client):

@@ -87,3 +87,14 @@ def test_a_size_azure_lists_as_retired_is_no_aks_node_and_the_current_sizes_stay
     for size in ("Standard_NC24ads_A100_v4", "Standard_ND96isr_H100_v5", "Standard_NC4as_T4_v3"):
         assert k8s.facts_for(size, facts)["managed_node"].value == "yes", size
     assert "managed_node" not in k8s.facts_for("Standard_NC24r", facts)  # K80 NC: no page says either way
+
+
+def test_the_gke_node_types_from_the_cluster_toolkit_are_exactly_its_node_pool_table():
+    table = set(re.findall(r'"([a-z0-9-]+)"\s*=\s*\{ type',
+                           (SOURCES / "cluster-toolkit_gpu_definition.tf.excerpt").read_text()))
+    toolkit = "https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/19416ae51b581e4730946a926910cc149293bbd6/"
+    cited = {pattern for pattern, fact in _facts("gcp", "managed_node").items()
+             if fact.source_url.startswith(toolkit + "modules/compute/gke-node-pool/")}
+    assert "a2-ultragpu-8g" in cited and "g2-standard-96" in cited
+    assert cited == table - {"a3-highgpu-8g"}  # a3-highgpu-8g has its own GKE page (the NCCL test page)
+    assert not any(fnmatch("a3-highgpu-1g", pattern) for pattern in _facts("gcp", "managed_node"))  # not in it

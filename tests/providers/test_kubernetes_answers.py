@@ -487,12 +487,16 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     from providers import kubernetes as k8s
     from providers.curated import load_instance_types
 
-    facts = {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
-                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin,
-                                      interfaces=f.interfaces)
-                             for f in file.facts] for file in load_instance_types()}
+    facts = {}  # a provider may have several files (aws: the Karpenter catalog and the curated EKS facts)
+    for file in load_instance_types():
+        facts.setdefault(file.provider, []).extend(
+            k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number, source_url=f.source_url,
+                     confidence=f.confidence, origin=file.origin, interfaces=f.interfaces,
+                     gpudirect_rdma=f.gpudirect_rdma) for f in file.facts)
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
-    assert (p5.value, p5.interfaces, p5.origin) == ("efa", 32, "catalog")
+    assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "curated")
+    g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
+    assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, None, "catalog")
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"
@@ -501,6 +505,16 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     assert k8s.facts_for("Standard_ND96isr_H100_v5", facts["azure"])["fabric"].value == "infiniband"
     assert "fabric" not in k8s.facts_for("Standard_NC24rs_v3", facts["azure"])  # "low latency" is not a fabric
     assert k8s.facts_for("gpu_8x_h100_sxm5", facts["lambda"])["managed_node"].value == "no"
+    # EKS's accelerated-AMI page lists the families p5, p4d, g6, g6e, g5g, ... (not g4ad): a curated fact beats none
+    eks_ami = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
+    for instance_type in ("p5.48xlarge", "p5.4xlarge", "p4d.24xlarge", "g6.xlarge", "g6e.48xlarge", "g5g.metal"):
+        node = k8s.facts_for(instance_type, facts["aws"])["managed_node"]
+        assert (node.value, node.source_url, node.origin) == ("yes", eks_ami, "curated"), instance_type
+    assert "managed_node" not in k8s.facts_for("g4ad.xlarge", facts["aws"])  # missing from a partial list: unknown
+    # Azure's size pages: "Nvidia PCIe A100 GPU (80GB)" (NC_A100_v4), "Nvidia A100 GPU (40GB)" (NDasrA100_v4)
+    nc_a100 = k8s.facts_for("Standard_NC24ads_A100_v4", facts["azure"])
+    assert (nc_a100["form_factor"].value, nc_a100["gpu_memory_gb"].number) == ("pcie", 80)
+    assert k8s.facts_for("Standard_ND96asr_v4", facts["azure"])["gpu_memory_gb"].number == 40
 
 
 def test_an_answer_resting_on_an_inferred_fact_is_marked_on_the_offer_page_and_in_the_rows_list(gpus, client):

@@ -44,10 +44,15 @@ dev: $(VENV)/.runtime
 
 ## make test: lint, then the whole suite (PostgreSQL and Redis on this machine; REQUIRE_SERVICES=1 fails if absent)
 test: $(VENV)/.dev browser
-	@if [ "$(REQUIRE_SERVICES)" = "1" ]; then $(MAKE) --no-print-directory services; fi
+	@if [ "$(REQUIRE_SERVICES)" = "1" ] || [ "$(CI)" = "true" ]; then $(MAKE) --no-print-directory services; fi
 	$(BIN)/ruff check .
 	$(BIN)/python manage.py makemigrations --check --dry-run --settings=comparator.settings.test
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+## make test-faults: the fault suite alone (tests/faults: a scripted SMTP relay, PostgreSQL and Redis behind
+## refuse/hang/restart proxies, a real gunicorn), with the services started and required
+test-faults: $(VENV)/.dev services
+	REQUIRE_SERVICES=1 $(BIN)/pytest tests/faults $(PYTEST_ARGS)
 
 ## make test-fast: the same without the tests marked slow (schema fuzz, browser, worker kill, make-run path)
 test-fast: $(VENV)/.dev

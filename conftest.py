@@ -2,8 +2,9 @@
 
 PostgreSQL and Redis on this machine are the real services the suite runs against.
 
-When REQUIRE_SERVICES=1 (CI) a missing service fails the session at once; otherwise the suite falls back to
-SQLite and skips the tests marked `services`, saying so.
+When REQUIRE_SERVICES=1 or CI=true (CI) a missing service fails the session at once, so the fault suite
+(tests/faults) is never skipped there; otherwise the suite falls back to SQLite and skips the tests marked
+`services`, saying so.
 """
 
 import os
@@ -11,7 +12,7 @@ import socket
 
 import pytest
 
-REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1"
+REQUIRE_SERVICES = os.environ.get("REQUIRE_SERVICES") == "1" or os.environ.get("CI", "").lower() == "true"
 
 
 def _reachable(host: str, port: int) -> bool:
@@ -35,7 +36,7 @@ if not POSTGRES_UP and "DATABASE_URL" not in os.environ:
 
 def pytest_configure(config):
     if MISSING and REQUIRE_SERVICES:
-        raise pytest.UsageError(f"REQUIRE_SERVICES=1 but not reachable: {', '.join(MISSING)}")
+        raise pytest.UsageError(f"REQUIRE_SERVICES=1 (or CI=true) but not reachable: {', '.join(MISSING)}")
 
 
 def pytest_collection_modifyitems(config, items):

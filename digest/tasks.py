@@ -42,7 +42,7 @@ def digest_send_due(self, at: str | None = None) -> dict:
     return summary
 
 
-@shared_task(bind=True, max_retries=CONFIRMATION_RETRIES, acks_late=True)
+@shared_task(bind=True, max_retries=CONFIRMATION_RETRIES, acks_late=True, ignore_result=True)
 def confirmation_send(self, *, email: str, language: str, confirm_url: str, filter_query: str,
                       already_subscribed: bool, base: str) -> None:
     """The confirmation email of a subscribe request, sent here so a slow relay never holds a web request."""

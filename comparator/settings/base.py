@@ -239,10 +239,16 @@ CELERY_VISIBILITY_TIMEOUT = int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "360
 # queues a task (the confirmation email) over a hung broker answers 503 within a few seconds instead of hanging.
 # Above 1 s: the worker's BRPOP on the broker blocks for up to 1 s by design.
 REDIS_TIMEOUT_SECONDS = float(os.environ.get("REDIS_TIMEOUT_SECONDS", "2"))
+# max_retries/interval_*: how often a connection for publishing is tried before the error reaches the caller
+# (kombu's default is to retry for ever, so a request queuing a task over a dead broker never answered).
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": CELERY_VISIBILITY_TIMEOUT,
                                    "socket_timeout": REDIS_TIMEOUT_SECONDS,
-                                   "socket_connect_timeout": REDIS_TIMEOUT_SECONDS}
+                                   "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+                                   "max_retries": 1, "interval_start": 0, "interval_step": 0.5, "interval_max": 0.5}
 CELERY_BROKER_CONNECTION_TIMEOUT = REDIS_TIMEOUT_SECONDS
+# The result backend retries a lost connection 20 times a second apart by default; once is enough for a caller.
+CELERY_RESULT_BACKEND_TRANSPORT_OPTIONS = {"retry_policy": {"max_retries": 1, "interval_start": 0,
+                                                            "interval_step": 0.5, "interval_max": 0.5}}
 CELERY_REDIS_SOCKET_TIMEOUT = REDIS_TIMEOUT_SECONDS
 CELERY_REDIS_SOCKET_CONNECT_TIMEOUT = REDIS_TIMEOUT_SECONDS
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0.5,

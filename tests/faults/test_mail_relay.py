@@ -131,3 +131,41 @@ def test_confirmation_mail_is_sent_by_the_task_not_the_request(changed, relay, c
     assert response.status_code == 200 and not relay.messages and not mail.outbox
     tasks.confirmation_send.apply(kwargs=queued.call_args.kwargs, throw=True)
     assert [m["To"] for m in relay.messages] == ["ann@example.org"]
+
+
+SUBSCRIBE_IN_A_FRESH_PROCESS = """
+import django
+django.setup()
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()
+response = Client().post("/digest/subscribe/", {"email": "ann@example.org", "language": "en"})
+print(response.status_code, "ann@example.org" in response.content.decode())
+"""
+
+
+@pytest.mark.parametrize("mode", ["refuse", "hang"])
+def test_a_broken_broker_makes_subscribing_a_503_that_keeps_the_form(mode):
+    """In a process of its own (the broker is configured when Celery first connects), against the broker behind a
+    proxy that refuses or hangs: the request is answered, 503, the form kept."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from django.db import connection
+
+    from tests.faults.proxy import FaultProxy
+
+    proxy = FaultProxy(6379)
+    proxy.mode = mode
+    db = connection.settings_dict
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "comparator.settings.test",
+           "DATABASE_URL": f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}",
+           "CELERY_BROKER_URL": f"redis://{proxy.url_host}/3"}
+    try:
+        completed = subprocess.run([sys.executable, "-c", SUBSCRIBE_IN_A_FRESH_PROCESS], env=env, text=True,
+                                   capture_output=True, timeout=60, cwd=Path(__file__).resolve().parents[2])
+    finally:
+        proxy.close()
+    assert completed.stdout.split()[-2:] == ["503", "True"], completed.stderr[-2000:]

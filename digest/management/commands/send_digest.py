@@ -34,9 +34,12 @@ class Command(BaseCommand):
             result = services.digest_send(at=moment)
             self.stdout.write(
                 f"claimed {result.claimed} over {result.filters} filters: sent {result.sent}, skipped "
-                f"{result.skipped} (no change), failed {result.failed}, to retry {result.transient}, held by "
-                f"another run {result.held_elsewhere}"
+                f"{result.skipped} (no change), failed {result.failed}, outcome unknown {result.unknown}, to retry "
+                f"{result.transient}, held by another run {result.held_elsewhere}"
             )
+            if result.problem:
+                self.stderr.write(f"stopped ({result.problem.kind}): {result.problem.reply} "
+                                  "(docs/operations.md, \"Mail\")")
             return
         changes = selectors.week_changes(week=week)
         for query, subscribers in selectors.subscription_filters_due():

@@ -23,8 +23,8 @@ from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 MESSAGES = {"type": "array", "items": {"type": "string"}}
 INVALID_INPUT = OpenApiResponse(
     response={"type": "object", "additionalProperties": {"anyOf": [
-        # the field's messages, or (models) one object of messages per item
-        {"type": "array", "items": {"anyOf": [{"type": "string"},
+        # the field's messages, or (models) per item: an object of messages by field, or the item's own messages
+        {"type": "array", "items": {"anyOf": [{"type": "string"}, MESSAGES,
                                               {"type": "object", "additionalProperties": MESSAGES}]}},
         {"type": "object", "additionalProperties": MESSAGES},  # a list's items by index: {"0": ["not a choice"]}
     ]}},

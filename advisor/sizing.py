@@ -131,6 +131,9 @@ class Estimate:
     lower_bound: bool = False
 
 
+SMALLEST_GB = Decimal("0.1")  # the estimates' precision: the least memory any model is said to need
+
+
 def _gb(value: Decimal) -> Decimal:
     return (value / GB).quantize(Decimal("0.1"), ROUND_HALF_UP)
 
@@ -171,7 +174,8 @@ def inference_estimate(*, card: ModelCard | None, parameters_b: Decimal | None, 
             card.source_url))
     else:
         lines.append(Line(_("KV cache not included: pick a listed model for its layers and heads."), {}))
-    total = ((weights + kv) / GPU_MEMORY_UTILISATION / GB).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    # Never 0.0 GB: a tiny model rounded down to nothing would pack without end (a division by zero).
+    total = max(((weights + kv) / GPU_MEMORY_UTILISATION / GB).quantize(Decimal("0.1"), ROUND_HALF_UP), SMALLEST_GB)
     lines.append(Line(_("(%(weights)s + %(kv)s GB) / %(util)s (the share of GPU memory vLLM fills) = %(total)s GB of "
                         "GPU memory per replica."),
                       {"weights": _gb(weights), "kv": _gb(kv), "util": GPU_MEMORY_UTILISATION, "total": total},
@@ -208,7 +212,7 @@ def training_estimate(*, card: ModelCard | None, parameters_b: Decimal | None, p
         lines.append(Line(_("Adapters: %(percent)s%% of the parameters x %(bytes)s bytes = %(gb)s GB."),
                           {"percent": percent, "bytes": per_trained, "gb": _gb(adapters * per_trained)},
                           OPTIMIZER_SOURCES[optimizer]))
-    total = (states / GB).quantize(Decimal("0.1"), ROUND_HALF_UP)
+    total = max((states / GB).quantize(Decimal("0.1"), ROUND_HALF_UP), SMALLEST_GB)
     lines.append(Line(_("Model states: %(gb)s GB for the job, sharded over its GPUs (ZeRO stage 3 / FSDP full "
                         "sharding); activations are not included, so this is a lower bound."),
                       {"gb": total}, ZERO_PAPER_URL))

@@ -176,6 +176,11 @@ def test_a_value_of_another_json_type_than_the_schema_states_is_a_400_naming_it(
     assert response.status_code == 400 and list(response.json()) == [field]
 
 
+def test_a_model_too_small_to_round_to_a_tenth_of_a_gb_is_sized_not_a_500(client, market):
+    response = advise(client, {"kind": "inference", "parameters_b": 0.01})  # schemathesis found the 500
+    assert response.status_code == 200 and response.json()["estimate"]["memory_gb"] == 0.1
+
+
 def test_a_query_parameter_to_advise_is_a_400_naming_it(client, market):
     response = client.post(f"{reverse('api-advise')}?gpu=h100", json.dumps(BATCH), content_type="application/json")
     assert response.status_code == 400 and list(response.json()) == ["gpu"]

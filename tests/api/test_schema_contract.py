@@ -169,6 +169,7 @@ def test_every_answer_of_every_operation_keeps_the_served_schema(snapshot, setti
     post({"kind": "batch"})  # 400: a field
     post({"kind": "batch", "gpu": "h100", "must_haves": ["rdma", {}]})  # 400: an item of a list, by index
     post({"kind": "inference", "models": [{"count": 1, "memory_gb": 9}, {"count": 0}]})  # 400: per item
+    post({"kind": "inference", "models": [None]})  # 400: an item's own messages
     post("{not json")  # 400: the same shape
     post("kind=batch", content_type="application/x-www-form-urlencoded")  # 415
     settings.API_ANON_RATE, settings.API_ADVISE_RATE = "1/minute", "1/minute"

@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 
 from providers import kubernetes as k8s
-from providers.curated import load_instance_types
+from providers.curated import load_instance_types, load_providers
 
 SIZE_PAGES = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/"
 
@@ -78,3 +78,11 @@ def test_a10_memory_is_only_stated_for_whole_gpu_sizes(facts):
 
 def test_nvv4_is_not_an_aks_node(facts):
     assert fact(facts, "Standard_NV16as_v4", "managed_node").value == "no"
+
+
+def test_aks_says_mig_is_set_up_with_mig_node_pools_and_a_gpu_instance_profile():
+    (azure,) = [provider for provider in load_providers() if provider.slug == "azure"]
+    mig = azure.capabilities["mig"]
+    assert (mig.value, mig.confidence) == ("yes", "documented")
+    assert mig.source_url == "https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance"
+    assert "gpuInstanceProfile" in mig.detail and "gpuInstanceProfile" in mig.detail_zh

@@ -86,3 +86,17 @@ def test_aks_says_mig_is_set_up_with_mig_node_pools_and_a_gpu_instance_profile()
     assert (mig.value, mig.confidence) == ("yes", "documented")
     assert mig.source_url == "https://learn.microsoft.com/en-us/azure/aks/gpu-multi-instance"
     assert "gpuInstanceProfile" in mig.detail and "gpuInstanceProfile" in mig.detail_zh
+
+
+@pytest.mark.parametrize("size", ["Standard_NC6", "Standard_NC24r_Promo", "Standard_NV12", "Standard_NV24_Promo",
+                                  "Standard_NC6s_v3", "Standard_NC24rs_v3"])
+def test_retired_series_can_be_neither_an_aks_node_nor_your_own_vm(facts, size):
+    node, byo = fact(facts, size, "managed_node"), fact(facts, size, "byo")
+    assert (node.value, byo.value) == ("no", "no")
+    assert node.source_url.startswith("https://learn.microsoft.com/en-us/azure/virtual-machines/")
+    assert "retire" in node.source_url
+
+
+def test_current_sizes_stay_aks_nodes(facts):
+    for size in ("Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_NV36ads_A10_v5", "Standard_NV12s_v3"):
+        assert fact(facts, size, "managed_node").value == "yes", size

@@ -67,7 +67,7 @@ def test_nv_and_nc_sizes_without_infiniband_have_no_fabric(facts, size):
 
 
 def test_nc24rs_v3_fabric_stays_unknown_where_the_page_does_not_name_it(facts):
-    assert fact(facts, "Standard_NC24rs_v3", "fabric").value == "unknown"
+    assert fact(facts, "Standard_NC24rs_v3", "fabric") is None  # "low latency network interface" names no fabric
     assert fact(facts, "Standard_NC24s_v3", "fabric").value == "none"
 
 
@@ -100,3 +100,12 @@ def test_retired_series_can_be_neither_an_aks_node_nor_your_own_vm(facts, size):
 def test_current_sizes_stay_aks_nodes(facts):
     for size in ("Standard_NC4as_T4_v3", "Standard_NC24ads_A100_v4", "Standard_NV36ads_A10_v5", "Standard_NV12s_v3"):
         assert fact(facts, size, "managed_node").value == "yes", size
+
+
+def test_nvv4_shares_follow_the_size_page_and_the_whole_gpu_size_is_not_a_fraction(facts):
+    shares = {size: fact(facts, size, "gpu_share") for size in
+              ("Standard_NV4as_v4", "Standard_NV8as_v4", "Standard_NV16as_v4", "Standard_NV32as_v4")}
+    assert {size: share and share.number for size, share in shares.items()} == {
+        "Standard_NV4as_v4": Decimal("0.125"), "Standard_NV8as_v4": Decimal("0.25"),
+        "Standard_NV16as_v4": Decimal("0.5"), "Standard_NV32as_v4": None}
+    assert fact(facts, "Standard_NV32as_v4", "fabric").value == "none"

@@ -86,7 +86,9 @@ def test_a_size_azure_lists_as_retired_is_no_aks_node_and_the_current_sizes_stay
         assert k8s.facts_for(size, facts)["managed_node"].value == "no", size
     for size in ("Standard_NC24ads_A100_v4", "Standard_ND96isr_H100_v5", "Standard_NC4as_T4_v3"):
         assert k8s.facts_for(size, facts)["managed_node"].value == "yes", size
-    assert "managed_node" not in k8s.facts_for("Standard_NC24r", facts)  # K80 NC: no page says either way
+    # K80 NC: Microsoft's NC-series retirement page (retired 2023-09-06) says it, not the retired-sizes list
+    k80 = k8s.facts_for("Standard_NC24r", facts)["managed_node"]
+    assert k80.value == "no" and "nc-series-retirement" in k80.source_url
 
 
 def test_the_gke_node_types_from_the_cluster_toolkit_are_exactly_its_node_pool_table():

@@ -44,9 +44,10 @@ def csv_columns(serializer: serializers.BaseSerializer, prefix: tuple[str, ...] 
 
 
 def _method_serializer(serializer, name: str) -> serializers.Serializer | None:
-    """The serializer a SerializerMethodField declares through @extend_schema_field, when it is an object."""
+    """The serializer a SerializerMethodField declares through @extend_schema_field, when it is an object (or, when
+    the schema declares one of several, the one its method names as `csv_columns_from`)."""
     method = getattr(serializer, f"get_{name}", None)
-    declared = getattr(method, "_spectacular_annotation", {}).get("field")
+    declared = getattr(method, "csv_columns_from", None) or getattr(method, "_spectacular_annotation", {}).get("field")
     if isinstance(declared, type) and issubclass(declared, serializers.Serializer):
         return declared()
     if isinstance(declared, serializers.Serializer) and not isinstance(declared, serializers.ListSerializer):

@@ -319,6 +319,9 @@ class OfferListSerializer(OfferSerializer):
         data = super().get_kubernetes(offer)
         return data if self.context.get("kubernetes_reasons") else kubernetes_states(data)
 
+    # The list's CSV columns: the states (with kubernetes_reasons the API writes OfferSerializer's columns instead).
+    get_kubernetes.csv_columns_from = OfferKubernetesStatesSerializer
+
 
 class OfferListCsvSerializer(OfferListSerializer):
     """The list's CSV columns: `kubernetes` is the answers alone (one column per answer, `kubernetes.mig.answer`);

@@ -8,7 +8,7 @@ import pytest
 from providers import kubernetes as k8s
 from providers.curated import load_instance_types
 
-EFA_GDR = ("p4d.24xlarge", "p4de.24xlarge", "p5.4xlarge", "p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",
+EFA_GDR = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",
            "p6-b300.48xlarge")
 
 

@@ -70,3 +70,9 @@ def test_every_gpu_type_in_karpenters_reference_is_an_eks_node(aws, instance_typ
 
 def test_a_type_the_reference_does_not_list_is_not_called_an_eks_node(aws):
     assert fact(aws, "trn1.32xlarge", "managed_node") is None
+
+
+def test_g4dn_gpu_memory_is_the_ec2_user_guides_16_gib_and_other_families_stay_unstated(aws):
+    for name in ("g4dn.xlarge", "g4dn.metal"):
+        assert fact(aws, name, "gpu_memory_gb").number == 16, name
+    assert fact(aws, "g4ad.xlarge", "gpu_memory_gb") is None

@@ -14,11 +14,12 @@ EFA_GDR = ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5en.48xlarge", "p6-
 
 @pytest.fixture(scope="module")
 def aws():
-    (file,) = [file for file in load_instance_types() if file.provider == "aws"]
+    """Every AWS file's facts (aws.toml, the Karpenter catalog; aws_eks.toml, curated from EKS's pages), as the
+    answers see them: the winning fact per key (k8s.facts_for)."""
     return [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number, source_url=f.source_url,
                      confidence=f.confidence, origin=file.origin, interfaces=f.interfaces,
                      bandwidth_gbps=f.bandwidth_gbps, gpudirect_rdma=f.gpudirect_rdma)
-            for f in file.facts]
+            for file in load_instance_types() if file.provider == "aws" for f in file.facts]
 
 
 def fact(facts, instance_type, key):
@@ -62,14 +63,18 @@ def test_g6_xlarge_has_no_gpudirect_rdma_and_an_efa_type_without_a_sourced_answe
 @pytest.mark.parametrize("instance_type", ["g4dn.xlarge", "g5.48xlarge", "g6.xlarge", "g6e.12xlarge", "g6f.large",
                                            "gr6.4xlarge", "g7e.8xlarge", "p3dn.24xlarge", "p5en.48xlarge",
                                            "p6-b300.48xlarge"])
-def test_every_gpu_type_in_karpenters_reference_is_an_eks_node(aws, instance_type):
+def test_every_family_in_eks_accelerated_ami_table_is_an_eks_node(aws, instance_type):
+    """From EKS's own page (aws_eks.toml), not from Karpenter's reference: Karpenter can launch a type whose GPU
+    EKS's accelerated AMIs do not drive."""
     node = fact(aws, instance_type, "managed_node")
-    assert (node.value, node.confidence) == ("yes", "third_party")
-    assert "karpenter-provider-aws" in node.source_url
+    assert (node.value, node.confidence) == ("yes", "documented")
+    assert "docs.aws.amazon.com/eks" in node.source_url
 
 
-def test_a_type_the_reference_does_not_list_is_not_called_an_eks_node(aws):
-    assert fact(aws, "trn1.32xlarge", "managed_node") is None
+@pytest.mark.parametrize("instance_type", ["trn1.32xlarge", "g4ad.xlarge"])
+def test_a_type_eks_does_not_list_is_not_called_an_eks_node(aws, instance_type):
+    # g4ad (AMD Radeon Pro V520) is in Karpenter's reference but not in EKS's accelerated-AMI table: unknown
+    assert fact(aws, instance_type, "managed_node") is None
 
 
 def test_g4dn_gpu_memory_is_the_ec2_user_guides_16_gib_and_other_families_stay_unstated(aws):

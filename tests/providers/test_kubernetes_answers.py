@@ -494,7 +494,7 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
                      confidence=f.confidence, origin=file.origin, interfaces=f.interfaces,
                      gpudirect_rdma=f.gpudirect_rdma) for f in file.facts)
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
-    assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "curated")
+    assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "catalog")
     g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
     assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, None, "catalog")
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")

@@ -71,10 +71,12 @@ def test_every_family_in_eks_accelerated_ami_table_is_an_eks_node(aws, instance_
     assert "docs.aws.amazon.com/eks" in node.source_url
 
 
-@pytest.mark.parametrize("instance_type", ["trn1.32xlarge", "g4ad.xlarge"])
-def test_a_type_eks_does_not_list_is_not_called_an_eks_node(aws, instance_type):
-    # g4ad (AMD Radeon Pro V520) is in Karpenter's reference but not in EKS's accelerated-AMI table: unknown
-    assert fact(aws, instance_type, "managed_node") is None
+def test_a_type_eks_does_not_list_is_not_called_an_eks_node(aws):
+    # g4ad (AMD Radeon Pro V520) is in Karpenter's reference but not in EKS's complete table of GPU types its
+    # accelerated AMIs support: "no", from that page, never "yes" from Karpenter's list of launchable types
+    node = fact(aws, "g4ad.xlarge", "managed_node")
+    assert (node.value, node.confidence) == ("no", "documented") and "docs.aws.amazon.com/eks" in node.source_url
+    assert fact(aws, "trn1.32xlarge", "managed_node") is None  # not a GPU type of this file
 
 
 def test_g4dn_gpu_memory_is_the_ec2_user_guides_16_gib_and_other_families_stay_unstated(aws):

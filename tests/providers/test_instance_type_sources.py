@@ -65,15 +65,21 @@ def test_the_one_gpu_p5_is_not_called_gpudirect_rdma_from_a_tuning_pattern():
     assert one_gpu is None or one_gpu.gpudirect_rdma is None
 
 
-def test_every_eks_node_family_is_in_the_eks_accelerated_ami_table_and_a_family_missing_from_it_stays_unknown():
+def test_an_eks_node_family_is_yes_exactly_when_the_eks_accelerated_ami_table_lists_it():
+    """The table is the complete list of GPU instance types EKS's accelerated AMIs support: a family in it is "yes",
+    a GPU family of the snapshot missing from it (g4ad, g7) "no", from the same page."""
     families = _eks_ami_families()
-    cited = [pattern for pattern, fact in _facts("aws", "managed_node").items() if fact.source_url == EKS_AMI]
+    facts = _facts("aws", "managed_node")
+    cited = {pattern: fact for pattern, fact in facts.items() if fact.source_url == EKS_AMI}
     assert cited
-    for pattern in cited:
-        assert pattern.endswith(".*") and pattern[:-2] in families, pattern
-        assert _facts("aws", "managed_node")[pattern].value == "yes"
-    assert "g4ad" not in families
-    assert not any(fnmatch("g4ad.xlarge", pattern) for pattern in _facts("aws", "managed_node"))
+    for pattern, fact in cited.items():
+        names = [name.strip() for name in pattern.split(",")]
+        assert all(name.endswith(".*") for name in names), pattern
+        assert fact.value == ("yes" if pattern[:-2] in families else "no"), pattern
+    for missing in ("g4ad.xlarge", "g7.2xlarge"):
+        assert missing.split(".")[0] not in families
+        matching = [fact for pattern, fact in facts.items() if fnmatch(missing, pattern)]
+        assert [fact.value for fact in matching] == ["no"], missing
 
 
 def test_a_size_azure_lists_as_retired_is_no_aks_node_and_the_current_sizes_stay_yes():

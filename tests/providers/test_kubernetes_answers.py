@@ -510,7 +510,8 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     for instance_type in ("p5.48xlarge", "p5.4xlarge", "p4d.24xlarge", "g6.xlarge", "g6e.48xlarge", "g5g.metal"):
         node = k8s.facts_for(instance_type, facts["aws"])["managed_node"]
         assert (node.value, node.source_url, node.origin) == ("yes", eks_ami, "curated"), instance_type
-    assert "managed_node" not in k8s.facts_for("g4ad.xlarge", facts["aws"])  # missing from a partial list: unknown
+    # missing from the page's complete table of supported GPU types: "no", from that page
+    assert k8s.facts_for("g4ad.xlarge", facts["aws"])["managed_node"].value == "no"
     # Azure's size pages: "Nvidia PCIe A100 GPU (80GB)" (NC_A100_v4), "Nvidia A100 GPU (40GB)" (NDasrA100_v4)
     nc_a100 = k8s.facts_for("Standard_NC24ads_A100_v4", facts["azure"])
     assert (nc_a100["form_factor"].value, nc_a100["gpu_memory_gb"].number) == ("pcie", 80)

@@ -27,8 +27,9 @@ from providers.api import (
     ExportsBusy,
     ReadOnlyApi,
     filterset_parameters,
+    refuse_repeated,
 )
-from providers.filters import OfferFilterSet, kept_offer_filterset, unknown_parameters
+from providers.filters import OfferFilterSet, kept_offer_filterset, multi_valued_parameters, unknown_parameters
 
 from . import dataset
 from .kueue import ORDERS, kueue_yaml
@@ -126,6 +127,7 @@ class ExportApi(ReadOnlyApi):
         unknown = unknown_parameters(request.query_params, reads=reads)
         if unknown:
             raise ValidationError({name: ["Unknown query parameter for this export."] for name in unknown})
+        refuse_repeated(request.query_params, many=multi_valued_parameters(OfferFilterSet))
 
     def get(self, request):
         options = tool_options(self.tool, request.query_params)

@@ -47,12 +47,14 @@ from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
 from .filters import (
     CLOCK_FILTERS,
+    VERSION_PATTERN,
     BooleanFilter,
     CountryFilter,
     MultipleChoice,
     NullsLastOrderingFilter,
     OfferFilterSet,
     StrictBooleanField,
+    VersionFilter,
     kept_offer_filterset,
     multi_valued_parameters,
     repeated_parameters,
@@ -357,10 +359,7 @@ class ReadOnlyApi(GenericAPIView):
             known = ", ".join(sorted(self.query_parameters | {"format"}))
             raise ValidationError({name: [f"Unknown query parameter. This endpoint reads: {known}."]
                                    for name in unknown})
-        repeated = repeated_parameters(request.query_params, many=self.list_parameters)
-        if repeated:
-            raise ValidationError({name: ["Given more than once; this parameter takes one value."]
-                                   for name in repeated})
+        refuse_repeated(request.query_params, many=self.list_parameters)
 
     def finalize_response(self, request, response, *args, **kwargs):
         # An error is always JSON: a CSV of {"detail": ...} would read as a one-row table to a script.
@@ -413,6 +412,13 @@ SLUG_LISTS = {
 MAX_PAGE = 10**9
 
 
+def refuse_repeated(params, *, many) -> None:
+    """A single-value parameter given twice is a 400 naming it: never one of its values kept silently."""
+    repeated = repeated_parameters(params, many=many)
+    if repeated:
+        raise ValidationError({name: ["Given more than once; this parameter takes one value."] for name in repeated})
+
+
 def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
     """One documented query parameter per filter, derived from the FilterSet so the schema cannot drift from it."""
     parameters = []
@@ -446,6 +452,9 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
             if "max_value" in field.extra:
                 schema["maximum"] = field.extra["max_value"]
             parameters.append(OpenApiParameter(name, schema, description=description))
+        elif isinstance(field, VersionFilter):
+            parameters.append(OpenApiParameter(name, {"type": "string", "pattern": VERSION_PATTERN, "maxLength": 20},
+                                               description=description))
         elif isinstance(field, CountryFilter):
             parameters.append(OpenApiParameter(name, str, pattern=r"^([A-Za-z]{2}(,[A-Za-z]{2})*)?$",
                                                description=description))

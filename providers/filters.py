@@ -22,6 +22,7 @@ numeric type) and rounded to the precision the column stores (`1e-400` is 0).
 from __future__ import annotations
 
 import copy
+import re
 from datetime import timedelta
 from decimal import Decimal, InvalidOperation
 from functools import cache
@@ -322,14 +323,25 @@ class CharFilter(CopiedCheaply, filters.CharFilter):
     pass
 
 
+# What VersionField accepts, as the API schema states it: ASCII digits, one dot, nothing around them.
+VERSION_PATTERN = r"^[0-9]+\.[0-9]+$"
+
+
 class VersionField(forms.CharField):
-    """A major.minor version such as 12.8 or 1.35; anything else ('12', '12.x', 'latest') is an error naming it."""
+    """A major.minor version such as 12.8 or 1.35; anything else ('12', '12.x', 'latest', ' 1.35') is an error
+    naming it."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs["strip"] = False
+        super().__init__(*args, **kwargs)
 
     def clean(self, value):
         value = super().clean(value)
         if not value:
             return None
         try:
+            if not re.match(VERSION_PATTERN, value):
+                raise ValueError(value)
             node_compat.parse_cuda_version(value)
         except ValueError:
             raise forms.ValidationError(_("Use a version such as 12.8 or 1.35; not understood: %(value)s"),

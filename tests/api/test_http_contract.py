@@ -50,6 +50,11 @@ def example_paths() -> list[str]:
 
 
 def serve(env):
+    # `make run` collects the static files before it serves (whitenoise's manifest storage): without them every page
+    # naming one is a 500. Incremental: only changed files are written again.
+    collected = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=600)
+    assert collected.returncode == 0, collected.stderr
     serve_args = re.search(r"^SERVE_ARGS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -198,7 +198,9 @@ def test_70b_inference_asks_for_two_gpus_per_replica_on_the_node_type_that_has_t
     deployment, _service = build_manifest(SPECS["inference_70b"], advice.chosen, advice.packing).objects
     container = pod(deployment)["containers"][0]
     assert container["args"][:2] == ["--model", "meta-llama/Llama-3.1-70B-Instruct"]
-    assert container["args"][-2:] == ["--tensor-parallel-size", "2"]
+    assert container["args"][4:6] == ["--tensor-parallel-size", "2"]
+    # the context the sizing above assumed, not the model's default 131,072 tokens, which would not fit
+    assert container["args"][-2:] == ["--max-model-len", str(SPECS["inference_70b"].context_tokens)]
     assert limits(pod(deployment)) == {"nvidia.com/gpu": "2"}
     assert pod(deployment)["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
 
@@ -288,3 +290,24 @@ def test_an_instance_type_that_is_no_valid_label_value_selects_nodes_by_gfd_labe
         "nodeSelector"]
     assert "nvidia.com/gpu.memory" in expressions(pod(deployment))
     validate(deployment)
+
+
+def _flags(container):
+    words = container.get("args") or container["command"][-1].split()
+    return {word for word in words if word.startswith("--") and "=" not in word}
+
+
+def test_every_vllm_flag_emitted_is_documented_for_the_pinned_release():
+    from advisor.manifests import VLLM
+    assert VLLM["image"] == f"vllm/vllm-openai:v{VLLM['version']}"
+    seen = set()
+    for name in ("inference", "inference_70b", "inference_405b_multi_node"):
+        offer = OFFERS["aws"] if name != "inference" else None
+        for obj in manifest_for(SPECS[name], offer).objects:
+            for pod_spec in pod_specs(obj) if obj["kind"] != "Service" else ():
+                container = pod_spec["containers"][0]
+                assert container["image"] == VLLM["image"]
+                if "args" in container or "api_server" in container["command"][-1]:
+                    seen |= _flags(container)
+    assert "--max-model-len" in seen
+    assert seen <= set(VLLM["flags"]), seen - set(VLLM["flags"])

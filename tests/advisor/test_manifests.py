@@ -311,3 +311,20 @@ def test_every_vllm_flag_emitted_is_documented_for_the_pinned_release():
                     seen |= _flags(container)
     assert "--max-model-len" in seen
     assert seen <= set(VLLM["flags"]), seen - set(VLLM["flags"])
+
+
+def test_70b_manifest_context_fits_the_gpu_memory_it_asks_for():
+    from advisor.sizing import BYTES_PER_PARAMETER, GB, GPU_MEMORY_UTILISATION, MODEL_CARDS, kv_cache_bytes
+    spec = SPECS["inference_70b"]
+    deployment, _service = manifest_for(spec, OFFERS["aws"]).objects
+    args = pod(deployment)["containers"][0]["args"]
+    context = int(args[args.index("--max-model-len") + 1])
+    gpus = int(args[args.index("--tensor-parallel-size") + 1])
+    assert limits(pod(deployment))["nvidia.com/gpu"] == str(gpus)
+    card = MODEL_CARDS["llama-3.1-70b"]
+    weights = card.parameters_b * 10**9 * BYTES_PER_PARAMETER[spec.precision]
+    needed = (weights + kv_cache_bytes(card, context * spec.concurrency)) / GPU_MEMORY_UTILISATION
+    assert needed <= gpus * H100.memory_gb * GB
+    # the model's default 131,072-token context would not fit on those GPUs: the flag is what makes it start
+    default = (weights + kv_cache_bytes(card, 131072 * spec.concurrency)) / GPU_MEMORY_UTILISATION
+    assert default > gpus * H100.memory_gb * GB

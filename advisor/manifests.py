@@ -80,6 +80,8 @@ VLLM_FIXTURE = Path(__file__).parent / "data" / "vllm.toml"
 VLLM = tomllib.loads(VLLM_FIXTURE.read_text())  # the pinned release and the flags we emit, with their sources
 VLLM_IMAGE = VLLM["image"]
 VLLM_PORT = 8000
+HF_TOKEN_SECRET = "hf-token"
+HF_TOKEN_URL = "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hftoken"
 RENDEZVOUS_PORT = 29500
 SHARING_CONFIGMAP = "advisor-gpu-sharing"
 SHARING_CONFIG_KEY = "shared"
@@ -217,6 +219,9 @@ def _vllm_container(layout: ReplicaLayout, context_tokens: int, *, extra_args: l
                              "--tensor-parallel-size", str(layout.gpus_per_pod if not layout.shared else 1),
                              "--max-model-len", str(context_tokens),
                              *extra_args]
+    # Gated models (Llama, Gemma) download only with a Hugging Face token; optional, so open models start without it.
+    container["env"] = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": HF_TOKEN_SECRET, "key": "token", "optional": True}}}]
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     return container
 
@@ -351,6 +356,8 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
     kinds = {obj["kind"] for obj in objects}
     if kinds & {"Deployment", "LeaderWorkerSet"}:
         notes.append(f"vLLM {VLLM['version']} ({VLLM_IMAGE}); its flags as documented for that release.")
+        notes.append(f"Gated models need a Hugging Face token: kubectl create secret generic {HF_TOKEN_SECRET} "
+                     f"--from-literal=token=<your token> (read as HF_TOKEN: {HF_TOKEN_URL}).")
     if "LeaderWorkerSet" in kinds:
         notes.append("Needs the LeaderWorkerSet controller: https://lws.sigs.k8s.io/docs/installation/")
     if "JobSet" in kinds:

@@ -328,3 +328,12 @@ def test_70b_manifest_context_fits_the_gpu_memory_it_asks_for():
     # the model's default 131,072-token context would not fit on those GPUs: the flag is what makes it start
     default = (weights + kv_cache_bytes(card, 131072 * spec.concurrency)) / GPU_MEMORY_UTILISATION
     assert default > gpus * H100.memory_gb * GB
+
+
+def test_vllm_reads_the_hugging_face_token_from_the_secret_the_notes_create():
+    manifest = manifest_for(SPECS["inference_70b"], OFFERS["aws"])
+    (env,) = pod(manifest.objects[0])["containers"][0]["env"]
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert env["name"] == "HF_TOKEN"
+    assert any(f"kubectl create secret generic {ref['name']} --from-literal={ref['key']}=" in note
+               for note in manifest.notes)

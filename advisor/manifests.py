@@ -44,8 +44,10 @@ type, and gets a memory-backed /dev/shm (NCCL and PyTorch data loaders use share
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 
 import yaml
 
@@ -74,8 +76,12 @@ LABEL_QUEUE = "kueue.x-k8s.io/queue-name"
 # the node must report at least 90% of the catalog size in MiB: the same 10% tolerance the GPU-name normaliser uses.
 MEMORY_LABEL_TOLERANCE = Decimal("0.9")
 IMAGE_PLACEHOLDER = "REPLACE-ME/your-image:tag"
-VLLM_IMAGE = "vllm/vllm-openai:latest"
+VLLM_FIXTURE = Path(__file__).parent / "data" / "vllm.toml"
+VLLM = tomllib.loads(VLLM_FIXTURE.read_text())  # the pinned release and the flags we emit, with their sources
+VLLM_IMAGE = VLLM["image"]
 VLLM_PORT = 8000
+HF_TOKEN_SECRET = "hf-token"
+HF_TOKEN_URL = "https://huggingface.co/docs/huggingface_hub/package_reference/environment_variables#hftoken"
 RENDEZVOUS_PORT = 29500
 SHARING_CONFIGMAP = "advisor-gpu-sharing"
 SHARING_CONFIG_KEY = "shared"
@@ -202,7 +208,8 @@ def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restar
     return spec
 
 
-def _vllm_container(layout: ReplicaLayout, *, extra_args: list[str] = (), command: list[str] | None = None) -> dict:
+def _vllm_container(layout: ReplicaLayout, context_tokens: int, *, extra_args: list[str] = (),
+                    command: list[str] | None = None) -> dict:
     image = VLLM_IMAGE if layout.resource != "amd.com/gpu" else IMAGE_PLACEHOLDER
     container: dict = {"name": "vllm", "image": image}
     if command is not None:
@@ -210,7 +217,11 @@ def _vllm_container(layout: ReplicaLayout, *, extra_args: list[str] = (), comman
     else:
         container["args"] = ["--model", layout.hf_id or "REPLACE-ME/model", "--port", str(VLLM_PORT),
                              "--tensor-parallel-size", str(layout.gpus_per_pod if not layout.shared else 1),
+                             "--max-model-len", str(context_tokens),
                              *extra_args]
+    # Gated models (Llama, Gemma) download only with a Hugging Face token; optional, so open models start without it.
+    container["env"] = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
+        "name": HF_TOKEN_SECRET, "key": "token", "optional": True}}}]
     container["ports"] = [{"name": "http", "containerPort": VLLM_PORT}]
     return container
 
@@ -227,9 +238,9 @@ def _service(name: str, selector: dict[str, str]) -> dict:
     }
 
 
-def _deployment(target: _Target, layout: ReplicaLayout) -> list[dict]:
+def _deployment(target: _Target, layout: ReplicaLayout, context_tokens: int) -> list[dict]:
     labels = {APP_LABEL: layout.name}
-    container = {**_vllm_container(layout), "readinessProbe": _readiness()}
+    container = {**_vllm_container(layout, context_tokens), "readinessProbe": _readiness()}
     pod = _pod_spec(target, layout, container=container, restart_policy="Always", rdma=False)
     deployment = {
         "apiVersion": "apps/v1", "kind": "Deployment",
@@ -240,17 +251,19 @@ def _deployment(target: _Target, layout: ReplicaLayout) -> list[dict]:
     return [deployment, _service(layout.name, labels)]
 
 
-def _leader_worker_set(target: _Target, layout: ReplicaLayout) -> list[dict]:
+def _leader_worker_set(target: _Target, layout: ReplicaLayout, context_tokens: int) -> list[dict]:
     """One replica = one leader and `pods_per_replica - 1` workers, each pod on a whole node; tensor parallel inside
     a node, pipeline parallel across nodes, Ray joining them (LWS's vLLM example)."""
     group = ("leaderworkerset.sigs.k8s.io/name", layout.name)
     script = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh"
     serve = (f"{script} leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server "
              f"--port {VLLM_PORT} --model {layout.hf_id or 'REPLACE-ME/model'} "
-             f"--tensor-parallel-size {layout.gpus_per_pod} --pipeline-parallel-size {layout.pods_per_replica}")
+             f"--tensor-parallel-size {layout.gpus_per_pod} --pipeline-parallel-size {layout.pods_per_replica} "
+             f"--max-model-len {context_tokens}")
     join = f"{script} worker --ray_address=$(LWS_LEADER_ADDRESS)"
-    leader_container = {**_vllm_container(layout, command=["sh", "-c", serve]), "readinessProbe": _readiness()}
-    worker_container = _vllm_container(layout, command=["sh", "-c", join])
+    leader_container = {**_vllm_container(layout, context_tokens, command=["sh", "-c", serve]),
+                        "readinessProbe": _readiness()}
+    worker_container = _vllm_container(layout, context_tokens, command=["sh", "-c", join])
     leader = _pod_spec(target, layout, container=leader_container, restart_policy="Always", rdma=True,
                        group_label=group)
     worker = _pod_spec(target, layout, container=worker_container, restart_policy="Always", rdma=True,
@@ -282,7 +295,8 @@ def _inference_objects(spec: WorkloadSpec, target: _Target, plan: PackingPlan | 
                                                         sort_keys=False)},
         })
     for layout in target.option.layouts:
-        objects += _leader_worker_set(target, layout) if layout.pods_per_replica > 1 else _deployment(target, layout)
+        objects += (_leader_worker_set(target, layout, spec.context_tokens) if layout.pods_per_replica > 1
+                    else _deployment(target, layout, spec.context_tokens))
     return objects
 
 
@@ -341,7 +355,9 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
              "applying."]
     kinds = {obj["kind"] for obj in objects}
     if kinds & {"Deployment", "LeaderWorkerSet"}:
-        notes.append(f"Pin the vLLM image to a release instead of {VLLM_IMAGE}.")
+        notes.append(f"vLLM {VLLM['version']} ({VLLM_IMAGE}); its flags as documented for that release.")
+        notes.append(f"Gated models need a Hugging Face token: kubectl create secret generic {HF_TOKEN_SECRET} "
+                     f"--from-literal=token=<your token> (read as HF_TOKEN: {HF_TOKEN_URL}).")
     if "LeaderWorkerSet" in kinds:
         notes.append("Needs the LeaderWorkerSet controller: https://lws.sigs.k8s.io/docs/installation/")
     if "JobSet" in kinds:

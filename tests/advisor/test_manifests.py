@@ -198,7 +198,9 @@ def test_70b_inference_asks_for_two_gpus_per_replica_on_the_node_type_that_has_t
     deployment, _service = build_manifest(SPECS["inference_70b"], advice.chosen, advice.packing).objects
     container = pod(deployment)["containers"][0]
     assert container["args"][:2] == ["--model", "meta-llama/Llama-3.1-70B-Instruct"]
-    assert container["args"][-2:] == ["--tensor-parallel-size", "2"]
+    assert container["args"][4:6] == ["--tensor-parallel-size", "2"]
+    # the context the sizing above assumed, not the model's default 131,072 tokens, which would not fit
+    assert container["args"][-2:] == ["--max-model-len", str(SPECS["inference_70b"].context_tokens)]
     assert limits(pod(deployment)) == {"nvidia.com/gpu": "2"}
     assert pod(deployment)["nodeSelector"] == {"node.kubernetes.io/instance-type": "p5.48xlarge"}
 
@@ -288,3 +290,50 @@ def test_an_instance_type_that_is_no_valid_label_value_selects_nodes_by_gfd_labe
         "nodeSelector"]
     assert "nvidia.com/gpu.memory" in expressions(pod(deployment))
     validate(deployment)
+
+
+def _flags(container):
+    words = container.get("args") or container["command"][-1].split()
+    return {word for word in words if word.startswith("--") and "=" not in word}
+
+
+def test_every_vllm_flag_emitted_is_documented_for_the_pinned_release():
+    from advisor.manifests import VLLM
+    assert VLLM["image"] == f"vllm/vllm-openai:v{VLLM['version']}"
+    seen = set()
+    for name in ("inference", "inference_70b", "inference_405b_multi_node"):
+        offer = OFFERS["aws"] if name != "inference" else None
+        for obj in manifest_for(SPECS[name], offer).objects:
+            for pod_spec in pod_specs(obj) if obj["kind"] != "Service" else ():
+                container = pod_spec["containers"][0]
+                assert container["image"] == VLLM["image"]
+                if "args" in container or "api_server" in container["command"][-1]:
+                    seen |= _flags(container)
+    assert "--max-model-len" in seen
+    assert seen <= set(VLLM["flags"]), seen - set(VLLM["flags"])
+
+
+def test_70b_manifest_context_fits_the_gpu_memory_it_asks_for():
+    from advisor.sizing import BYTES_PER_PARAMETER, GB, GPU_MEMORY_UTILISATION, MODEL_CARDS, kv_cache_bytes
+    spec = SPECS["inference_70b"]
+    deployment, _service = manifest_for(spec, OFFERS["aws"]).objects
+    args = pod(deployment)["containers"][0]["args"]
+    context = int(args[args.index("--max-model-len") + 1])
+    gpus = int(args[args.index("--tensor-parallel-size") + 1])
+    assert limits(pod(deployment))["nvidia.com/gpu"] == str(gpus)
+    card = MODEL_CARDS["llama-3.1-70b"]
+    weights = card.parameters_b * 10**9 * BYTES_PER_PARAMETER[spec.precision]
+    needed = (weights + kv_cache_bytes(card, context * spec.concurrency)) / GPU_MEMORY_UTILISATION
+    assert needed <= gpus * H100.memory_gb * GB
+    # the model's default 131,072-token context would not fit on those GPUs: the flag is what makes it start
+    default = (weights + kv_cache_bytes(card, 131072 * spec.concurrency)) / GPU_MEMORY_UTILISATION
+    assert default > gpus * H100.memory_gb * GB
+
+
+def test_vllm_reads_the_hugging_face_token_from_the_secret_the_notes_create():
+    manifest = manifest_for(SPECS["inference_70b"], OFFERS["aws"])
+    (env,) = pod(manifest.objects[0])["containers"][0]["env"]
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert env["name"] == "HF_TOKEN"
+    assert any(f"kubectl create secret generic {ref['name']} --from-literal={ref['key']}=" in note
+               for note in manifest.notes)

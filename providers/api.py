@@ -453,7 +453,9 @@ def filterset_parameters(filterset_class) -> list[OpenApiParameter]:
                 schema["maximum"] = field.extra["max_value"]
             parameters.append(OpenApiParameter(name, schema, description=description))
         elif isinstance(field, VersionFilter):
-            parameters.append(OpenApiParameter(name, {"type": "string", "pattern": VERSION_PATTERN, "maxLength": 20},
+            # Empty means no filter, as for every parameter; otherwise VERSION_PATTERN.
+            pattern = "^(" + VERSION_PATTERN.strip("^$") + ")?$"
+            parameters.append(OpenApiParameter(name, {"type": "string", "pattern": pattern, "maxLength": 20},
                                                description=description))
         elif isinstance(field, CountryFilter):
             parameters.append(OpenApiParameter(name, str, pattern=r"^([A-Za-z]{2}(,[A-Za-z]{2})*)?$",

@@ -110,10 +110,15 @@ def test_undocumented_region_values_get_one_regionless_row_only_when_the_price_i
     assert any("price differs by region" in c for c in comments)
 
 
-def test_a_bad_filter_is_a_400_naming_it(machines):
-    response = APIClient().get("/api/v1/exports/opencost/?gpu=nope")
+@pytest.mark.parametrize(("tool", "query", "named"), [
+    ("opencost", "gpu=nope", "gpu"), ("kueue", "spot_nodes=maybe", "spot_nodes"),
+    ("skypilot", "gpu_count_min=8&gpu_count_min=1", "gpu_count_min"),  # a single-value parameter given twice
+    ("kueue", "gpu_modle=h100", "gpu_modle"), ("opencost", "k8s_version=1.x", "k8s_version"),
+])
+def test_a_bad_filter_is_a_400_naming_it(machines, tool, query, named):
+    response = APIClient().get(f"/api/v1/exports/{tool}/?{query}")
     assert response.status_code == 400
-    assert "gpu" in response.json()
+    assert named in response.json()
 
 
 def test_labels_read_from_a_providers_controller_code_are_exported_and_said_to_be_inferred(machines):

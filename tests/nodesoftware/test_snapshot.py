@@ -6,25 +6,13 @@ drops the V100s for their architecture, unparseable versions are a 400 naming th
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from nodesoftware.fit import node_fit
-from providers import services
 from providers.models import Offer
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture(scope="module")
-def snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        try:
-            runs, skipped = services.snapshot_load()
-            assert all(run.status == "succeeded" for run in runs) and not skipped
-            yield
-        finally:
-            call_command("flush", "--noinput")
 
 
 @pytest.fixture

@@ -13,11 +13,9 @@ helpers write into providers/data/instance_types/*.toml: on the engine's branch 
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from providers import kubernetes as k8s
-from providers import services
 from providers.coverage import TARGET_PROVIDERS, kubernetes_coverage, overall_unknown_answers
 from providers.models import InstanceTypeFact, Offer
 
@@ -43,16 +41,6 @@ def per_provider(target: str) -> list:
     return [pytest.param(slug, marks=pytest.mark.xfail(strict=True, reason=NOT_YET[(target, slug)]))
             if (target, slug) in NOT_YET else slug for slug in TARGET_PROVIDERS]
 
-
-@pytest.fixture(scope="module")
-def snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        try:
-            runs, skipped = services.snapshot_load()
-            assert all(run.status == "succeeded" for run in runs) and not skipped
-            yield
-        finally:
-            call_command("flush", "--noinput")
 
 
 @pytest.fixture

@@ -5,27 +5,15 @@ facts. The snapshot is loaded once for the module (through the same services `ma
 from __future__ import annotations
 
 import pytest
-from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from providers import kubernetes as k8s
-from providers import services
 from providers.models import Capability, InstanceTypeFact, KubernetesProfile, Offer
 
 # Each test runs in its own rolled-back transaction on top of the snapshot loaded once (the mark also makes
 # pytest-django create the test database before the module fixture needs it).
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture(scope="module")
-def snapshot(django_db_setup, django_db_blocker):
-    with django_db_blocker.unblock():
-        try:
-            runs, skipped = services.snapshot_load()
-            assert all(run.status == "succeeded" for run in runs) and not skipped
-            yield
-        finally:  # committed outside the tests' transactions: never leave it to the next module
-            call_command("flush", "--noinput")
 
 
 @pytest.fixture

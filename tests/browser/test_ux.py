@@ -268,11 +268,17 @@ def test_the_matrix_filters_in_one_click_and_keeps_its_header_and_provider_colum
     page.locator(".presets a.chip").first.click()  # MIG and scale to zero
     expect(page).to_have_url(re.compile(r"mig=yes&scale_to_zero=yes"))
     expect(page.locator("table.matrix tbody th[scope=row]")).to_have_count(3)  # acme, dearco, aws
-    wrap = page.locator(".matrix-wrap")
-    wrap.evaluate("el => { el.scrollTop = 10000; el.scrollLeft = 10000; }")
-    header = page.locator("table.matrix thead th").first.bounding_box()
-    provider = page.locator("table.matrix tbody th[scope=row]").first.bounding_box()
-    box = wrap.bounding_box()
+    page.wait_for_load_state("load")
+    # Scroll the table to its far corner and measure in the same frame, so nothing that moves the whole
+    # table (a font or a notice above it) can come between the three measurements.
+    header, provider, box = page.locator(".matrix-wrap").evaluate(
+        """wrap => {
+            wrap.scrollTop = 10000; wrap.scrollLeft = 10000;
+            const at = el => el.getBoundingClientRect();
+            return [at(wrap.querySelector("thead th")), at(wrap.querySelector("tbody th[scope=row]")), at(wrap)]
+                .map(r => ({x: r.x, y: r.y}));
+        }"""
+    )
     assert abs(header["y"] - box["y"]) < 2 and abs(provider["x"] - box["x"]) < 2  # sticky row and column
     screenshot(page, name("matrix-query", language, width))
 

@@ -7,6 +7,7 @@ from decimal import Decimal
 from typing import Any
 
 from . import engine, sizing
+from .types import WHOLE, ModelNeed, WorkloadSpec
 
 # Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
 MAX_NODES = engine.MAX_NODES
@@ -29,10 +30,10 @@ def _plain(value: Decimal | None) -> Decimal | None:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
 
 
-def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
+def spec_from_cleaned(data: dict[str, Any]) -> WorkloadSpec:
     """`data`: cleaned values keyed like WorkloadSpec's fields (models as (count, memory_gb) pairs)."""
     data = {key: _plain(value) if isinstance(value, Decimal) else value for key, value in data.items()}
-    return engine.WorkloadSpec(
+    return WorkloadSpec(
         kind=data["kind"],
         gpu=data.get("gpu") or None,
         gpu_family=data.get("gpu_family") or None,
@@ -41,9 +42,9 @@ def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
         nodes=data.get("nodes") or 1,
         hours_per_month=data.get("hours_per_month"),
         utilisation_percent=data.get("utilisation_percent"),
-        models=tuple(engine.ModelNeed(int(count), _plain(Decimal(memory)))
+        models=tuple(ModelNeed(int(count), _plain(Decimal(memory)))
                      for count, memory in data.get("models") or ()),
-        sharing=data.get("sharing") or engine.WHOLE,
+        sharing=data.get("sharing") or WHOLE,
         spot_ok=bool(data.get("spot_ok")),
         countries=tuple(sorted(set(data.get("countries") or ()))),
         continents=tuple(sorted(set(data.get("continents") or ()))),

@@ -9,7 +9,7 @@ from decimal import Decimal as D
 import pytest
 
 from advisor import engine
-from advisor.engine import Cell, GpuData, ModelNeed, OfferData, WorkloadSpec
+from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80), mig_profiles=H100_PROFILES)
@@ -249,7 +249,7 @@ def test_must_haves_become_required_and_chosen_sharing_is_required():
 
 
 def _judge(key, c, gpu=H100):
-    return engine.judge(engine.Requirement(key, "required", engine.Note("t", "t")), c, gpu)
+    return engine.judge(Requirement(key, "required", Note("t", "t")), c, gpu)
 
 
 def test_rdma_is_met_by_any_sourced_fabric_and_cites_it():
@@ -438,16 +438,16 @@ def test_mig_and_time_slicing_only_where_the_offer_answers_yes():
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(4, D(9)),), sharing="mig")
     provider = {**MANAGED_PAID, "mig": Cell("mig", "yes", source_url="https://doc/mig")}
     offers = [offer(1, price="2.00"), offer(2, price="1.00")]
-    answers = {1: {"mig": engine.OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
+    answers = {1: {"mig": OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
                # the provider offers MIG, but not on this machine
-               2: {"mig": engine.OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
+               2: {"mig": OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
     advice = engine.advise(spec, offers=offers, cells={"p": provider}, per_eur={}, answers=answers)
     assert [o.offer.id for o in advice.options] == [1]
     assert advice.excluded_missing == {"mig": 1}
     (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "mig"]
     assert [c.source_url for c in judgement.evidence] == ["https://doc/offer-mig"]
     time_sliced = replace(spec, sharing="time_slicing")
-    unknown = {1: {"time_slicing": engine.OfferAnswer("time_slicing", "unknown")}}
+    unknown = {1: {"time_slicing": OfferAnswer("time_slicing", "unknown")}}
     advice = engine.advise(time_sliced, offers=offers[:1], cells={"p": provider}, per_eur={}, answers=unknown)
     assert advice.options == () and [o.unverified for o in advice.unverified] == [("time_slicing",)]
 

@@ -6,7 +6,7 @@ own Kubernetes answers, and is the cheapest verified option; unknowns sit in the
 from decimal import Decimal as D
 
 from advisor import engine
-from advisor.engine import Cell, GpuData, ModelNeed, OfferAnswer, OfferData, WorkloadSpec
+from advisor.types import Cell, GpuData, ModelNeed, OfferAnswer, OfferData, WorkloadSpec
 
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"))

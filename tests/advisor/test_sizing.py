@@ -5,7 +5,7 @@ from decimal import Decimal as D
 import pytest
 
 from advisor import engine, sizing
-from advisor.engine import WorkloadSpec
+from advisor.types import ModelNeed, WorkloadSpec
 
 LLAMA_70B = sizing.MODEL_CARDS["llama-3.1-70b"]
 
@@ -71,7 +71,7 @@ def test_training_sized_from_a_model_needs_its_states_sharded_over_every_gpu():
 
 @pytest.mark.parametrize("spec, field", [
     (WorkloadSpec(kind="inference", model="llama-3.1-8b", parameters_b=D(8)), "parameters_b"),
-    (WorkloadSpec(kind="inference", model="llama-3.1-8b", models=(engine.ModelNeed(1, D(1)),)), "models"),
+    (WorkloadSpec(kind="inference", model="llama-3.1-8b", models=(ModelNeed(1, D(1)),)), "models"),
     (WorkloadSpec(kind="batch", model="llama-3.1-8b"), "model"),
     (WorkloadSpec(kind="training", model="llama-3.1-8b", precision="int4"), "precision"),
     (WorkloadSpec(kind="training", gpu="h100", multi_node=True), "multi_node"),

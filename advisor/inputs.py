@@ -6,11 +6,11 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from . import engine, sizing
+from . import placement, sizing
 from .types import WHOLE, ModelNeed, WorkloadSpec
 
 # Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
-MAX_NODES = engine.MAX_NODES
+MAX_NODES = placement.MAX_NODES
 MAX_GPUS_PER_NODE = 64
 MAX_MODEL_LINES = 50
 MAX_MODEL_REPLICAS = 1000

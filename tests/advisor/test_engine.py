@@ -8,7 +8,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine
+from advisor import engine, placement
 from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
@@ -139,11 +139,11 @@ def test_plain_instance_has_no_fee_no_idle_nodes_and_may_use_spot():
     ("1g.24gb", ("1g.24gb", "2g.48gb", "4g.96gb"), 4),  # RTX PRO 6000
 ])
 def test_mig_instances_per_gpu_match_nvidias_profile_tables(profile, profiles, expected):
-    assert engine.mig_instances_per_gpu(profile, profiles) == expected
+    assert placement.mig_instances_per_gpu(profile, profiles) == expected
 
 
 def test_packing_counts_gpus_for_whole_mig_time_slicing_and_mps():
-    plan = engine.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
     assert plan.replicas == 8
     assert plan.whole_gpus == 8  # one GPU per replica
     # MIG: 9 GB -> 1g.10gb, 7 per GPU -> 1 GPU for 6; 35 GB -> 3g.40gb, 2 per GPU -> 1 GPU for 2
@@ -158,7 +158,7 @@ def test_packing_counts_gpus_for_whole_mig_time_slicing_and_mps():
 
 
 def test_packing_a_model_larger_than_a_gpu_spans_whole_gpus_in_every_mode():
-    plan = engine.pack_models((ModelNeed(1, D(100)), ModelNeed(7, D(10))), D(80), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(1, D(100)), ModelNeed(7, D(10))), D(80), H100_PROFILES)
     assert plan.oversized == 1
     assert plan.whole_gpus == 9  # ceil(100 / 80) = 2, plus 7 x 1
     assert plan.mig_gpus == 3  # 2 + 7 x 1g.10gb on 1 GPU
@@ -167,14 +167,14 @@ def test_packing_a_model_larger_than_a_gpu_spans_whole_gpus_in_every_mode():
 
 
 def test_gpu_without_mig_profiles_has_no_mig_count():
-    plan = engine.pack_models((ModelNeed(2, D(10)),), D(24), ())
+    plan = placement.pack_models((ModelNeed(2, D(10)),), D(24), ())
     assert plan.mig_gpus is None and plan.mig_uses == ()
     assert plan.time_slicing_gpus == 1  # 20 GB on a 24 GB GPU
 
 
 def test_effective_price_per_mig_slice_hour():
-    plan = engine.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
-    prices = engine.slice_prices(plan, D("2.80"))
+    plan = placement.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
+    prices = placement.slice_prices(plan, D("2.80"))
     assert [(p.profile, p.usd_per_slice_hour) for p in prices] == [
         ("1g.10gb", D("0.4000")),  # 2.80 / 7
         ("3g.40gb", D("1.4000")),  # 2.80 / 2
@@ -277,7 +277,7 @@ def test_absent_cell_is_unknown_never_met():
 def test_mig_on_a_gpu_without_profiles_is_missing_with_the_mig_guide_as_source():
     judgement = _judge("mig", cells(mig="yes"), gpu=L4)
     assert judgement.status == "missing"
-    assert judgement.note.source_url == engine.MIG_USER_GUIDE_URL
+    assert judgement.note.source_url == placement.MIG_USER_GUIDE_URL
 
 
 # --- ranking --------------------------------------------------------------------------------------------------------
@@ -400,7 +400,7 @@ def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
 def test_mig_gets_no_count_when_no_profile_holds_a_replica():
     # an H100 offer reporting 94 GB (the NVL variant) with the 80 GB profile table: an 85 GB replica fits the GPU
     # but no MIG profile, so MIG is not offered instead of failing
-    plan = engine.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
     assert plan.mig_gpus is None and plan.whole_gpus == 1
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(85)),), sharing="mig")
     c = {"p": {**MANAGED_PAID, "mig": Cell("mig", "yes")}}
@@ -468,7 +468,7 @@ def _first_fit_decreasing(pods: list[int], node_gpus: int) -> int:
 def test_nodes_for_packs_groups_of_pods_exactly_as_first_fit_decreasing_one_pod_at_a_time():
     import random
 
-    from advisor.engine import nodes_for
+    from advisor.placement import nodes_for
 
     rng = random.Random(20261204)
     for _ in range(2000):
@@ -480,7 +480,7 @@ def test_nodes_for_packs_groups_of_pods_exactly_as_first_fit_decreasing_one_pod_
 
 
 def test_nodes_for_gives_up_past_the_node_limit_instead_of_placing_a_million_pods():
-    from advisor.engine import MAX_NODES, nodes_for
+    from advisor.placement import MAX_NODES, nodes_for
 
     assert nodes_for({8: MAX_NODES}, 8) == MAX_NODES
     assert nodes_for({8: MAX_NODES + 1}, 8) is None

@@ -8,7 +8,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine, placement
+from advisor import engine, placement, requirements
 from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
@@ -203,7 +203,7 @@ def test_break_even_without_a_complete_rental_cost_says_so():
 
 
 def _rules(spec):
-    return {r.key: r.importance for r in engine.requirements_for(spec)}
+    return {r.key: r.importance for r in requirements.requirements_for(spec)}
 
 
 def test_inference_favours_autoscaling_scale_to_zero_and_sharing():
@@ -249,7 +249,7 @@ def test_must_haves_become_required_and_chosen_sharing_is_required():
 
 
 def _judge(key, c, gpu=H100):
-    return engine.judge(Requirement(key, "required", Note("t", "t")), c, gpu)
+    return requirements.judge(Requirement(key, "required", Note("t", "t")), c, gpu)
 
 
 def test_rdma_is_met_by_any_sourced_fabric_and_cites_it():

@@ -5,7 +5,7 @@ own Kubernetes answers, and is the cheapest verified option; unknowns sit in the
 
 from decimal import Decimal as D
 
-from advisor import engine
+from advisor import engine, requirements
 from advisor.types import Cell, GpuData, ModelNeed, OfferAnswer, OfferData, WorkloadSpec
 
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
@@ -49,7 +49,7 @@ def assert_first_verified_row_is_right(advice, offers_by_id, answers_by_id):
     for judgement in first.judgements:
         if judgement.requirement.importance == "required":
             assert judgement.status == "met"
-            keys = engine.ANSWER_KEYS.get(judgement.requirement.key, ())
+            keys = requirements.ANSWER_KEYS.get(judgement.requirement.key, ())
             if any(k in answers_by_id[first.offer.id] for k in keys):
                 assert {c.confidence for c in judgement.evidence} == {"offer"}
     # and it is the cheapest verified one

@@ -4,7 +4,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine, sizing
+from advisor import engine, requirements, sizing
 from advisor.types import ModelNeed, WorkloadSpec
 
 LLAMA_70B = sizing.MODEL_CARDS["llama-3.1-70b"]
@@ -64,8 +64,8 @@ def test_training_model_states_follow_the_zero_paper_and_lora_rules(method, opti
 
 def test_training_sized_from_a_model_needs_its_states_sharded_over_every_gpu():
     spec = WorkloadSpec(kind="training", model="llama-3.1-70b", gpus_per_node=8, nodes=2)
-    estimate = engine.estimate_for(spec)
-    assert engine.min_gpu_memory_gb(spec, estimate) == D("70.6")  # 1129.6 GB / 16 GPUs
+    estimate = requirements.estimate_for(spec)
+    assert requirements.min_gpu_memory_gb(spec, estimate) == D("70.6")  # 1129.6 GB / 16 GPUs
     assert engine.spec_errors(spec) == {}  # no GPU needed: the memory per GPU comes from the model
 
 

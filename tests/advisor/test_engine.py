@@ -9,6 +9,7 @@ from decimal import Decimal as D
 import pytest
 
 from advisor import engine, placement, requirements
+from advisor.cost import break_even, monthly_cost, monthly_hours
 from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
@@ -39,8 +40,8 @@ MANAGED_PAID = cells(offering="managed", control_plane_fee=("paid", "0.10", "USD
 
 
 def cost(o, c, *, instances=1, hours=D(730), kubernetes=True, spot_ok=False, per_eur=None, min_nodes_kept=1):
-    return engine.monthly_cost(offer=o, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spot_ok,
-                               cells=c, per_eur=per_eur or {}, min_nodes_kept=min_nodes_kept)
+    return monthly_cost(offer=o, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spot_ok,
+                        cells=c, per_eur=per_eur or {}, min_nodes_kept=min_nodes_kept)
 
 
 # --- cost -----------------------------------------------------------------------------------------------------------
@@ -185,17 +186,17 @@ def test_effective_price_per_mig_slice_hour():
 
 
 def test_break_even_months_against_the_best_rental():
-    result = engine.break_even(purchase_usd=D(250000), own_monthly_usd=D(3000), rent_monthly_usd=D(20000))
+    result = break_even(purchase_usd=D(250000), own_monthly_usd=D(3000), rent_monthly_usd=D(20000))
     assert result.months == D("14.7")  # 250000 / (20000 - 3000) = 14.705...
 
 
 def test_break_even_never_when_owning_costs_as_much_per_month():
-    result = engine.break_even(purchase_usd=D(1000), own_monthly_usd=D(500), rent_monthly_usd=D(500))
+    result = break_even(purchase_usd=D(1000), own_monthly_usd=D(500), rent_monthly_usd=D(500))
     assert result.months is None and result.note.code == "never"
 
 
 def test_break_even_without_a_complete_rental_cost_says_so():
-    result = engine.break_even(purchase_usd=D(1000), own_monthly_usd=D(0), rent_monthly_usd=None)
+    result = break_even(purchase_usd=D(1000), own_monthly_usd=D(0), rent_monthly_usd=None)
     assert result.months is None and result.note.code == "no_rental"
 
 
@@ -393,8 +394,8 @@ def test_spec_errors_name_the_field(spec, field):
 def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(8)),), utilisation_percent=D(50))
     assert engine.spec_errors(spec) == {}
-    assert engine.monthly_hours(spec) == D(365)  # 50% of 730
-    assert engine.monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
+    assert monthly_hours(spec) == D(365)  # 50% of 730
+    assert monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
 
 
 def test_mig_gets_no_count_when_no_profile_holds_a_replica():

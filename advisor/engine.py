@@ -1,10 +1,13 @@
-"""The advisor's engine: pure functions over plain data (no database, no request), shared by the page and the API.
+"""The advisor's engine: `advise()`, pure functions over plain data (no database, no request), shared by the page and
+the API.
 
 Given a workload (`WorkloadSpec`), the candidate offers (`OfferData`), each provider's capability cells (`Cell`) and
-the ECB rates, `advise()` turns the workload kind into requirements with reasons, judges every requirement against
-the provider's sourced answer (met / missing / unknown, never guessing), packs inference models onto GPUs (whole
-GPUs, MIG with the GPU's real profiles, time-slicing, MPS), costs each offer per month on Kubernetes (GPU nodes x hours
-x price, plus the control-plane fee, plus the nodes that stay up when a pool cannot scale to zero) and ranks them.
+the ECB rates, `advise()` turns the workload kind into requirements with reasons and judges every requirement against
+the provider's sourced answer (met / missing / unknown, never guessing: `requirements`), packs inference models onto
+GPUs and the pods onto nodes (whole GPUs, MIG with the GPU's real profiles, time-slicing, MPS: `placement`), costs
+each offer per month on Kubernetes (GPU nodes x hours x price, plus the control-plane fee, plus the nodes that stay
+up when a pool cannot scale to zero: `cost`) and ranks them: verified first, one row per SKU. The plain data in and
+out is in `types`; the rules across input fields in `inputs`.
 
 Nothing is invented: a fee we do not know is left out of the total and the cost is flagged incomplete; a
 scale-to-zero answer we do not know is costed as "no" and flagged; a requirement whose answer is unknown is never
@@ -25,7 +28,6 @@ from django.utils.translation import gettext_lazy as _
 
 from providers.capabilities import UNKNOWN
 
-from . import sizing
 from .cost import break_even, monthly_cost, monthly_hours
 from .placement import pack_models, placement, slice_prices
 from .requirements import (
@@ -38,14 +40,11 @@ from .requirements import (
     workload_models,
 )
 from .types import (
-    BATCH,
-    INFERENCE,
     KINDS,
     MISSING,
     NOTEBOOK,
     REQUIRED,
     TRAINING,
-    WHOLE,
     Advice,
     Cell,
     ModelNeed,
@@ -61,47 +60,6 @@ from .types import (
 class AdviceOverBudget(Exception):
     """Ranking went past its time budget (settings.ADVISOR_BUDGET_SECONDS): the request is answered 503 rather than
     holding a web worker for as long as an unusual input takes."""
-
-
-# --- input rules shared by the page's form and the API's serializer ----------------------------------------------
-
-
-def spec_errors(spec: WorkloadSpec) -> dict[str, str]:
-    """Rules across fields, as {field: message}; each interface checks types and ranges itself."""
-    errors: dict[str, str] = {}
-    if spec.hours_per_month is not None and spec.utilisation_percent is not None:
-        errors["hours_per_month"] = str(_("Give hours per month or a utilisation, not both."))
-    if spec.model and spec.parameters_b is not None:
-        errors["parameters_b"] = str(_("Pick a listed model or give a parameter count, not both."))
-    elif spec.model and spec.model not in sizing.MODEL_CARDS:
-        errors["model"] = str(_("Not a listed model."))
-    if spec.sized and spec.models:
-        errors["models"] = str(_("Size from a model or list models to pack as GB, not both."))
-    elif spec.models and spec.kind != INFERENCE:
-        errors["models"] = str(_("Models to pack apply to inference serving only."))
-    if spec.sized and spec.kind == BATCH:
-        errors["model"] = str(_("Sizing from a model applies to inference, training and fine-tunes."))
-    full_low_bits = spec.method == sizing.FULL and spec.precision != sizing.FP16
-    if spec.kind in (TRAINING, NOTEBOOK) and spec.sized and full_low_bits:
-        errors["precision"] = str(_("A full fine-tune is costed as mixed-precision FP16/BF16 training; 8- and 4-bit "
-                                    "precisions apply to the frozen base of LoRA."))
-    if spec.multi_node and spec.kind != INFERENCE:
-        errors["multi_node"] = str(_("Replicas across nodes apply to inference; training spans nodes with Nodes."))
-    has_models = bool(spec.models) or (spec.kind == INFERENCE and spec.sized)
-    if spec.sharing != WHOLE and spec.kind != INFERENCE:
-        errors["sharing"] = str(_("GPU sharing applies to inference serving only."))
-    elif spec.sharing != WHOLE and not has_models:
-        errors["sharing"] = str(_("Give the models to pack to share GPUs."))
-    if spec.gpu and spec.gpu_family:
-        errors["gpu_family"] = str(_("Give a GPU model or a GPU family, not both."))
-    sized_by_models = (spec.kind == INFERENCE and has_models) or (spec.kind in (TRAINING, NOTEBOOK) and spec.sized)
-    if not (spec.gpu or spec.gpu_family) and spec.gpu_memory_min_gb is None and not sized_by_models:
-        errors["gpu"] = str(_("Name a GPU model, a GPU family or a minimum memory per GPU."))
-    if spec.purchase_price_usd is not None:
-        for name in ("power_usd_month", "operations_usd_month"):
-            if getattr(spec, name) is None:
-                errors[name] = str(_("Needed with a purchase price to compare renting with owning (0 if none)."))
-    return errors
 
 
 # --- the whole advice --------------------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
 from providers.presentation import gpu_name
 
-from . import engine, sizing
+from . import sizing
 from .inputs import (
     MAX_CONCURRENCY,
     MAX_CONTEXT_TOKENS,
@@ -23,6 +23,7 @@ from .inputs import (
     MAX_MONEY,
     MAX_NODES,
     MAX_PARAMETERS_B,
+    spec_errors,
     spec_from_cleaned,
 )
 from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, WorkloadSpec
@@ -121,7 +122,7 @@ class AdvisorForm(forms.Form):
         if self.errors:
             return cleaned
         spec = spec_from_cleaned(cleaned)
-        for name, message in engine.spec_errors(spec).items():
+        for name, message in spec_errors(spec).items():
             self.add_error(name, message)
         if not self.errors:
             cleaned["spec"] = spec

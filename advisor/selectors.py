@@ -94,7 +94,7 @@ def _cells(provider_ids: set[int]) -> dict[str, dict[str, Cell]]:
 
 
 def advice_get(*, spec: WorkloadSpec, budget_seconds: float | None = None) -> Advice:
-    """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer.
+    """The advice for a validated `spec` (see inputs.spec_errors), with the starter manifest for the chosen offer.
 
     Raises engine.AdviceOverBudget when ranking runs past `budget_seconds` (default settings.ADVISOR_BUDGET_SECONDS,
     counted from the call)."""

@@ -1,5 +1,5 @@
 """Input and output serializers of POST /api/v1/advise/. Input: types and ranges here, rules across fields in
-engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
+inputs.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
 decimal a JSON number, as the rest of the API gives them; an offer's provider the same object the offers give."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rest_framework import serializers
 from providers.filters import CONTINENTS, country_codes, gpu_choices, gpu_family_choices
 from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
-from . import engine, sizing
+from . import sizing
 from .inputs import (
     MAX_CONCURRENCY,
     MAX_CONTEXT_TOKENS,
@@ -24,6 +24,7 @@ from .inputs import (
     MAX_MONEY,
     MAX_NODES,
     MAX_PARAMETERS_B,
+    spec_errors,
     spec_from_cleaned,
 )
 from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, Note, OfferData, WorkloadSpec
@@ -158,7 +159,7 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
         data = dict(attrs)
         data["models"] = [(m["count"], m["memory_gb"]) for m in attrs.get("models") or ()]
         spec = spec_from_cleaned(data)
-        errors = engine.spec_errors(spec)
+        errors = spec_errors(spec)
         if errors:
             raise serializers.ValidationError({name: [message] for name, message in errors.items()})
         attrs["spec"] = spec

@@ -8,7 +8,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine, placement, requirements
+from advisor import engine, inputs, placement, requirements
 from advisor.cost import break_even, monthly_cost, monthly_hours
 from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
@@ -388,12 +388,12 @@ def test_break_even_uses_the_best_complete_tier_zero_option():
     (WorkloadSpec(kind="batch", gpu="h100", gpu_family="H100"), "gpu_family"),
 ])
 def test_spec_errors_name_the_field(spec, field):
-    assert field in engine.spec_errors(spec)
+    assert field in inputs.spec_errors(spec)
 
 
 def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(8)),), utilisation_percent=D(50))
-    assert engine.spec_errors(spec) == {}
+    assert inputs.spec_errors(spec) == {}
     assert monthly_hours(spec) == D(365)  # 50% of 730
     assert monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
 

@@ -28,10 +28,12 @@ NOT_YET = {
     ("managed_node", "gcp"): "GKE's list of machine types it runs (and its exceptions) not read yet: A3 1/2/4-GPU, "
                              "G4 and TPU slices unknown",
     ("managed_node", "oci"): "Oracle's per-GPU price-list rows are prices, not machines: no node answer for them",
-    ("fabric_class", "aws"): "EC2's EFA page (which types support GPUDirect RDMA) not read here: g4dn, g5, g6, g6e, "
-                             "g7e and p3dn EFA types unknown",
+    ("fabric_class", "aws"): "15 of 23 types with 4+ GPUs known (179 of 265 offers): g6, g6e and g7 (4 and 8 GPUs) "
+                             "have EFA, but neither EC2's 2023 EFA page nor AWS's NCCL plugin table says whether "
+                             "they do GPUDirect RDMA, and the current EFA page's type table was not readable here",
     ("fabric_class", "gcp"): "GCP's RDMA network-profile and GPUDirect pages not read here: A2 and A3 Ultra unknown",
-    ("form_factor", "aws"): "No first-party SXM/PCIe statement read for p4d, p5, p5en, p6",
+    ("form_factor", "aws"): "3 of 6 types known (p4d/p4de SXM from the EC2 guide's NVSwitch, p6-b200): no first-party "
+                            "SXM or NVSwitch statement read for p5.48xlarge, p5.4xlarge, p5en.48xlarge",
     ("form_factor", "gcp"): "GCP's GPU machine-types page not read here",
     ("form_factor", "oci"): "Oracle states only 'A100 80 GB' for BM.GPU.A100-v2.8",
 }

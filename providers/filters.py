@@ -34,6 +34,7 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_filters.constants import EMPTY_VALUES
 from django_filters.fields import BaseCSVField, ChoiceField
 from django_filters.widgets import BaseCSVWidget
 
@@ -459,6 +460,35 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
         return qs.order_by(*terms, "id")
 
 
+class Conditions:
+    """The conditions one filtering pass collects from the filters whose answer may be unknown: built per call of
+    OfferFilterSet._filtered and handed to those filters, never kept on the FilterSet.
+
+    A Kubernetes filter adds a clause on the offer's profile (`clause`); a filter on the offer's own column or on
+    its provider whose value may be unknown adds an offer condition (`offer_condition`)."""
+
+    def __init__(self):
+        self.profile_clauses: list = []
+        self.offer_conditions: list = []
+
+    def clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False, question: str = "",
+               unknown_terms: list | None = None) -> None:
+        """A Kubernetes filter's condition on the offer's profile: `terms` (any of them) match; `unknown_terms` (any)
+        are the answers that leave the offer's fit unknown; `unknown` says the user asked for unknown answers (then
+        an offer with no derived answers passes too, and nothing is left out for being unknown)."""
+        self.profile_clauses.append((terms, unknown, question, [] if unknown else (unknown_terms or [])))
+
+    def offer_condition(self, matching: Q, unknown: Q, question: str) -> None:
+        """A filter on the offer's own column whose value may be unknown (`unknown`, e.g. a blank form factor)."""
+        self.offer_conditions.append((matching, unknown, question))
+
+
+# The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
+CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
+                               "filter_form_factor", "filter_cuda", "filter_k8s_version", "filter_dra",
+                               "filter_stack"})
+
+
 class OfferFilterSet(filters.FilterSet):
     gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
     gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
@@ -583,7 +613,10 @@ class OfferFilterSet(filters.FilterSet):
         machine (one_per_machine)."""
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        queryset = self._unknown_applied(self._filtered(queryset))
+        queryset, conditions = self._filtered(queryset)
+        strict, loose = self._conditions(conditions)
+        if strict is not None:
+            queryset = queryset.filter(loose if self.include_unknown else strict)
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
         if machines and self.form.cleaned_data.get("one_per_machine"):
@@ -672,29 +705,19 @@ class OfferFilterSet(filters.FilterSet):
 
     MAX_LITERAL_PROFILES = 1000
 
-    def _filtered(self, queryset):
-        """Every filter applied; the filters whose answer may be unknown only register their condition (_clause,
-        _offer_condition), which _unknown_applied adds."""
-        self._profile_clauses: list = []
-        self._offer_conditions: list = []
-        return super().filter_queryset(queryset)
-
-    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False, question: str = "",
-                unknown_terms: list | None = None) -> None:
-        """A Kubernetes filter's condition on the offer's profile: `terms` (any of them) match; `unknown_terms` (any)
-        are the answers that leave the offer's fit unknown; `unknown` says the user asked for unknown answers (then
-        an offer with no derived answers passes too, and nothing is left out for being unknown)."""
-        self._profile_clauses.append((terms, unknown, question, [] if unknown else (unknown_terms or [])))
-
-    def _offer_condition(self, matching: Q, unknown: Q, question: str) -> None:
-        """A filter on the offer's own column whose value may be unknown (`unknown`, e.g. a blank form factor)."""
-        self._offer_conditions.append((matching, unknown, question))
-
-    def _unknown_applied(self, queryset):
-        strict, loose = self._conditions()
-        if strict is None:
-            return queryset
-        return queryset.filter(loose if self.include_unknown else strict)
+    def _filtered(self, queryset) -> tuple[QuerySet[Offer], Conditions]:
+        """Every filter applied, and the conditions of the filters whose answer may be unknown (CONDITION_METHODS),
+        which only register them, for the caller to apply. The conditions are this call's own: nothing of one
+        filtering is kept on the FilterSet for another to change (issue #41)."""
+        conditions = Conditions()
+        for name, value in self.form.cleaned_data.items():
+            filter_ = self.filters[name]
+            if filter_.method in CONDITION_METHODS:
+                if value not in EMPTY_VALUES:
+                    queryset = getattr(self, filter_.method)(queryset, filter_.field_name, value, conditions)
+            else:
+                queryset = filter_.filter(queryset, value)
+        return queryset, conditions
 
     @property
     def include_unknown(self) -> bool:
@@ -716,29 +739,30 @@ class OfferFilterSet(filters.FilterSet):
     def left_out_for_unknown(self) -> QuerySet[Offer] | None:
         """The offers the other filters keep but these filters leave out only because an answer is unknown (what
         `unknown=include` would add); None when no filter can leave an offer out for that. Unordered."""
-        queryset = self._filtered(Offer.objects.all())
+        queryset, conditions = self._filtered(Offer.objects.all())
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        strict, loose = self._conditions()
+        strict, loose = self._conditions(conditions)
         if strict is None or not self.unknown_questions():
             return None
         return queryset.filter(loose).exclude(strict).order_by()
 
-    def _conditions(self) -> tuple[Q | None, Q | None]:
+    def _conditions(self, conditions: Conditions) -> tuple[Q | None, Q | None]:
         """(strict, loose) conditions of the unknowable filters: strict keeps offers every filter says match;
         loose also those where a filter's answer is unknown. (None, None) when no such filter is set."""
-        if not self._profile_clauses and not self._offer_conditions:
+        clauses = conditions.profile_clauses
+        if not clauses and not conditions.offer_conditions:
             return None, None
         strict, loose = Q(), Q()
-        for matching, unknown, _question in self._offer_conditions:
+        for matching, unknown, _question in conditions.offer_conditions:
             strict &= matching
             loose &= matching | unknown
-        if self._profile_clauses:
-            profile = self._profile_condition(self._profile_clauses, resolve=not self.include_unknown)
+        if clauses:
+            profile = self._profile_condition(clauses, resolve=not self.include_unknown)
             strict &= profile
-            if any(unknown_terms for *_c, unknown_terms in self._profile_clauses):
+            if any(unknown_terms for *_c, unknown_terms in clauses):
                 widened = [(terms + unknown_terms, allows or bool(unknown_terms), question, [])
-                           for terms, allows, question, unknown_terms in self._profile_clauses]
+                           for terms, allows, question, unknown_terms in clauses]
                 loose &= self._profile_condition(widened, resolve=False)
             else:
                 loose &= profile
@@ -794,13 +818,13 @@ class OfferFilterSet(filters.FilterSet):
                 matching.add(row["id"])
         return matching
 
-    def filter_capability(self, queryset, name, value):
+    def filter_capability(self, queryset, name, value, conditions):
         if value:
-            self._clause([[(name, value)]], unknown=UNKNOWN in value, question=name,
+            conditions.clause([[(name, value)]], unknown=UNKNOWN in value, question=name,
                          unknown_terms=[[(name, [UNKNOWN])]])
         return queryset
 
-    def filter_offering(self, queryset, name, value):
+    def filter_offering(self, queryset, name, value, conditions):
         """managed: machines that can be nodes of the provider's managed Kubernetes; byo: machines you can join to
         your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
@@ -816,10 +840,10 @@ class OfferFilterSet(filters.FilterSet):
             terms.append([("managed_node", [UNKNOWN])])
         unknown_terms = [[(question, [UNKNOWN])] for question, choices in (
             ("managed_node", ("managed", "none")), ("byo", ("byo", "none"))) if set(choices) & set(value)]
-        self._clause(terms, unknown=UNKNOWN in value, question=name, unknown_terms=unknown_terms)
+        conditions.clause(terms, unknown=UNKNOWN in value, question=name, unknown_terms=unknown_terms)
         return queryset
 
-    def filter_gpu_operator(self, queryset, name, value):
+    def filter_gpu_operator(self, queryset, name, value, conditions):
         """The provider's way of installing the GPU stack, for machines that get it: a preinstalled or add-on GPU
         Operator counts only on a machine that can be a managed node (the offer's gpu_operator answer is yes)."""
         if not value:
@@ -827,22 +851,23 @@ class OfferFilterSet(filters.FilterSet):
         providers = self._providers_answering("gpu_operator", value)
         queryset = queryset.filter(provider_id__in=providers)
         if set(value) <= {"preinstalled", "add_on"}:
-            self._clause([[("gpu_operator", ["yes"])]], question=name, unknown_terms=[[("gpu_operator", [UNKNOWN])]])
+            conditions.clause([[("gpu_operator", ["yes"])]], question=name,
+                              unknown_terms=[[("gpu_operator", [UNKNOWN])]])
         return queryset
 
-    def filter_rdma(self, queryset, name, value):
+    def filter_rdma(self, queryset, name, value, conditions):
         """The machine's fabric between nodes, by class or kind (RDMA_TERMS): `any` is GPUDirect RDMA between nodes,
         `multinode` adds GPU-direct over TCP, `infiniband` is InfiniBand only (not "InfiniBand or RoCE, depends on
         the cluster"), `efa` EFA with GPUDirect RDMA, `none` a plain network, `unknown` no source for the class."""
         if value:
-            self._clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
+            conditions.clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
                          unknown_terms=[RDMA_UNKNOWN_TERMS[item] for item in value if item != UNKNOWN])
         return queryset
 
-    def filter_form_factor(self, queryset, name, value):
+    def filter_form_factor(self, queryset, name, value, conditions):
         """The offer's form factor; an offer whose source states none is unknown (left out unless unknown=include)."""
         if value:
-            self._offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
+            conditions.offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
         return queryset
 
     def filter_fee(self, queryset, name, value):
@@ -862,7 +887,7 @@ class OfferFilterSet(filters.FilterSet):
 
     # --- node software (nodesoftware/): answered from its data files, applied as literal id lists; only a yes counts
 
-    def filter_cuda(self, queryset, name, value):
+    def filter_cuda(self, queryset, name, value, conditions):
         """Offers whose provider's managed Kubernetes gives a node with this GPU (for `k8s_version`, if set) an image
         whose driver runs CUDA `value` on that GPU; a fit only on a non-default image counts, and the API marks it.
         An offer whose fit is unknown (no node software recorded, an unknown GPU) is left out and counted, or kept
@@ -875,7 +900,7 @@ class OfferFilterSet(filters.FilterSet):
         unsure = Q(gpu__isnull=True)
         for provider_id, gpu_ids in unknown.items():
             unsure |= Q(provider_id=provider_id) if gpu_ids is None else Q(provider_id=provider_id, gpu_id__in=gpu_ids)
-        self._offer_condition(matching, unsure, name)
+        conditions.offer_condition(matching, unsure, name)
         return queryset
 
     @staticmethod
@@ -891,10 +916,11 @@ class OfferFilterSet(filters.FilterSet):
                 {providers[slug]: None if gpu_slugs is None else sorted(gpus[gpu][0] for gpu in gpu_slugs)
                  for slug, gpu_slugs in unknown.items()})
 
-    def _provider_condition(self, name: str, matching_ids, unknown_ids) -> None:
+    @staticmethod
+    def _provider_condition(conditions: Conditions, name: str, matching_ids, unknown_ids) -> None:
         """A filter answered per provider whose answer may be unknown: left out and counted, or kept with
         unknown=include."""
-        self._offer_condition(Q(provider_id__in=list(matching_ids)), Q(provider_id__in=list(unknown_ids)), name)
+        conditions.offer_condition(Q(provider_id__in=list(matching_ids)), Q(provider_id__in=list(unknown_ids)), name)
 
     def _provider_ids(self, slugs) -> list[int]:
         return sorted(Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True))
@@ -903,28 +929,28 @@ class OfferFilterSet(filters.FilterSet):
         return remembered("node-software:unrecorded", lambda: sorted(
             Provider.objects.exclude(slug__in=node_fit.providers_with_node_software()).values_list("pk", flat=True)))
 
-    def filter_k8s_version(self, queryset, name, value):
+    def filter_k8s_version(self, queryset, name, value, conditions):
         """Providers with a managed Kubernetes service whose recorded calendar offers `value` today; a provider with
         no recorded calendar is unknown."""
         if self.form.cleaned_data.get("cuda"):
             return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
         ids = remembered(f"k8s-version:{value}",
                          lambda: self._provider_ids(node_fit.providers_offering_kubernetes(value)))
-        self._provider_condition(name, ids, self._providers_without_node_software())
+        self._provider_condition(conditions, name, ids, self._providers_without_node_software())
         return queryset
 
-    def filter_dra(self, queryset, name, value):
+    def filter_dra(self, queryset, name, value, conditions):
         """yes: a Kubernetes version serving resource.k8s.io by default (1.34+) and a documented DRA driver for GPU
         nodes; partial: one of them (nodesoftware.images.dra_answer says which); unknown: nothing recorded."""
         answers = remembered("dra:answers", lambda: {
             pk: node_fit.provider_dra(slug).value for slug, pk in Provider.objects.values_list("slug", "pk")})
         if UNKNOWN in value:
             return self._providers(queryset, sorted(pk for pk, answer in answers.items() if answer in value))
-        self._provider_condition(name, [pk for pk, answer in answers.items() if answer in value],
+        self._provider_condition(conditions, name, [pk for pk, answer in answers.items() if answer in value],
                                  [pk for pk, answer in answers.items() if answer == UNKNOWN])
         return queryset
 
-    def filter_stack(self, queryset, name, value):
+    def filter_stack(self, queryset, name, value, conditions):
         """Providers with a provider-managed or provider-documented stack of each family asked for (all of them);
         a provider with no recorded answer for a family asked for is unknown."""
         slugs = set.intersection(*(node_stacks.providers_with(family) for family in value))
@@ -932,7 +958,7 @@ class OfferFilterSet(filters.FilterSet):
         ids = remembered(f"stack:{sorted(value)}", lambda: self._provider_ids(slugs))
         unknown = remembered(f"stack-unknown:{sorted(value)}", lambda: sorted(
             Provider.objects.exclude(slug__in=answering).values_list("pk", flat=True)))
-        self._provider_condition(name, ids, unknown)
+        self._provider_condition(conditions, name, ids, unknown)
         return queryset
 
 
@@ -994,29 +1020,6 @@ def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=No
     return OfferFilterSet(data, queryset=queryset, request=request)
 
 
-# Filters whose meaning depends on the clock: a FilterSet using one holds the moment it was validated.
+# Filters whose meaning depends on the clock: an answer read with one holds the moment it was read, so it is never
+# kept (the API's kept pages).
 CLOCK_FILTERS = frozenset({"seen_within_hours"})
-
-
-def kept_offer_filterset(params, *, filterset_class: type[OfferFilterSet] | None = None,
-                         variant: str = "") -> OfferFilterSet:
-    """`filterset_class(params)` (OfferFilterSet by default) with `.is_valid()` called, kept in this process under
-    the data version of the current data_version_scope when it is valid (versions.remembered): a repeated query (the
-    same filters, in any order) skips building and validating its FilterSet, about 3 ms of the API's 10 ms at
-    100,000 offers, as its page's compiled SQL and its count are kept already. `variant` separates FilterSets that
-    differ by more than their filters (the offers page's panel, by language). Never kept: invalid filters (their
-    errors are worded in the request's language) and clock-dependent ones. One FilterSet then serves many requests
-    and threads: the selectors only read it (each reads from its querysets' clones)."""
-    filterset_class = filterset_class or OfferFilterSet
-    names = sorted(set(params) & set(filterset_class.base_filters))
-
-    def validated() -> OfferFilterSet:
-        filterset = filterset_class(params, queryset=Offer.objects.all())
-        filterset.is_valid()
-        return filterset
-
-    if CLOCK_FILTERS & set(names):
-        return validated()
-    key = repr([(name, params.getlist(name)) for name in names])
-    return remembered(f"offer-filterset:{filterset_class.__name__}:{variant}:{key}", validated,
-                      keep=lambda filterset: filterset.is_valid())

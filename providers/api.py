@@ -55,8 +55,8 @@ from .filters import (
     OfferFilterSet,
     StrictBooleanField,
     VersionFilter,
-    kept_offer_filterset,
     multi_valued_parameters,
+    offer_filterset,
     repeated_parameters,
     unknown_parameters,
 )
@@ -503,7 +503,7 @@ class OfferListApi(ReadOnlyApi):
             if key is not None and (kept := versions.kept_page(key)) is not None:
                 content, content_type = kept
                 return HttpResponse(content, content_type=content_type)
-            filterset = kept_offer_filterset(request.query_params)
+            filterset = offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
             context = {"request": request, "kubernetes_reasons": reasons}

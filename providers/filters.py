@@ -432,7 +432,7 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     """Orders with unknown values (no price, no memory) last either way; ties are broken by the price per GPU-hour,
     cheapest first (the offers of one provider, GPU count, memory or scrape run list their cheapest first), then by
     id so pages are stable. An ordering by a price already (per GPU-hour or per instance-hour, which the price
-    indexes serve, see selectors.RANGE_INDEXED) gets only the id."""
+    indexes serve, see offer_reads.RANGE_INDEXED) gets only the id."""
 
     base_field_class = NoEmptyItemsCSVField
     PRICES = frozenset({"price_per_gpu_hour", "price_hour"})
@@ -529,7 +529,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
         # Offers to read come from the selectors, which apply these filters to their own querysets
-        # (selectors.offers_filtered, offer_page, offer_count): the FilterSet validates and filters, it never reads.
+        # (offer_reads.offers_filtered, offer_page, offer_count): the FilterSet validates and filters, it never reads.
         super().__init__(data, Offer.objects.all() if queryset is None else queryset, request=request, prefix=prefix)
 
     # --- the form ---------------------------------------------------------------------------------------------
@@ -565,7 +565,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     @property
     def bare_qs(self) -> QuerySet[Offer]:
         """The matching offers on the bare offer table (no joins, no annotation), ordered; what counts and pages of
-        ids read (selectors.offer_count, offer_ids). Built once per FilterSet, like `qs`, so the slugs and capability
+        ids read (offer_reads.offer_count, offer_ids). Built once per FilterSet, like `qs`, so the slugs and capability
         answers the filters resolve to ids are read once however many times it is used."""
         if not hasattr(self, "_bare_qs"):
             self._bare_qs = self.filter_queryset(Offer.objects.all())
@@ -591,7 +591,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     @property
     def resolved_ids(self) -> dict[str, list[int]]:
         """`gpu_id` and `provider_id` lists the filters resolved to (intersected when several filters constrain the
-        same column), once `bare_qs` or `qs` is built: what selectors.offer_page_ids reads as one range each."""
+        same column), once `bare_qs` or `qs` is built: what offer_reads.offer_page_ids reads as one range each."""
         return {column: sorted(ids) for column, ids in getattr(self, "_resolved", {}).items()}
 
     def resolve(self, column: str, ids) -> None:

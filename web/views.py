@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from nodesoftware import fit as node_fit
 from nodesoftware import summary as node_summary
-from providers import pricing, selectors, versions
+from providers import offer_reads, pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.coverage import offers_left_out_for_unknown
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
@@ -165,7 +165,7 @@ def charts(request: HttpRequest) -> HttpResponse:
                "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
     if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
-    points = _named_in_language(selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset)))
+    points = _named_in_language(selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset)))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis,
                                         max_points=figures.MAX_POINTS_PER_BOX)
@@ -233,7 +233,7 @@ def kubernetes_answers(request: HttpRequest, profile_id: int) -> HttpResponse:
     kept per (language, profile, computed_at) like the rows' cells."""
     from .offer_rows import ANSWER_LISTS, remember_in
 
-    found = selectors.kubernetes_profile_answers(profile_id=profile_id)
+    found = offer_reads.kubernetes_profile_answers(profile_id=profile_id)
     if found is None:
         raise Http404("no such Kubernetes profile")
     computed_at, answers = found
@@ -268,7 +268,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
     page = offer_page(filterset, params.get("page"))
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
-    points = selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset))
+    points = selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     spread_figure = figures.price_distribution(points, conversion, by="provider", axis_title=axis)
     daily = figures.daily_series(selectors.gpu_price_history(gpu=gpu), today=timezone.now(), conversion=conversion)

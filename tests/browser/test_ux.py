@@ -377,7 +377,7 @@ def test_on_a_phone_the_box_plot_keeps_most_of_its_width_for_the_boxes(site, dat
     expect(page.locator("table.spread")).to_contain_text("NVIDIA H100 SXM5 80GB")  # the table keeps full names
 
 
-MATCH = {"en": re.compile(r"^3,\d{3} offers$"), "zh-hans": re.compile(r"^3\d{3} 个报价$")}
+MATCHING = {"en": re.compile(r"^3,\d{3} offers$"), "zh-hans": re.compile(r"^3\d{3} 个报价$")}
 SHOW = {"en": re.compile(r"^Show [\d,]+ offers$"), "zh-hans": re.compile(r"^查看 \d+ 个报价$")}
 CARD_LABELS = {"en": ("Memory / GPU", "Availability", "Last seen"), "zh-hans": ("单卡显存", "可用性", "最近出现")}
 
@@ -394,14 +394,14 @@ def test_on_a_phone_the_first_offer_is_on_the_first_screen_of_the_full_snapshot(
     expect(card.locator("td.price")).to_be_in_viewport()  # provider and price, the card's first line, are seen
     button = page.locator("#filters-panel > summary")
     expect(button).to_be_in_viewport()
-    expect(page.locator("#filters-results")).to_have_text(MATCH[language])
+    expect(page.locator("#filters-results")).to_have_text(MATCHING[language])
     for cell, label in zip(card.locator("td").all()[8:], CARD_LABELS[language], strict=True):
         assert label in cell.evaluate("cell => getComputedStyle(cell, '::before').content")
     screenshot(page, name("first-screen", language, 390))
     button.click()
     page.locator("input[name=gpu_family][value=H100]").check()
     expect(page.locator("#filters-count")).to_have_text("(1)")
-    expect(page.locator("#filters-results")).not_to_have_text(MATCH[language])
+    expect(page.locator("#filters-results")).not_to_have_text(MATCHING[language])
     expect(page.locator("#panel-show")).to_have_text(SHOW[language])
     expect(page.locator("#panel-show")).to_be_in_viewport()  # the open panel's sticky foot
     page.locator("#panel-show").click()

@@ -7,10 +7,6 @@ from __future__ import annotations
 import http.client
 import os
 import re
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +15,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 
 from providers import services
 from providers.models import GpuModel, KubernetesProfile, Offer, Provider
+from tests.served import served_like_make_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -49,29 +46,6 @@ def example_paths() -> list[str]:
     return paths
 
 
-def serve(env):
-    # `make run` collects the static files before it serves (whitenoise's manifest storage): without them every page
-    # naming one is a 500. Incremental: only changed files are written again.
-    collected = subprocess.run([sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"], cwd=ROOT, env=env,
-                               capture_output=True, text=True, timeout=600)
-    assert collected.returncode == 0, collected.stderr
-    serve_args = re.search(r"^SERVE_ARGS := (.+)$", (ROOT / "Makefile").read_text(), re.M).group(1).split()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    server = subprocess.Popen([str(Path(sys.executable).parent / "gunicorn"), "comparator.wsgi",
-                               "--bind", f"127.0.0.1:{port}", *serve_args], cwd=ROOT, env=env,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return server, port
-        except OSError:
-            assert server.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.2)
-
-
 @pytest.mark.slow
 @pytest.mark.services
 def test_head_then_get_on_one_kept_alive_connection_works_on_every_route(transactional_db):
@@ -81,8 +55,7 @@ def test_head_then_get_on_one_kept_alive_connection_works_on_every_route(transac
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "comparator.settings.local",
            "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost", "API_ANON_RATE": "off",
            "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"}
-    server, port = serve(env)
-    try:
+    with served_like_make_run(env) as port:
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
         checked = []
         for path in paths:
@@ -106,8 +79,4 @@ def test_head_then_get_on_one_kept_alive_connection_works_on_every_route(transac
                 checked.append(conn.sock)
         assert all(sock is checked[0] for sock in checked)  # one connection throughout: nothing closed it
         conn.close()
-    finally:
-        server.terminate()
-        _, errors = server.communicate(timeout=30)
-    assert "Traceback" not in errors, errors[-2000:]
     assert len(paths) >= 30

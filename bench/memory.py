@@ -28,6 +28,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench import _targets  # noqa: E402
+
+WEB_LIMIT_MIB = 1536  # deploy/kubernetes/web-deployment.yaml, resources.limits.memory of the web container
 GUNICORN_ARGS = ["--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "60"]
 PATHS = ["/", "/?gpu=h100", "/charts/", "/gpus/", "/providers/", "/compare/", "/sources/", "/advisor/",
          "/api/v1/offers/", "/api/v1/offers/?page_size=500", "/api/v1/offers/?format=csv", "/api/v1/gpus/",
@@ -100,7 +104,12 @@ def main() -> None:
             time.sleep(0.2)
         limit = math.ceil(peak[0] * 1.3 / 128) * 128
         print(f"idle {idle:.0f} MiB; peak {peak[0]:.0f} MiB under {args.concurrency} clients for {args.seconds} s "
-              f"({counts['ok']} answers, {counts['error']} errors); limit at 1.3x: {limit} MiB")
+              f"({counts['ok']} answers, {counts['error']} errors); limit at 1.3x: {limit} MiB\n")
+        # Issue #40: the web pod's memory limit >= 1.3x its measured peak under load.
+        _targets.at_most(f"web peak RSS x 1.3 under {args.concurrency} clients (pod limit "
+                         f"{WEB_LIMIT_MIB} MiB, deploy/kubernetes/web-deployment.yaml)", peak[0] * 1.3, WEB_LIMIT_MIB,
+                         "MiB", digits=0)
+        _targets.line("errors under load", str(counts["error"]), "0", counts["error"] == 0)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -9,12 +9,11 @@ One run does everything on this machine, all traffic to 127.0.0.1:
 2. writes the same rows to a SQLite file as one flat table with each offer's own Kubernetes answers as columns (its
    profile's, which the API filters on; "unknown" for an offer without one), the `kubernetes` object the API lists
    as JSON text, price columns that sort unpriced offers last as the API does, and DATASETTE_INDEXES;
-3. serves five sides at once, each with `--workers` processes and the same clients: the API with gunicorn as the
+3. serves four sides at once, each with `--workers` processes and the same clients: the API with gunicorn as the
    Dockerfile does (production settings, `--threads` threads per process, keep-alive, persistent DB connections);
-   "computed", the same API with API_KEPT_PAGES=0 (no kept pages); "bare", computed and without the lookups kept
-   under the data version (bench/variants.py); the hand-tuned WSGI endpoint of bench/handtuned.py under the same
-   gunicorn (the practical limit: same rows, order, count rule and per-profile split); Datasette under uvicorn
-   (bench/datasette_app.py);
+   "computed", the same API with API_KEPT_PAGES=0 (no kept pages); the hand-tuned WSGI endpoint of
+   bench/handtuned.py under the same gunicorn (the practical limit: same rows, order, count rule and per-profile
+   split); Datasette under uvicorn (bench/datasette_app.py);
 4. draws every request from bench/_mix.py (six families of real filter combinations, new values per request, never
    the same query twice) and sends every side the same sequence, in turns (`--turns` chunks, the order of the sides
    rotating, so that the machine's changing load weighs on all alike), at each of `--clients`:
@@ -27,10 +26,12 @@ One run does everything on this machine, all traffic to 127.0.0.1:
 5. checks, on `--check` requests of the stream, that every side counts the same rows and that the hand-tuned
    endpoint returns the API's first page (ids in order), and prints per run and family requests/second and p50,
    then one target line per target (bench/_targets.py): the API >= 1.0x Datasette and >= 0.8x the hand-tuned
-   endpoint in requests/second on every family at every client count of the "different" run (issue #41).
+   endpoint in requests/second on every family at every client count of the "different" run (issue #41);
+6. with `--ledger`, then serves LEDGER (the computed API, and the same with one speed mechanism switched off each)
+   and measures them on the "different" and "churn" runs with new requests: what each mechanism buys.
 
     .venv/bin/python bench/api.py [--offers 100000] [--requests 120] [--clients 1,8] [--turns 3] [--workers 2]
-        [--threads 4] [--bump-seconds 5] [--check 42] [--runs different,repeated,churn]
+        [--threads 4] [--bump-seconds 5] [--check 42] [--runs different,repeated,churn] [--ledger]
 
 The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP.
 """
@@ -64,7 +65,19 @@ from bench import _mix, _targets  # noqa: E402
 logger = logging.getLogger("bench.api")
 report = logger.info  # the figures are the script's output
 
-SIDES = ("api", "computed", "bare", "hand", "datasette")
+# The sides of the main runs: the API as served, the same API with no kept pages, the baselines.
+SIDES = {"api": {}, "computed": {"API_KEPT_PAGES": "0"}, "hand": "hand", "datasette": "datasette"}
+# The ledger's sides (--ledger): the computed API, and the same with one mechanism switched off each (the API's own
+# settings where it has one, else bench/variants.py), measured on the "different" and "churn" runs.
+COMPUTED = {"API_KEPT_PAGES": "0"}
+LEDGER = {
+    "computed": COMPUTED,
+    "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},
+    "no count cache": {**COMPUTED, "OFFER_COUNT_CACHE_SECONDS": "0"},
+    "no prepared statements": {**COMPUTED, "DATABASE_PREPARED_STATEMENTS": "false"},
+    "no C timestamp loader": {**COMPUTED, "BENCH_WITHOUT": "fast_loaders"},
+    "no index-range split": {**COMPUTED, "BENCH_WITHOUT": "range_split"},
+}
 GOALS = {"datasette": 1.0, "hand": 0.8}  # the API's requests/second over the side's, every family (issue #41)
 
 FLAT_COLUMNS = [
@@ -257,9 +270,11 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[str, str], list[subprocess.Popen]]:
-    """The API (gunicorn as in the Dockerfile), the hand-tuned endpoint (the same gunicorn) and Datasette (uvicorn
-    with as many worker processes), all up at once. Returns each side's offers URL and the processes."""
+def start_servers(sqlite_path: Path, workers: int, threads: int,
+                  sides: dict[str, dict | str]) -> tuple[dict[str, str], list[subprocess.Popen]]:
+    """Every side of `sides` up at once: "hand" (bench/handtuned.py under gunicorn), "datasette" (uvicorn with as
+    many worker processes), or a dict of environment variables for the API under gunicorn as in the Dockerfile
+    (bench.variants when it names BENCH_WITHOUT). Returns each side's offers URL and the processes."""
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "DATABASE_URL": BENCH_DATABASE_URL, "BENCH_DATABASE_URL": BENCH_DATABASE_URL,
            "API_ANON_RATE": "off", "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
@@ -269,25 +284,21 @@ def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[s
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING", "BENCH_SQLITE": str(sqlite_path)}
     gunicorn = [str(bin_dir / "gunicorn"), "-k", "gthread", "-w", str(workers), "--threads", str(threads),
                 "--log-level", "warning"]
-    ports = {side: free_port() for side in SIDES}
-    commands = {
-        "api": [*gunicorn, "comparator.wsgi", "-b", f"127.0.0.1:{ports['api']}"],
-        # The same API with no kept pages (API_KEPT_PAGES=0): every request reads and renders its page.
-        "computed": [*gunicorn, "comparator.wsgi", "-b", f"127.0.0.1:{ports['computed']}"],
-        # Computed, and the lookups kept under the data version switched off (bench/variants.py).
-        "bare": [*gunicorn, "bench.variants:application", "-b", f"127.0.0.1:{ports['bare']}"],
-        "hand": [*gunicorn, "bench.handtuned:application", "-b", f"127.0.0.1:{ports['hand']}"],
-        "datasette": [str(bin_dir / "uvicorn"), "--factory", "bench.datasette_app:app", "--workers", str(workers),
-                      "--host", "127.0.0.1", "--port", str(ports["datasette"]), "--log-level", "warning"],
-    }
-    urls = {**{side: f"http://127.0.0.1:{ports[side]}/api/v1/offers/" for side in ("api", "computed", "bare", "hand")},
-            "datasette": f"http://127.0.0.1:{ports['datasette']}/bench/offers.json"}
-    processes = []
+    urls, processes = {}, []
     try:
-        for side, command in commands.items():
-            side_env = {**env, "API_KEPT_PAGES": "0"} if side in ("computed", "bare") else env
-            if side == "bare":
-                side_env["BENCH_WITHOUT"] = "remembered"
+        for side, spec in sides.items():
+            port = free_port()
+            side_env = env
+            if spec == "datasette":
+                command = [str(bin_dir / "uvicorn"), "--factory", "bench.datasette_app:app", "--workers",
+                           str(workers), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+                urls[side] = f"http://127.0.0.1:{port}/bench/offers.json"
+            else:
+                app = "bench.handtuned:application" if spec == "hand" else (
+                    "bench.variants:application" if "BENCH_WITHOUT" in spec else "comparator.wsgi")
+                command = [*gunicorn, app, "-b", f"127.0.0.1:{port}"]
+                side_env = env if spec == "hand" else {**env, **spec}
+                urls[side] = f"http://127.0.0.1:{port}/api/v1/offers/"
             process = subprocess.Popen(command, cwd=ROOT, env=side_env, stdout=subprocess.DEVNULL)
             processes.append(process)
             wait_until_up(urls[side], process)
@@ -346,19 +357,20 @@ def side_url(base: dict[str, str], side: str, params: list[tuple[str, str]]) -> 
 
 
 def in_turns(base: dict[str, str], requests: list[list[tuple[str, str]]], clients: int, turns: int) -> dict:
-    """The same requests to every side, in `turns` chunks, each chunk served by every side one after the other
-    (the order rotating), so that a change in the machine's load weighs on every side alike."""
-    collected = {side: ([], 0.0) for side in SIDES}
+    """The same requests to every side of `base`, in `turns` chunks, each chunk served by every side one after the
+    other (the order rotating), so that a change in the machine's load weighs on every side alike."""
+    sides = list(base)
+    collected = {side: ([], 0.0) for side in sides}
     size = -(-len(requests) // turns)
     for turn in range(turns):
         chunk = requests[turn * size:(turn + 1) * size]
         if not chunk:
             break
-        order = SIDES[turn % len(SIDES):] + SIDES[:turn % len(SIDES)]
+        order = sides[turn % len(sides):] + sides[:turn % len(sides)]
         for side in order:
             latencies, wall = run_urls([side_url(base, side, params) for params in chunk], clients)
             collected[side] = (collected[side][0] + latencies, collected[side][1] + wall)
-    return {side: figures(*collected[side]) for side in SIDES}
+    return {side: figures(*collected[side]) for side in sides}
 
 
 class Churn:
@@ -420,7 +432,7 @@ def check(base: dict[str, str], requests: list[list[tuple[str, str]]]) -> tuple[
     problems, tally = [], {"requests": len(requests), "counts_equal": 0, "hand_page_equal": 0,
                            "datasette_page_equal": 0}
     for params in requests:
-        answers = {side: answer(side, side_url(base, side, params)) for side in SIDES}
+        answers = {side: answer(side, side_url(base, side, params)) for side in base}
         counts = {side: count for side, (count, _ids) in answers.items()}
         if len(set(counts.values())) == 1:
             tally["counts_equal"] += 1
@@ -447,6 +459,8 @@ def main() -> int:
     parser.add_argument("--check", type=int, default=42, help="requests whose counts and pages are compared")
     parser.add_argument("--runs", default="different,repeated,churn")
     parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument("--ledger", action="store_true",
+                        help="then measure the computed API against itself with one mechanism off each (LEDGER)")
     args = parser.parse_args()
     client_counts = [int(value) for value in args.clients.split(",")]
     runs = [run for run in args.runs.split(",") if run]
@@ -464,8 +478,8 @@ def main() -> int:
 
     started_all = time.perf_counter()
     recreate_database()
-    results: dict = {}
     bumps: dict = {}
+    ledger: dict = {}
     try:
         started = time.perf_counter()
         total = populate(args.offers)
@@ -473,66 +487,79 @@ def main() -> int:
         catalog = catalog_of_rows()
         report("drawing from %d GPU models, %d providers, %d continents (seed %d)", len(catalog["gpus"]),
                len(catalog["providers"]), len(catalog["continents"]), args.seed)
+        seen: set[str] = set()
         with tempfile.TemporaryDirectory() as folder:
             sqlite_path = Path(folder) / "bench.db"
             report("SQLite for Datasette: %d offers exported", export_sqlite(sqlite_path))
-            base, processes = start_servers(sqlite_path, args.workers, args.threads)
+            base, processes = start_servers(sqlite_path, args.workers, args.threads, SIDES)
             try:
-                seen: set[str] = set()
-                warmup = _mix.stream(args.seed, "mixed", 30, catalog, seen)
-                for side in SIDES:  # connections, imports, the hand-tuned catalog: then never these URLs again
-                    run_urls([side_url(base, side, params) for params in warmup], 2)
+                warm_up(base, catalog, seen, args.seed)
                 checked = [params for family in _mix.FAMILIES
                            for params in _mix.stream(args.seed + 1, family, -(-args.check // 6), catalog, seen)]
                 problems, tally = check(base, checked)
                 report("checked %d requests: %d with equal counts on all sides", tally["requests"],
                        tally["counts_equal"])
-                for run in runs:
-                    for clients in client_counts:
-                        for family in _mix.FAMILIES:
-                            seed = args.seed + 100 * clients + (7 if run == "churn" else 0)
-                            requests = _mix.stream(seed, family, args.requests, catalog, seen)
-                            if run == "repeated":
-                                requests = [requests[0]] * args.requests
-                            if run == "churn":
-                                with Churn(args.bump_seconds) as churn:
-                                    measured = in_turns(base, requests, clients, args.turns)
-                                bumps[(clients, family)] = (churn.bumps, churn.elapsed)
-                            else:
-                                measured = in_turns(base, requests, clients, args.turns)
-                            results[(run, clients, family)] = measured
-                            report("%-9s c=%d %-26s %s", run, clients, family, "  ".join(
-                                f"{side} {f['rps']:6.1f}/s {f['p50']:5.1f}ms" for side, f in measured.items()))
+                results = measure_runs(base, runs, client_counts, catalog, seen, args, 0, bumps)
             finally:
                 for process in processes:
                     stop(process)
+            if args.ledger:
+                base, processes = start_servers(sqlite_path, args.workers, args.threads, LEDGER)
+                try:
+                    warm_up(base, catalog, seen, args.seed + 2)
+                    ledger = measure_runs(base, [run for run in runs if run != "repeated"], client_counts, catalog,
+                                          seen, args, 50, bumps)
+                finally:
+                    for process in processes:
+                        stop(process)
     finally:
         drop_database()
 
     report("")
     report("Requests/second (p50 ms) per run, client count and family; every side got the same requests, in turns.")
-    report("%-9s %2s %-26s %-16s %-16s %-16s %-16s %-16s %8s %8s %8s %8s", "run", "c", "family", *SIDES,
-           "api/dset", "api/hand", "api/comp", "comp/bare")
+    sides = list(SIDES)
+    report("%-9s %2s %-26s %-16s %-16s %-16s %-16s %8s %8s %8s %8s", "run", "c", "family", *sides,
+           "api/dset", "api/hand", "api/comp", "comp/dset")
     for (run, clients, family), f in results.items():
-        report("%-9s %2d %-26s %-16s %-16s %-16s %-16s %-16s %7.2fx %7.2fx %7.2fx %7.2fx", run, clients, family,
-               *(f"{f[side]['rps']:7.1f} ({f[side]['p50']:5.1f})" for side in SIDES),
+        report("%-9s %2d %-26s %-16s %-16s %-16s %-16s %7.2fx %7.2fx %7.2fx %7.2fx", run, clients, family,
+               *(f"{f[side]['rps']:7.1f} ({f[side]['p50']:5.1f})" for side in sides),
                f["api"]["rps"] / f["datasette"]["rps"], f["api"]["rps"] / f["hand"]["rps"],
-               f["api"]["rps"] / f["computed"]["rps"], f["computed"]["rps"] / f["bare"]["rps"])
+               f["api"]["rps"] / f["computed"]["rps"], f["computed"]["rps"] / f["datasette"]["rps"])
     if bumps:
         done = sum(b for b, _s in bumps.values())
         seconds = sum(s for _b, s in bumps.values())
         report("churn: %d data-version bumps in %.0f s of measuring (%.0f an hour; live scrapers: about 40 an hour)",
                done, seconds, done / seconds * 3600 if seconds else 0)
+    gains = {("kept pages (API_KEPT_PAGES)", run): [f["api"]["rps"] / f["computed"]["rps"]
+                                                    for (r, _c, _f), f in results.items() if r == run]
+             for run in runs}
+    if ledger:
+        report("")
+        report("Ledger: the computed API's requests/second over the same API with one mechanism switched off (>1: the "
+               "mechanism helps), same requests, in turns")
+        variants = [side for side in LEDGER if side != "computed"]
+        report("%-9s %2s %-26s %10s  %s", "run", "c", "family", "computed", "  ".join(f"{v[3:]:>22}" for v in variants))
+        for (run, clients, family), f in ledger.items():
+            report("%-9s %2d %-26s %10.1f  %s", run, clients, family, f["computed"]["rps"], "  ".join(
+                f"{f['computed']['rps'] / f[v]['rps']:21.2f}x" for v in variants))
+            for variant in variants:
+                gains.setdefault((variant[3:], run), []).append(f["computed"]["rps"] / f[variant]["rps"])
     report("")
-    report("Checked %d requests (every family): counts equal on all five sides for %d; the hand-tuned endpoint's "
+    report("Gain of each mechanism (requests/second with it over without it; geometric mean over families and client "
+           "counts, min-max):")
+    for (mechanism, run), values in gains.items():
+        if values:
+            report("  %-34s %-9s %5.2fx  (%.2f-%.2fx)", mechanism, run, statistics.geometric_mean(values),
+                   min(values), max(values))
+    report("")
+    report("Checked %d requests (every family): counts equal on all sides for %d; the hand-tuned endpoint's "
            "first page equals the API's for %d; Datasette's for %d (its memory order breaks ties by id, the API's by "
            "price)", tally["requests"], tally["counts_equal"], tally["hand_page_equal"],
            tally["datasette_page_equal"])
     for problem in problems[:20]:
         report("  %s", problem)
-    report("(api: as served; computed: API_KEPT_PAGES=0; bare: computed without the lookups kept under the data "
-           "version; hand: bench/handtuned.py; dset: Datasette. 2-core machine shared with the database, the clients "
-           "and any other work: only ratios within one run are compared.)")
+    report("(api: as served; computed: API_KEPT_PAGES=0; hand: bench/handtuned.py; dset: Datasette. 2-core machine "
+           "shared with the database, the clients and any other work: only ratios within one run are compared.)")
     report("total time %.0f s", time.perf_counter() - started_all)
     report("")
     if "different" in runs:
@@ -550,6 +577,33 @@ def main() -> int:
                   tally["counts_equal"] == tally["requests"] == tally["hand_page_equal"])
     return 0
 
+
+def warm_up(base: dict[str, str], catalog: dict, seen: set[str], seed: int) -> None:
+    """Connections, imports, the hand-tuned catalog; these URLs are never asked again."""
+    warmup = _mix.stream(seed, "mixed", 30, catalog, seen)
+    for side in base:
+        run_urls([side_url(base, side, params) for params in warmup], 2)
+
+
+def measure_runs(base, runs, client_counts, catalog, seen, args, seed_offset, bumps) -> dict:
+    results = {}
+    for run in runs:
+        for clients in client_counts:
+            for family in _mix.FAMILIES:
+                seed = args.seed + seed_offset + 100 * clients + (7 if run == "churn" else 0)
+                requests = _mix.stream(seed, family, args.requests, catalog, seen)
+                if run == "repeated":
+                    requests = [requests[0]] * args.requests
+                if run == "churn":
+                    with Churn(args.bump_seconds) as churn:
+                        measured = in_turns(base, requests, clients, args.turns)
+                    bumps[(seed_offset, clients, family)] = (churn.bumps, churn.elapsed)
+                else:
+                    measured = in_turns(base, requests, clients, args.turns)
+                results[(run, clients, family)] = measured
+                report("%-9s c=%d %-26s %s", run, clients, family, "  ".join(
+                    f"{side} {f['rps']:6.1f}/s {f['p50']:5.1f}ms" for side, f in measured.items()))
+    return results
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,7 +12,8 @@ from __future__ import annotations
 from providers import selectors as provider_selectors
 from providers.capabilities import RDMA_FABRICS, UNKNOWN
 
-from .engine import MIG_USER_GUIDE_URL, Cell, OfferAnswer, OfferData
+from .placement import MIG_USER_GUIDE_URL
+from .types import Cell, OfferAnswer, OfferData
 
 YES_NO_KEYS = ("time_slicing", "mps", "scale_to_zero", "spot_nodes", "node_autoscaling")
 PROVIDER_WIDE = "From the provider's answer (the same for all its offers)."

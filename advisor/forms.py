@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
 from providers.presentation import gpu_name
 
-from . import engine, sizing
+from . import sizing
 from .inputs import (
     MAX_CONCURRENCY,
     MAX_CONTEXT_TOKENS,
@@ -23,8 +23,10 @@ from .inputs import (
     MAX_MONEY,
     MAX_NODES,
     MAX_PARAMETERS_B,
+    spec_errors,
     spec_from_cleaned,
 )
+from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, WorkloadSpec
 
 _MODEL = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(?:gb)?\s*$", re.IGNORECASE)
 
@@ -56,7 +58,7 @@ def _money(label):
 
 
 class AdvisorForm(forms.Form):
-    kind = forms.ChoiceField(label=_("Workload"), choices=list(engine.KINDS.items()), widget=forms.RadioSelect)
+    kind = forms.ChoiceField(label=_("Workload"), choices=list(KINDS.items()), widget=forms.RadioSelect)
     model = forms.ChoiceField(label=_("Model"), required=False,
                               choices=[("", "—"), *((c.slug, c.name) for c in sizing.MODEL_CARDS.values())],
                               help_text=_("Sizes from its model card: parameters, layers, attention and KV heads."))
@@ -88,19 +90,19 @@ class AdvisorForm(forms.Form):
                                        max_value=MAX_GPUS_PER_NODE)
     nodes = forms.IntegerField(label=_("Nodes"), initial=1, required=False, min_value=1, max_value=MAX_NODES)
     hours_per_month = forms.DecimalField(label=_("Hours per month"), required=False, min_value=Decimal("0.01"),
-                                         max_value=engine.HOURS_PER_MONTH, decimal_places=2,
+                                         max_value=HOURS_PER_MONTH, decimal_places=2,
                                          help_text=_("Leave empty for always on (730 hours)."))
     utilisation_percent = forms.DecimalField(label=_("or utilisation (%)"), required=False,
                                              min_value=Decimal("0.01"), max_value=100, decimal_places=2)
     models = ModelsField(label=_("or models to pack as GB (experts)"), required=False,
                          help_text=_("Replicas x GB of GPU memory each, comma-separated, e.g. 4x16, 1x40."))
-    sharing = forms.ChoiceField(label=_("GPU sharing"), choices=list(engine.SHARING_MODES.items()),
-                                required=False, initial=engine.WHOLE)
+    sharing = forms.ChoiceField(label=_("GPU sharing"), choices=list(SHARING_MODES.items()),
+                                required=False, initial=WHOLE)
     spot_ok = forms.BooleanField(label=_("Tolerates spot interruptions"), required=False)
     countries = CountryListField(label=_("Data may live in countries (ISO codes, comma-separated)"), required=False)
     continents = forms.MultipleChoiceField(label=_("or continents"), choices=CONTINENTS, required=False,
                                            widget=forms.CheckboxSelectMultiple)
-    must_haves = forms.MultipleChoiceField(label=_("Must-haves"), choices=list(engine.MUST_HAVES.items()),
+    must_haves = forms.MultipleChoiceField(label=_("Must-haves"), choices=list(MUST_HAVES.items()),
                                            required=False, widget=forms.CheckboxSelectMultiple)
     min_nodes_kept = forms.IntegerField(label=_("Nodes kept up when a pool cannot scale to zero"), required=False,
                                         initial=1, min_value=0, max_value=MAX_NODES)
@@ -120,12 +122,12 @@ class AdvisorForm(forms.Form):
         if self.errors:
             return cleaned
         spec = spec_from_cleaned(cleaned)
-        for name, message in engine.spec_errors(spec).items():
+        for name, message in spec_errors(spec).items():
             self.add_error(name, message)
         if not self.errors:
             cleaned["spec"] = spec
         return cleaned
 
     @property
-    def spec(self) -> engine.WorkloadSpec:
+    def spec(self) -> WorkloadSpec:
         return self.cleaned_data["spec"]

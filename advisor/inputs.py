@@ -1,15 +1,19 @@
 """Turning validated input into the engine's WorkloadSpec, shared by the page's form and the API's serializer, so the
-same answers give the same spec (and so the same advice) whichever door they came in by."""
+same answers give the same spec (and so the same advice) whichever door they came in by: the bounds each checks
+(`MAX_*`), the spec built from cleaned values (`spec_from_cleaned`) and the rules across fields (`spec_errors`)."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
 
-from . import engine, sizing
+from django.utils.translation import gettext_lazy as _
+
+from . import placement, sizing
+from .types import BATCH, INFERENCE, NOTEBOOK, TRAINING, WHOLE, ModelNeed, WorkloadSpec
 
 # Upper bounds that keep the arithmetic and the page sane; far above any real single workload.
-MAX_NODES = engine.MAX_NODES
+MAX_NODES = placement.MAX_NODES
 MAX_GPUS_PER_NODE = 64
 MAX_MODEL_LINES = 50
 MAX_MODEL_REPLICAS = 1000
@@ -29,10 +33,10 @@ def _plain(value: Decimal | None) -> Decimal | None:
     return value.quantize(Decimal(1)) if value == value.to_integral_value() else value.normalize()
 
 
-def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
+def spec_from_cleaned(data: dict[str, Any]) -> WorkloadSpec:
     """`data`: cleaned values keyed like WorkloadSpec's fields (models as (count, memory_gb) pairs)."""
     data = {key: _plain(value) if isinstance(value, Decimal) else value for key, value in data.items()}
-    return engine.WorkloadSpec(
+    return WorkloadSpec(
         kind=data["kind"],
         gpu=data.get("gpu") or None,
         gpu_family=data.get("gpu_family") or None,
@@ -41,9 +45,9 @@ def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
         nodes=data.get("nodes") or 1,
         hours_per_month=data.get("hours_per_month"),
         utilisation_percent=data.get("utilisation_percent"),
-        models=tuple(engine.ModelNeed(int(count), _plain(Decimal(memory)))
+        models=tuple(ModelNeed(int(count), _plain(Decimal(memory)))
                      for count, memory in data.get("models") or ()),
-        sharing=data.get("sharing") or engine.WHOLE,
+        sharing=data.get("sharing") or WHOLE,
         spot_ok=bool(data.get("spot_ok")),
         countries=tuple(sorted(set(data.get("countries") or ()))),
         continents=tuple(sorted(set(data.get("continents") or ()))),
@@ -66,3 +70,41 @@ def spec_from_cleaned(data: dict[str, Any]) -> engine.WorkloadSpec:
         multi_node=bool(data.get("multi_node")),
         kueue_queue=data.get("kueue_queue") or "",
     )
+
+
+def spec_errors(spec: WorkloadSpec) -> dict[str, str]:
+    """Rules across fields, as {field: message}; each interface checks types and ranges itself."""
+    errors: dict[str, str] = {}
+    if spec.hours_per_month is not None and spec.utilisation_percent is not None:
+        errors["hours_per_month"] = str(_("Give hours per month or a utilisation, not both."))
+    if spec.model and spec.parameters_b is not None:
+        errors["parameters_b"] = str(_("Pick a listed model or give a parameter count, not both."))
+    elif spec.model and spec.model not in sizing.MODEL_CARDS:
+        errors["model"] = str(_("Not a listed model."))
+    if spec.sized and spec.models:
+        errors["models"] = str(_("Size from a model or list models to pack as GB, not both."))
+    elif spec.models and spec.kind != INFERENCE:
+        errors["models"] = str(_("Models to pack apply to inference serving only."))
+    if spec.sized and spec.kind == BATCH:
+        errors["model"] = str(_("Sizing from a model applies to inference, training and fine-tunes."))
+    full_low_bits = spec.method == sizing.FULL and spec.precision != sizing.FP16
+    if spec.kind in (TRAINING, NOTEBOOK) and spec.sized and full_low_bits:
+        errors["precision"] = str(_("A full fine-tune is costed as mixed-precision FP16/BF16 training; 8- and 4-bit "
+                                    "precisions apply to the frozen base of LoRA."))
+    if spec.multi_node and spec.kind != INFERENCE:
+        errors["multi_node"] = str(_("Replicas across nodes apply to inference; training spans nodes with Nodes."))
+    has_models = bool(spec.models) or (spec.kind == INFERENCE and spec.sized)
+    if spec.sharing != WHOLE and spec.kind != INFERENCE:
+        errors["sharing"] = str(_("GPU sharing applies to inference serving only."))
+    elif spec.sharing != WHOLE and not has_models:
+        errors["sharing"] = str(_("Give the models to pack to share GPUs."))
+    if spec.gpu and spec.gpu_family:
+        errors["gpu_family"] = str(_("Give a GPU model or a GPU family, not both."))
+    sized_by_models = (spec.kind == INFERENCE and has_models) or (spec.kind in (TRAINING, NOTEBOOK) and spec.sized)
+    if not (spec.gpu or spec.gpu_family) and spec.gpu_memory_min_gb is None and not sized_by_models:
+        errors["gpu"] = str(_("Name a GPU model, a GPU family or a minimum memory per GPU."))
+    if spec.purchase_price_usd is not None:
+        for name in ("power_usd_month", "operations_usd_month"):
+            if getattr(spec, name) is None:
+                errors[name] = str(_("Needed with a purchase price to compare renting with owning (0 if none)."))
+    return errors

@@ -53,7 +53,7 @@ import yaml
 
 from providers import node_labels
 
-from .engine import (
+from .types import (
     BATCH,
     INFERENCE,
     MPS,

@@ -22,11 +22,12 @@ from providers.selectors import exchange_rates_latest, offers_filtered
 from . import engine
 from .answers import offer_answers
 from .manifests import build_manifest
+from .types import Advice, Cell, GpuData, OfferData, WorkloadSpec
 
 logger = logging.getLogger(__name__)
 
 
-def _filter_data(spec: engine.WorkloadSpec) -> dict[str, str]:
+def _filter_data(spec: WorkloadSpec) -> dict[str, str]:
     data: dict[str, str] = {}
     if spec.gpu:
         data["gpu"] = spec.gpu
@@ -48,7 +49,7 @@ def _filtered(data: dict[str, str]) -> QuerySet[Offer]:
     return offers_filtered(filters=filterset)
 
 
-def advisor_offer_list(*, spec: engine.WorkloadSpec) -> QuerySet[Offer]:
+def advisor_offer_list(*, spec: WorkloadSpec) -> QuerySet[Offer]:
     """Active offers with the GPU, memory per GPU and GPUs per node asked for, where the data may live.
 
     Countries and continents are alternatives ("in DE, or anywhere in North America"), so with both given the
@@ -65,9 +66,9 @@ def advisor_offer_list(*, spec: engine.WorkloadSpec) -> QuerySet[Offer]:
     return _filtered(data)
 
 
-def _offer_data(offer: Offer) -> engine.OfferData:
+def _offer_data(offer: Offer) -> OfferData:
     gpu = offer.gpu
-    return engine.OfferData(
+    return OfferData(
         id=offer.id, provider_slug=offer.provider.slug, provider_name=offer.provider.name,
         provider_name_zh=offer.provider.name_zh, provider_kind=offer.provider.kind, instance_type=offer.instance_type,
         region=offer.region,
@@ -75,25 +76,25 @@ def _offer_data(offer: Offer) -> engine.OfferData:
         gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,
         source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
-        gpu=engine.GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
+        gpu=GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
                            mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
                            source_url=gpu.source_url, family=gpu.family) if gpu else None,
     )
 
 
-def _cells(provider_ids: set[int]) -> dict[str, dict[str, engine.Cell]]:
-    cells: dict[str, dict[str, engine.Cell]] = defaultdict(dict)
+def _cells(provider_ids: set[int]) -> dict[str, dict[str, Cell]]:
+    cells: dict[str, dict[str, Cell]] = defaultdict(dict)
     rows = Capability.objects.filter(provider_id__in=provider_ids).select_related("provider")
     for cap in rows:
-        cells[cap.provider.slug][cap.key] = engine.Cell(
+        cells[cap.provider.slug][cap.key] = Cell(
             key=cap.key, value=cap.value, label=cap.label, detail=cap.detail, source_url=cap.source_url,
             verified_on=cap.verified_on, confidence=cap.confidence, amount=cap.amount, currency=cap.currency,
         )
     return dict(cells)
 
 
-def advice_get(*, spec: engine.WorkloadSpec, budget_seconds: float | None = None) -> engine.Advice:
-    """The advice for a validated `spec` (see engine.spec_errors), with the starter manifest for the chosen offer.
+def advice_get(*, spec: WorkloadSpec, budget_seconds: float | None = None) -> Advice:
+    """The advice for a validated `spec` (see inputs.spec_errors), with the starter manifest for the chosen offer.
 
     Raises engine.AdviceOverBudget when ranking runs past `budget_seconds` (default settings.ADVISOR_BUDGET_SECONDS,
     counted from the call)."""

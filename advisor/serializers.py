@@ -1,5 +1,5 @@
 """Input and output serializers of POST /api/v1/advise/. Input: types and ranges here, rules across fields in
-engine.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
+inputs.spec_errors (shared with the page's form). Output: the engine's Advice as JSON: money and every other
 decimal a JSON number, as the rest of the API gives them; an offer's provider the same object the offers give."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from rest_framework import serializers
 from providers.filters import CONTINENTS, country_codes, gpu_choices, gpu_family_choices
 from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
-from . import engine, sizing
+from . import sizing
 from .inputs import (
     MAX_CONCURRENCY,
     MAX_CONTEXT_TOKENS,
@@ -24,8 +24,10 @@ from .inputs import (
     MAX_MONEY,
     MAX_NODES,
     MAX_PARAMETERS_B,
+    spec_errors,
     spec_from_cleaned,
 )
+from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, Note, OfferData, WorkloadSpec
 
 
 class NumberInput(serializers.DecimalField):
@@ -106,7 +108,7 @@ class CountryCodeField(serializers.CharField):
 
 
 class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
-    kind = serializers.ChoiceField(choices=list(engine.KINDS.items()))
+    kind = serializers.ChoiceField(choices=list(KINDS.items()))
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_memory_min_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
@@ -114,15 +116,15 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
     gpus_per_node = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE, default=1)
     nodes = serializers.IntegerField(min_value=1, max_value=MAX_NODES, default=1)
     hours_per_month = NumberInput(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
-                                               max_value=engine.HOURS_PER_MONTH, required=False, allow_null=True)
+                                               max_value=HOURS_PER_MONTH, required=False, allow_null=True)
     utilisation_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                    max_value=Decimal(100), required=False, allow_null=True)
     models = ModelNeedInputSerializer(many=True, required=False, max_length=MAX_MODEL_LINES)
-    sharing = serializers.ChoiceField(choices=list(engine.SHARING_MODES.items()), default=engine.WHOLE)
+    sharing = serializers.ChoiceField(choices=list(SHARING_MODES.items()), default=WHOLE)
     spot_ok = serializers.BooleanField(default=False)
     countries = serializers.ListField(child=CountryCodeField(), required=False, max_length=250)
     continents = serializers.ListField(child=serializers.ChoiceField(choices=CONTINENTS), required=False)
-    must_haves = serializers.ListField(child=serializers.ChoiceField(choices=list(engine.MUST_HAVES.items())),
+    must_haves = serializers.ListField(child=serializers.ChoiceField(choices=list(MUST_HAVES.items())),
                                        required=False)
     min_nodes_kept = serializers.IntegerField(min_value=0, max_value=MAX_NODES, default=1)
     purchase_price_usd = _money()
@@ -157,14 +159,14 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
         data = dict(attrs)
         data["models"] = [(m["count"], m["memory_gb"]) for m in attrs.get("models") or ()]
         spec = spec_from_cleaned(data)
-        errors = engine.spec_errors(spec)
+        errors = spec_errors(spec)
         if errors:
             raise serializers.ValidationError({name: [message] for name, message in errors.items()})
         attrs["spec"] = spec
         return attrs
 
     @property
-    def spec(self) -> engine.WorkloadSpec:
+    def spec(self) -> WorkloadSpec:
         return self.validated_data["spec"]
 
 
@@ -181,7 +183,7 @@ class NoteSchemaSerializer(serializers.Serializer):
 
 @extend_schema_field(NoteSchemaSerializer)
 class NoteField(serializers.Field):
-    def to_representation(self, note: engine.Note):
+    def to_representation(self, note: Note):
         return {"code": note.code, "text": str(note), "source_url": note.source_url or None}
 
 
@@ -233,13 +235,13 @@ class OfferOutputSerializer(serializers.Serializer):
 
 
     @extend_schema_field(GpuRefSerializer(allow_null=True))
-    def get_gpu(self, offer: engine.OfferData) -> dict | None:
+    def get_gpu(self, offer: OfferData) -> dict | None:
         gpu = offer.gpu
         return None if gpu is None else {"slug": gpu.slug, "name": gpu.name, "vendor": gpu.vendor,
                                          "family": gpu.family, "memory_gb": float(gpu.memory_gb)}
 
     @extend_schema_field(ProviderRefSerializer)
-    def get_provider(self, offer: engine.OfferData) -> dict:
+    def get_provider(self, offer: OfferData) -> dict:
         return {"slug": offer.provider_slug, "name": offer.provider_name, "name_zh": offer.provider_name_zh,
                 "kind": offer.provider_kind}
 

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from decimal import Decimal as D
 
 from advisor import answers as advisor_answers
-from advisor.engine import Cell, GpuData, OfferData
+from advisor.types import Cell, GpuData, OfferData
 
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80), mig_profiles=("1g.10gb", "7g.80gb"))
 L4 = GpuData(slug="l4", name="NVIDIA L4 24GB", memory_gb=D(24))

@@ -8,8 +8,9 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine
-from advisor.engine import Cell, GpuData, ModelNeed, OfferData, WorkloadSpec
+from advisor import engine, inputs, placement, requirements
+from advisor.cost import break_even, monthly_cost, monthly_hours
+from advisor.types import Cell, GpuData, ModelNeed, Note, OfferAnswer, OfferData, Requirement, WorkloadSpec
 
 H100_PROFILES = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80), mig_profiles=H100_PROFILES)
@@ -39,8 +40,8 @@ MANAGED_PAID = cells(offering="managed", control_plane_fee=("paid", "0.10", "USD
 
 
 def cost(o, c, *, instances=1, hours=D(730), kubernetes=True, spot_ok=False, per_eur=None, min_nodes_kept=1):
-    return engine.monthly_cost(offer=o, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spot_ok,
-                               cells=c, per_eur=per_eur or {}, min_nodes_kept=min_nodes_kept)
+    return monthly_cost(offer=o, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spot_ok,
+                        cells=c, per_eur=per_eur or {}, min_nodes_kept=min_nodes_kept)
 
 
 # --- cost -----------------------------------------------------------------------------------------------------------
@@ -139,11 +140,11 @@ def test_plain_instance_has_no_fee_no_idle_nodes_and_may_use_spot():
     ("1g.24gb", ("1g.24gb", "2g.48gb", "4g.96gb"), 4),  # RTX PRO 6000
 ])
 def test_mig_instances_per_gpu_match_nvidias_profile_tables(profile, profiles, expected):
-    assert engine.mig_instances_per_gpu(profile, profiles) == expected
+    assert placement.mig_instances_per_gpu(profile, profiles) == expected
 
 
 def test_packing_counts_gpus_for_whole_mig_time_slicing_and_mps():
-    plan = engine.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
     assert plan.replicas == 8
     assert plan.whole_gpus == 8  # one GPU per replica
     # MIG: 9 GB -> 1g.10gb, 7 per GPU -> 1 GPU for 6; 35 GB -> 3g.40gb, 2 per GPU -> 1 GPU for 2
@@ -158,7 +159,7 @@ def test_packing_counts_gpus_for_whole_mig_time_slicing_and_mps():
 
 
 def test_packing_a_model_larger_than_a_gpu_spans_whole_gpus_in_every_mode():
-    plan = engine.pack_models((ModelNeed(1, D(100)), ModelNeed(7, D(10))), D(80), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(1, D(100)), ModelNeed(7, D(10))), D(80), H100_PROFILES)
     assert plan.oversized == 1
     assert plan.whole_gpus == 9  # ceil(100 / 80) = 2, plus 7 x 1
     assert plan.mig_gpus == 3  # 2 + 7 x 1g.10gb on 1 GPU
@@ -167,14 +168,14 @@ def test_packing_a_model_larger_than_a_gpu_spans_whole_gpus_in_every_mode():
 
 
 def test_gpu_without_mig_profiles_has_no_mig_count():
-    plan = engine.pack_models((ModelNeed(2, D(10)),), D(24), ())
+    plan = placement.pack_models((ModelNeed(2, D(10)),), D(24), ())
     assert plan.mig_gpus is None and plan.mig_uses == ()
     assert plan.time_slicing_gpus == 1  # 20 GB on a 24 GB GPU
 
 
 def test_effective_price_per_mig_slice_hour():
-    plan = engine.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
-    prices = engine.slice_prices(plan, D("2.80"))
+    plan = placement.pack_models((ModelNeed(6, D(9)), ModelNeed(2, D(35))), D(80), H100_PROFILES)
+    prices = placement.slice_prices(plan, D("2.80"))
     assert [(p.profile, p.usd_per_slice_hour) for p in prices] == [
         ("1g.10gb", D("0.4000")),  # 2.80 / 7
         ("3g.40gb", D("1.4000")),  # 2.80 / 2
@@ -185,17 +186,17 @@ def test_effective_price_per_mig_slice_hour():
 
 
 def test_break_even_months_against_the_best_rental():
-    result = engine.break_even(purchase_usd=D(250000), own_monthly_usd=D(3000), rent_monthly_usd=D(20000))
+    result = break_even(purchase_usd=D(250000), own_monthly_usd=D(3000), rent_monthly_usd=D(20000))
     assert result.months == D("14.7")  # 250000 / (20000 - 3000) = 14.705...
 
 
 def test_break_even_never_when_owning_costs_as_much_per_month():
-    result = engine.break_even(purchase_usd=D(1000), own_monthly_usd=D(500), rent_monthly_usd=D(500))
+    result = break_even(purchase_usd=D(1000), own_monthly_usd=D(500), rent_monthly_usd=D(500))
     assert result.months is None and result.note.code == "never"
 
 
 def test_break_even_without_a_complete_rental_cost_says_so():
-    result = engine.break_even(purchase_usd=D(1000), own_monthly_usd=D(0), rent_monthly_usd=None)
+    result = break_even(purchase_usd=D(1000), own_monthly_usd=D(0), rent_monthly_usd=None)
     assert result.months is None and result.note.code == "no_rental"
 
 
@@ -203,7 +204,7 @@ def test_break_even_without_a_complete_rental_cost_says_so():
 
 
 def _rules(spec):
-    return {r.key: r.importance for r in engine.requirements_for(spec)}
+    return {r.key: r.importance for r in requirements.requirements_for(spec)}
 
 
 def test_inference_favours_autoscaling_scale_to_zero_and_sharing():
@@ -249,7 +250,7 @@ def test_must_haves_become_required_and_chosen_sharing_is_required():
 
 
 def _judge(key, c, gpu=H100):
-    return engine.judge(engine.Requirement(key, "required", engine.Note("t", "t")), c, gpu)
+    return requirements.judge(Requirement(key, "required", Note("t", "t")), c, gpu)
 
 
 def test_rdma_is_met_by_any_sourced_fabric_and_cites_it():
@@ -277,7 +278,7 @@ def test_absent_cell_is_unknown_never_met():
 def test_mig_on_a_gpu_without_profiles_is_missing_with_the_mig_guide_as_source():
     judgement = _judge("mig", cells(mig="yes"), gpu=L4)
     assert judgement.status == "missing"
-    assert judgement.note.source_url == engine.MIG_USER_GUIDE_URL
+    assert judgement.note.source_url == placement.MIG_USER_GUIDE_URL
 
 
 # --- ranking --------------------------------------------------------------------------------------------------------
@@ -387,20 +388,20 @@ def test_break_even_uses_the_best_complete_tier_zero_option():
     (WorkloadSpec(kind="batch", gpu="h100", gpu_family="H100"), "gpu_family"),
 ])
 def test_spec_errors_name_the_field(spec, field):
-    assert field in engine.spec_errors(spec)
+    assert field in inputs.spec_errors(spec)
 
 
 def test_valid_spec_has_no_errors_and_utilisation_sets_the_hours():
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(8)),), utilisation_percent=D(50))
-    assert engine.spec_errors(spec) == {}
-    assert engine.monthly_hours(spec) == D(365)  # 50% of 730
-    assert engine.monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
+    assert inputs.spec_errors(spec) == {}
+    assert monthly_hours(spec) == D(365)  # 50% of 730
+    assert monthly_hours(replace(spec, utilisation_percent=None)) == D(730)
 
 
 def test_mig_gets_no_count_when_no_profile_holds_a_replica():
     # an H100 offer reporting 94 GB (the NVL variant) with the 80 GB profile table: an 85 GB replica fits the GPU
     # but no MIG profile, so MIG is not offered instead of failing
-    plan = engine.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
+    plan = placement.pack_models((ModelNeed(1, D(85)),), D(94), H100_PROFILES)
     assert plan.mig_gpus is None and plan.whole_gpus == 1
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(85)),), sharing="mig")
     c = {"p": {**MANAGED_PAID, "mig": Cell("mig", "yes")}}
@@ -438,16 +439,16 @@ def test_mig_and_time_slicing_only_where_the_offer_answers_yes():
     spec = WorkloadSpec(kind="inference", models=(ModelNeed(4, D(9)),), sharing="mig")
     provider = {**MANAGED_PAID, "mig": Cell("mig", "yes", source_url="https://doc/mig")}
     offers = [offer(1, price="2.00"), offer(2, price="1.00")]
-    answers = {1: {"mig": engine.OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
+    answers = {1: {"mig": OfferAnswer("mig", "yes", "MIG node pools", ("https://doc/offer-mig",))},
                # the provider offers MIG, but not on this machine
-               2: {"mig": engine.OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
+               2: {"mig": OfferAnswer("mig", "not_on_this_machine", "no MIG on this VM")}}
     advice = engine.advise(spec, offers=offers, cells={"p": provider}, per_eur={}, answers=answers)
     assert [o.offer.id for o in advice.options] == [1]
     assert advice.excluded_missing == {"mig": 1}
     (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "mig"]
     assert [c.source_url for c in judgement.evidence] == ["https://doc/offer-mig"]
     time_sliced = replace(spec, sharing="time_slicing")
-    unknown = {1: {"time_slicing": engine.OfferAnswer("time_slicing", "unknown")}}
+    unknown = {1: {"time_slicing": OfferAnswer("time_slicing", "unknown")}}
     advice = engine.advise(time_sliced, offers=offers[:1], cells={"p": provider}, per_eur={}, answers=unknown)
     assert advice.options == () and [o.unverified for o in advice.unverified] == [("time_slicing",)]
 
@@ -468,7 +469,7 @@ def _first_fit_decreasing(pods: list[int], node_gpus: int) -> int:
 def test_nodes_for_packs_groups_of_pods_exactly_as_first_fit_decreasing_one_pod_at_a_time():
     import random
 
-    from advisor.engine import nodes_for
+    from advisor.placement import nodes_for
 
     rng = random.Random(20261204)
     for _ in range(2000):
@@ -480,7 +481,7 @@ def test_nodes_for_packs_groups_of_pods_exactly_as_first_fit_decreasing_one_pod_
 
 
 def test_nodes_for_gives_up_past_the_node_limit_instead_of_placing_a_million_pods():
-    from advisor.engine import MAX_NODES, nodes_for
+    from advisor.placement import MAX_NODES, nodes_for
 
     assert nodes_for({8: MAX_NODES}, 8) == MAX_NODES
     assert nodes_for({8: MAX_NODES + 1}, 8) is None

@@ -5,8 +5,8 @@ own Kubernetes answers, and is the cheapest verified option; unknowns sit in the
 
 from decimal import Decimal as D
 
-from advisor import engine
-from advisor.engine import Cell, GpuData, ModelNeed, OfferAnswer, OfferData, WorkloadSpec
+from advisor import engine, requirements
+from advisor.types import Cell, GpuData, ModelNeed, OfferAnswer, OfferData, WorkloadSpec
 
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"))
@@ -49,7 +49,7 @@ def assert_first_verified_row_is_right(advice, offers_by_id, answers_by_id):
     for judgement in first.judgements:
         if judgement.requirement.importance == "required":
             assert judgement.status == "met"
-            keys = engine.ANSWER_KEYS.get(judgement.requirement.key, ())
+            keys = requirements.ANSWER_KEYS.get(judgement.requirement.key, ())
             if any(k in answers_by_id[first.offer.id] for k in keys):
                 assert {c.confidence for c in judgement.evidence} == {"offer"}
     # and it is the cheapest verified one

@@ -15,8 +15,8 @@ import pytest
 import yaml
 
 from advisor import engine
-from advisor.engine import GpuData, ModelNeed, OfferData, WorkloadSpec
 from advisor.manifests import build_manifest
+from advisor.types import Cell, GpuData, ModelNeed, OfferData, WorkloadSpec
 
 # The oldest Kubernetes minor still broadly offered by managed services when this was written; the manifests use
 # only long-stable fields, so validating against one version is enough.
@@ -25,8 +25,8 @@ CRDS = Path(__file__).parent / "crds"
 H100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
                mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"))
 GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
-YES = {key: engine.Cell(key, "yes") for key in ("mig", "time_slicing", "mps", "infiniband", "efa")}
-CELLS = {"offering": engine.Cell("offering", "managed"), "control_plane_fee": engine.Cell("control_plane_fee", "free"),
+YES = {key: Cell(key, "yes") for key in ("mig", "time_slicing", "mps", "infiniband", "efa")}
+CELLS = {"offering": Cell("offering", "managed"), "control_plane_fee": Cell("control_plane_fee", "free"),
          **YES}
 
 

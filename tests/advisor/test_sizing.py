@@ -4,8 +4,8 @@ from decimal import Decimal as D
 
 import pytest
 
-from advisor import engine, sizing
-from advisor.engine import WorkloadSpec
+from advisor import inputs, requirements, sizing
+from advisor.types import ModelNeed, WorkloadSpec
 
 LLAMA_70B = sizing.MODEL_CARDS["llama-3.1-70b"]
 
@@ -64,20 +64,20 @@ def test_training_model_states_follow_the_zero_paper_and_lora_rules(method, opti
 
 def test_training_sized_from_a_model_needs_its_states_sharded_over_every_gpu():
     spec = WorkloadSpec(kind="training", model="llama-3.1-70b", gpus_per_node=8, nodes=2)
-    estimate = engine.estimate_for(spec)
-    assert engine.min_gpu_memory_gb(spec, estimate) == D("70.6")  # 1129.6 GB / 16 GPUs
-    assert engine.spec_errors(spec) == {}  # no GPU needed: the memory per GPU comes from the model
+    estimate = requirements.estimate_for(spec)
+    assert requirements.min_gpu_memory_gb(spec, estimate) == D("70.6")  # 1129.6 GB / 16 GPUs
+    assert inputs.spec_errors(spec) == {}  # no GPU needed: the memory per GPU comes from the model
 
 
 @pytest.mark.parametrize("spec, field", [
     (WorkloadSpec(kind="inference", model="llama-3.1-8b", parameters_b=D(8)), "parameters_b"),
-    (WorkloadSpec(kind="inference", model="llama-3.1-8b", models=(engine.ModelNeed(1, D(1)),)), "models"),
+    (WorkloadSpec(kind="inference", model="llama-3.1-8b", models=(ModelNeed(1, D(1)),)), "models"),
     (WorkloadSpec(kind="batch", model="llama-3.1-8b"), "model"),
     (WorkloadSpec(kind="training", model="llama-3.1-8b", precision="int4"), "precision"),
     (WorkloadSpec(kind="training", gpu="h100", multi_node=True), "multi_node"),
 ])
 def test_sizing_input_rules_name_the_field(spec, field):
-    assert field in engine.spec_errors(spec)
+    assert field in inputs.spec_errors(spec)
 
 
 def test_every_listed_model_cites_its_model_card():

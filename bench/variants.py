@@ -3,6 +3,8 @@
 
 - `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups, the
   kept FilterSets and the compiled page SQL are no longer kept under the data version);
+- `kept_filtersets`: only the kept FilterSets (remembered under "offer-filterset:...") are computed every time;
+- `kept_page_sql`: only the compiled page statements (remembered under "page:...") are computed every time;
 - `fast_loaders`: providers.selectors._fast_loaders does nothing (the page's timestamps go through Django's loader);
 - `range_split`: providers.selectors._range_split answers None (no page read as one index range per GPU, provider
   or profile merged with UNION ALL: the plain query).
@@ -16,14 +18,19 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import types
 
 from comparator.wsgi import application  # noqa: F401  (django.setup())
 
 WITHOUT = {name for name in os.environ.get("BENCH_WITHOUT", "").split(",") if name}
 
 
-def _compute_always(name, compute, *, keep=None):
-    return compute()
+def _bypassing(name, compute, *, keep=None):
+    """providers.versions.remembered with the names starting with one of _bench_bypass computed every time (runs
+    with the globals of providers.versions, where bench.variants puts those two names)."""
+    if name.startswith(_bench_bypass):  # noqa: F821
+        return compute()
+    return _bench_original(name, compute, keep=keep)  # noqa: F821
 
 
 def _nothing(cursor):
@@ -35,17 +42,31 @@ def _no_split(filters):
 
 
 SWITCHES = {  # name -> (module, function, replacement with the same free variables: none)
-    "remembered": ("providers.versions", "remembered", _compute_always),
     "fast_loaders": ("providers.selectors", "_fast_loaders", _nothing),
     "range_split": ("providers.selectors", "_range_split", _no_split),
 }
+BYPASS = {"remembered": "", "kept_filtersets": "offer-filterset:", "kept_page_sql": "page:"}
 
-for name in sorted(WITHOUT):
-    module_name, function_name, replacement = SWITCHES[name]
-    function = getattr(importlib.import_module(module_name), function_name, None)
+
+def switch_off(module_name: str, function_name: str, replacement) -> types.FunctionType | None:
+    """Give the function `replacement`'s code (every module that imported it holds the same object: the code is
+    swapped, not the name); returns a copy of the original, or None when the code has no such function."""
+    module = importlib.import_module(module_name)
+    function = getattr(module, function_name, None)
     if function is None:
-        print(f"bench.variants: {module_name}.{function_name} not found; {name} not switched off", file=sys.stderr)
-        continue
-    # Every module that imported the function holds the same object: swap its code, not the name.
+        print(f"bench.variants: {module_name}.{function_name} not found; not switched off", file=sys.stderr)
+        return None
+    original = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+                                  function.__defaults__, function.__closure__)
+    original.__kwdefaults__ = function.__kwdefaults__
     function.__code__ = replacement.__code__
-    print(f"bench.variants: {module_name}.{function_name} switched off", file=sys.stderr)
+    print(f"bench.variants: {module_name}.{function_name} switched off ({sorted(WITHOUT)})", file=sys.stderr)
+    return original
+
+
+for name in sorted(WITHOUT - set(BYPASS)):
+    switch_off(*SWITCHES[name])
+if WITHOUT & set(BYPASS):
+    versions = importlib.import_module("providers.versions")
+    versions._bench_bypass = tuple(BYPASS[name] for name in WITHOUT & set(BYPASS))
+    versions._bench_original = switch_off("providers.versions", "remembered", _bypassing)

@@ -17,7 +17,8 @@ from django.db.models import QuerySet
 
 from providers.filters import offer_filterset
 from providers.models import Capability, Offer
-from providers.selectors import exchange_rates_latest, offers_filtered
+from providers.offer_reads import offers_filtered
+from providers.selectors import exchange_rates_latest
 
 from . import engine
 from .answers import offer_answers

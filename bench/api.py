@@ -72,8 +72,7 @@ SIDES = {"api": {}, "computed": {"API_KEPT_PAGES": "0"}, "hand": "hand", "datase
 COMPUTED = {"API_KEPT_PAGES": "0"}
 LEDGER = {
     "computed": COMPUTED,
-    "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},  # all of the next two and the lookups
-    "no kept FilterSets": {**COMPUTED, "BENCH_WITHOUT": "kept_filtersets"},
+    "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
     "no kept page SQL": {**COMPUTED, "BENCH_WITHOUT": "kept_page_sql"},
     "no count cache": {**COMPUTED, "OFFER_COUNT_CACHE_SECONDS": "0"},
     "no prepared statements": {**COMPUTED, "DATABASE_PREPARED_STATEMENTS": "false"},

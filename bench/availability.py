@@ -187,7 +187,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from providers import selectors, services
+    from providers import offer_reads, services
     from providers.filters import offer_filterset
     from providers.models import AvailabilityDay, DataSource, Offer
     from scrapers.availability import ScrapedAvailability
@@ -220,10 +220,10 @@ def main() -> None:
         filterset = offer_filterset({"gpu_family": "H100", "ordering": "price_per_gpu_hour"})
         assert filterset.is_valid(), filterset.errors
         ids = list(filterset.bare_qs.values_list("id", flat=True)[:50])
-        without = tuple(name for name in selectors.OFFER_ROW_FIELDS if "stock" not in name
+        without = tuple(name for name in offer_reads.OFFER_ROW_FIELDS if "stock" not in name
                         and not name.startswith("availability_"))
         # Both read the same way (a prepared values() query of the same joins, `id IN` the page's ids).
-        share_rows = Offer.objects.order_by().values(*selectors.OFFER_ROW_FIELDS)
+        share_rows = Offer.objects.order_by().values(*offer_reads.OFFER_ROW_FIELDS)
         plain_rows = Offer.objects.order_by().values(*without)
         today = now.date()
 

@@ -4,7 +4,7 @@ API with.
 A plain WSGI function (no Django, no DRF, no form validation): psycopg with one connection per server thread, the
 slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
 (the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
-them is asked, as selectors.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`, `rdma`,
+them is asked, as offer_reads.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`, `rdma`,
 `unknown`: the ids of the matching profiles, from the profiles' answers read once per data version; with
 unknown=exclude read as one index range per profile as the API does), and the same JSON fields (each offer's
 `kubernetes` answers, the states its stored profile holds as columns, as the list gives them without

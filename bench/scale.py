@@ -78,14 +78,14 @@ def _explain(query: str) -> None:
     from django.http import QueryDict
     from django.test.utils import CaptureQueriesContext
 
-    from providers import selectors, versions
+    from providers import offer_reads, versions
     from providers.filters import offer_filterset
 
     with versions.data_version_scope(), CaptureQueriesContext(connection) as captured:
         filterset = offer_filterset(QueryDict(query))
         assert filterset.is_valid(), filterset.errors
-        selectors._versioned_count(filterset.bare_qs)
-        selectors.offer_page(filters=filterset, offset=0, limit=50)
+        offer_reads._versioned_count(filterset.bare_qs)
+        offer_reads.offer_page(filters=filterset, offset=0, limit=50)
     statements = [q["sql"] for q in captured.captured_queries if "providers_offer" in q["sql"]]
     with connection.cursor() as cursor:
         for label, sql in zip(("count (once per data version)", "page (every request)"), statements, strict=False):

@@ -2,11 +2,10 @@
 --ledger): gunicorn serves `bench.variants:application` with BENCH_WITHOUT set to a comma-separated list of
 
 - `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups, the
-  kept FilterSets and the compiled page SQL are no longer kept under the data version);
-- `kept_filtersets`: only the kept FilterSets (remembered under "offer-filterset:...") are computed every time;
+  compiled page SQL and the left-out counts are no longer kept under the data version);
 - `kept_page_sql`: only the compiled page statements (remembered under "page:...") are computed every time;
-- `fast_loaders`: providers.selectors._fast_loaders does nothing (the page's timestamps go through Django's loader);
-- `range_split`: providers.selectors._range_split answers None (no page read as one index range per GPU, provider
+- `fast_loaders`: providers.offer_reads._fast_loaders does nothing (the page's timestamps go through Django's loader);
+- `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
   or profile merged with UNION ALL: the plain query).
 
 Mechanisms the project switches with a setting are switched there by bench/api.py (API_KEPT_PAGES=0,
@@ -42,10 +41,10 @@ def _no_split(filters):
 
 
 SWITCHES = {  # name -> (module, function, replacement with the same free variables: none)
-    "fast_loaders": ("providers.selectors", "_fast_loaders", _nothing),
-    "range_split": ("providers.selectors", "_range_split", _no_split),
+    "fast_loaders": ("providers.offer_reads", "_fast_loaders", _nothing),
+    "range_split": ("providers.offer_reads", "_range_split", _no_split),
 }
-BYPASS = {"remembered": "", "kept_filtersets": "offer-filterset:", "kept_page_sql": "page:"}
+BYPASS = {"remembered": "", "kept_page_sql": "page:"}
 
 
 def switch_off(module_name: str, function_name: str, replacement) -> types.FunctionType | None:

@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.http import QueryDict
 from django.utils.translation import gettext as _
 
-from providers import selectors
+from providers import offer_reads
 from providers.filters import OfferFilterSet, choice_label, offer_filterset
 from providers.models import Offer
 from providers.presentation import gpu_name
@@ -106,7 +106,7 @@ def saved_filter_offers(query: str, *, include_inactive: bool = False) -> QueryS
     filterset = offer_filterset(data)
     if not filterset.is_valid():
         raise ValueError("; ".join(f"{name}: {' '.join(map(str, errs))}" for name, errs in filterset.errors.items()))
-    return selectors.offers_filtered(filters=filterset)
+    return offer_reads.offers_filtered(filters=filterset)
 
 
 def saved_filter_summary(query: str) -> list[tuple[str, str]]:

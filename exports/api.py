@@ -29,7 +29,7 @@ from providers.api import (
     filterset_parameters,
     refuse_repeated,
 )
-from providers.filters import OfferFilterSet, kept_offer_filterset, multi_valued_parameters, unknown_parameters
+from providers.filters import OfferFilterSet, multi_valued_parameters, offer_filterset, unknown_parameters
 
 from . import dataset
 from .kueue import ORDERS, kueue_yaml
@@ -132,7 +132,7 @@ class ExportApi(ReadOnlyApi):
     def get(self, request):
         options = tool_options(self.tool, request.query_params)
         with versions.data_version_scope():
-            filterset = kept_offer_filterset(request.query_params)
+            filterset = offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
             # The one costly step, reading every selected offer, holds one of the site's whole-table export slots

@@ -1,6 +1,7 @@
 """What every export starts from: the offers one validated OfferFilterSet selects (providers.selectors, the same
 rows as the offers page and the API), read once as plain rows, with what the exports must say about them: the
 data's as-of dates, the filter and the product version. No export runs a query of its own.
+from providers import offer_reads
 
 An offer that an export cannot represent is left out and counted with the reason (`Skipped`), never exported with
 a guessed label, name or price.
@@ -17,7 +18,7 @@ from functools import cache
 from pathlib import Path
 from urllib.parse import urlencode
 
-from providers import selectors
+from providers import offer_reads
 
 FIELDS = ("id", "provider__slug", "instance_type", "region", "gpu__slug", "gpu__vendor", "gpu_count", "gpu_fraction",
           "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "price_as_of", "in_stock_share_7d")
@@ -77,7 +78,7 @@ def selection(*, filters, params) -> Selection:
 
     Only dated prices are exported unless the filter says `unknown=include` (the one parameter for what is unknown):
     a cost tool would otherwise carry a price nobody can date. The undated ones are counted in the header."""
-    rows = list(selectors.offers_filtered(filters=filters).values(*FIELDS))
+    rows = list(offer_reads.offers_filtered(filters=filters).values(*FIELDS))
     undated = 0
     if not filters.include_unknown:
         dated = [row for row in rows if row["price_as_of"] is not None]

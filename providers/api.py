@@ -41,7 +41,7 @@ from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 from nodesoftware import fit as node_fit
 
-from . import selectors, versions
+from . import offer_reads, selectors, versions
 from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
@@ -55,8 +55,8 @@ from .filters import (
     OfferFilterSet,
     StrictBooleanField,
     VersionFilter,
-    kept_offer_filterset,
     multi_valued_parameters,
+    offer_filterset,
     repeated_parameters,
     unknown_parameters,
 )
@@ -241,7 +241,7 @@ class ApiPagination(PageNumberPagination):
             # A page past the end is a missing object (404), not a malformed request: the schema allows any page >= 1.
             raise NotFound(f"Page {number} is past the last page ({paginator.num_pages}).") from None
         if count is not None:
-            # Django cuts the last page at `count`; a given count may be a cached one (selectors.offer_count), and the
+            # Django cuts the last page at `count`; a given count may be a cached one (offer_reads.offer_count), and the
             # rows are read live whatever it says.
             start = (number - 1) * page_size
             self.page.object_list = (fetch(start, page_size) if fetch is not None
@@ -503,17 +503,17 @@ class OfferListApi(ReadOnlyApi):
             if key is not None and (kept := versions.kept_page(key)) is not None:
                 content, content_type = kept
                 return HttpResponse(content, content_type=content_type)
-            filterset = kept_offer_filterset(request.query_params)
+            filterset = offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
             context = {"request": request, "kubernetes_reasons": reasons}
             if self.wants_csv_stream(request):
-                offers = selectors.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
+                offers = offer_reads.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
                 return self.csv_response(offers, self.csv_serializer(context=context), "offers.csv")
             rows = self.paginator.paginate_queryset(
-                selectors.offer_ids(filters=filterset), request, view=self,
-                count=selectors.offer_count(filters=filterset),
-                fetch=lambda offset, limit: selectors.offer_page(filters=filterset, offset=offset, limit=limit))
+                offer_reads.offer_ids(filters=filterset), request, view=self,
+                count=offer_reads.offer_count(filters=filterset),
+                fetch=lambda offset, limit: offer_reads.offer_page(filters=filterset, offset=offset, limit=limit))
             left_out = offers_left_out_for_unknown(filters=filterset)
         if key is not None:
             self.page_to_keep = (key, version, _staleness_changes(rows))

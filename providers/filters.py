@@ -12,7 +12,8 @@ GPUs); `mig=not_on_this_machine` those where the provider offers it but this mac
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
 managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
 `documented_only=true` an answer resting on an inferred cell or fact counts as unknown. Node-software filters
-(`cuda`, `k8s_version`, `dra`, `stack`) ask nodesoftware/ (docs/node-software.md).
+(`cuda`, `k8s_version`, `dra`, `stack`) ask nodesoftware/ (docs/node-software.md; providers.filter_nodesoftware). What
+the `unknown` parameter does with an answer a filter cannot decide: providers.filter_unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
 rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's
@@ -38,11 +39,12 @@ from django_filters.fields import BaseCSVField, ChoiceField
 from django_filters.widgets import BaseCSVWidget
 
 from nodesoftware import compat as node_compat
-from nodesoftware import fit as node_fit
 from nodesoftware import stacks as node_stacks
 from scrapers.normalize import to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
+from .filter_nodesoftware import NodeSoftwareFilters
+from .filter_unknown import UNKNOWN_CHOICES, UnknownConditions
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
 from .kubernetes import PLAIN_CLASS, RDMA_CLASS, TCP_CLASS, TCP_KINDS
 from .models import (
@@ -52,7 +54,6 @@ from .models import (
     ExchangeRate,
     GpuModel,
     GpuVendor,
-    KubernetesProfile,
     Offer,
     Provider,
     ProviderKind,
@@ -95,14 +96,6 @@ RDMA_UNKNOWN_TERMS = {
     "infiniband": [("fabric", [UNKNOWN])], "roce": [("fabric", [UNKNOWN])], "tcpx": [("fabric", [UNKNOWN])],
     "efa": [("fabric", ["efa", UNKNOWN]), ("fabric_class", [UNKNOWN])], "none": [("fabric_class", [UNKNOWN])],
 }
-# What `unknown` does: leave out the offers a filter cannot decide (the default, and the response says how many), or
-# include them, marked unknown.
-UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and say how many)")),
-                   ("include", _("include offers whose answer is unknown, marked unknown"))]
-# The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
-UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
-                      "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor", "cuda", "k8s_version", "dra", "stack")
 # Choices of earlier releases, read as the closest choice of today's (bookmarked URLs, signed subscribe links; saved
 # digest filters are rewritten by digest migration 0002 with the same table).
 RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
@@ -439,7 +432,7 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
     """Orders with unknown values (no price, no memory) last either way; ties are broken by the price per GPU-hour,
     cheapest first (the offers of one provider, GPU count, memory or scrape run list their cheapest first), then by
     id so pages are stable. An ordering by a price already (per GPU-hour or per instance-hour, which the price
-    indexes serve, see selectors.RANGE_INDEXED) gets only the id."""
+    indexes serve, see offer_reads.RANGE_INDEXED) gets only the id."""
 
     base_field_class = NoEmptyItemsCSVField
     PRICES = frozenset({"price_per_gpu_hour", "price_hour"})
@@ -459,7 +452,7 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
         return qs.order_by(*terms, "id")
 
 
-class OfferFilterSet(filters.FilterSet):
+class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
     gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
     vendor = RelatedChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
@@ -536,7 +529,7 @@ class OfferFilterSet(filters.FilterSet):
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
         # Offers to read come from the selectors, which apply these filters to their own querysets
-        # (selectors.offers_filtered, offer_page, offer_count): the FilterSet validates and filters, it never reads.
+        # (offer_reads.offers_filtered, offer_page, offer_count): the FilterSet validates and filters, it never reads.
         super().__init__(data, Offer.objects.all() if queryset is None else queryset, request=request, prefix=prefix)
 
     # --- the form ---------------------------------------------------------------------------------------------
@@ -572,7 +565,7 @@ class OfferFilterSet(filters.FilterSet):
     @property
     def bare_qs(self) -> QuerySet[Offer]:
         """The matching offers on the bare offer table (no joins, no annotation), ordered; what counts and pages of
-        ids read (selectors.offer_count, offer_ids). Built once per FilterSet, like `qs`, so the slugs and capability
+        ids read (offer_reads.offer_count, offer_ids). Built once per FilterSet, like `qs`, so the slugs and capability
         answers the filters resolve to ids are read once however many times it is used."""
         if not hasattr(self, "_bare_qs"):
             self._bare_qs = self.filter_queryset(Offer.objects.all())
@@ -583,7 +576,10 @@ class OfferFilterSet(filters.FilterSet):
         machine (one_per_machine)."""
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
-        queryset = self._unknown_applied(self._filtered(queryset))
+        queryset, conditions = self._filtered(queryset)
+        strict, loose = self._conditions(conditions)
+        if strict is not None:
+            queryset = queryset.filter(loose if self.include_unknown else strict)
         if not self.form.cleaned_data.get("ordering"):
             queryset = queryset.order_by(F("price_per_gpu_hour_usd").asc(nulls_last=True), "id")
         if machines and self.form.cleaned_data.get("one_per_machine"):
@@ -595,7 +591,7 @@ class OfferFilterSet(filters.FilterSet):
     @property
     def resolved_ids(self) -> dict[str, list[int]]:
         """`gpu_id` and `provider_id` lists the filters resolved to (intersected when several filters constrain the
-        same column), once `bare_qs` or `qs` is built: what selectors.offer_page_ids reads as one range each."""
+        same column), once `bare_qs` or `qs` is built: what offer_reads.offer_page_ids reads as one range each."""
         return {column: sorted(ids) for column, ids in getattr(self, "_resolved", {}).items()}
 
     def resolve(self, column: str, ids) -> None:
@@ -662,145 +658,14 @@ class OfferFilterSet(filters.FilterSet):
         self.resolve("provider_id", ids)
         return queryset.filter(provider_id__in=ids)
 
-    # --- the offer's own Kubernetes answers (KubernetesProfile) ----------------------------------------------------
-    #
-    # Each Kubernetes filter adds a clause on the offer's profile: any of its terms, a term being all of its
-    # (column, allowed states) atoms (`rdma=efa` is one term: rdma yes AND fabric efa), and says whether an offer
-    # with no derived answers may pass (only an "unknown" request allows it). The clauses are combined and the
-    # matching profile ids read in one query, then applied to offers as one literal list (a subquery beyond
-    # MAX_LITERAL_PROFILES): several lists of thousands of ids cost more to build than the queries took.
 
-    MAX_LITERAL_PROFILES = 1000
-
-    def _filtered(self, queryset):
-        """Every filter applied; the filters whose answer may be unknown only register their condition (_clause,
-        _offer_condition), which _unknown_applied adds."""
-        self._profile_clauses: list = []
-        self._offer_conditions: list = []
-        return super().filter_queryset(queryset)
-
-    def _clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False, question: str = "",
-                unknown_terms: list | None = None) -> None:
-        """A Kubernetes filter's condition on the offer's profile: `terms` (any of them) match; `unknown_terms` (any)
-        are the answers that leave the offer's fit unknown; `unknown` says the user asked for unknown answers (then
-        an offer with no derived answers passes too, and nothing is left out for being unknown)."""
-        self._profile_clauses.append((terms, unknown, question, [] if unknown else (unknown_terms or [])))
-
-    def _offer_condition(self, matching: Q, unknown: Q, question: str) -> None:
-        """A filter on the offer's own column whose value may be unknown (`unknown`, e.g. a blank form factor)."""
-        self._offer_conditions.append((matching, unknown, question))
-
-    def _unknown_applied(self, queryset):
-        strict, loose = self._conditions()
-        if strict is None:
-            return queryset
-        return queryset.filter(loose if self.include_unknown else strict)
-
-    @property
-    def include_unknown(self) -> bool:
-        return self.form.cleaned_data.get("unknown") == "include"
-
-    def unknown_questions(self) -> list[str]:
-        """The filters set whose unknown answers they leave out (a filter asking for "unknown" leaves none out)."""
-        data = self.form.cleaned_data
-        questions = []
-        for name in UNKNOWABLE_FILTERS:
-            value = data.get(name)
-            if not value or UNKNOWN in value:
-                continue
-            if name == "gpu_operator" and not set(value) <= {"preinstalled", "add_on"}:
-                continue  # answered from the provider's own cell only
-            questions.append(name)
-        return questions
-
-    def left_out_for_unknown(self) -> QuerySet[Offer] | None:
-        """The offers the other filters keep but these filters leave out only because an answer is unknown (what
-        `unknown=include` would add); None when no filter can leave an offer out for that. Unordered."""
-        queryset = self._filtered(Offer.objects.all())
-        if not self.form.cleaned_data.get("include_inactive"):
-            queryset = queryset.filter(is_active=True)
-        strict, loose = self._conditions()
-        if strict is None or not self.unknown_questions():
-            return None
-        return queryset.filter(loose).exclude(strict).order_by()
-
-    def _conditions(self) -> tuple[Q | None, Q | None]:
-        """(strict, loose) conditions of the unknowable filters: strict keeps offers every filter says match;
-        loose also those where a filter's answer is unknown. (None, None) when no such filter is set."""
-        if not self._profile_clauses and not self._offer_conditions:
-            return None, None
-        strict, loose = Q(), Q()
-        for matching, unknown, _question in self._offer_conditions:
-            strict &= matching
-            loose &= matching | unknown
-        if self._profile_clauses:
-            profile = self._profile_condition(self._profile_clauses, resolve=not self.include_unknown)
-            strict &= profile
-            if any(unknown_terms for *_c, unknown_terms in self._profile_clauses):
-                widened = [(terms + unknown_terms, allows or bool(unknown_terms), question, [])
-                           for terms, allows, question, unknown_terms in self._profile_clauses]
-                loose &= self._profile_condition(widened, resolve=False)
-            else:
-                loose &= profile
-        return strict, loose
-
-    def _profile_condition(self, clauses, *, resolve: bool) -> Q:
-        """The offers whose profile meets every clause, as one Q: the matching profile ids read in one query and
-        applied as a literal list (a subquery beyond MAX_LITERAL_PROFILES). With `resolve`, the ids are handed to
-        the selectors' index-range reads (only when no offer without a profile may pass)."""
-        unknown = all(allows for _terms, allows, *_rest in clauses)
-        documented = bool(self.form.cleaned_data.get("documented_only"))
-        # The matching profiles change only with the data: kept under the data version like the other lookups.
-        key = f"profiles:{documented}:{sorted((repr(terms), allows) for terms, allows, *_rest in clauses)}"
-        if documented:
-            ids = remembered(key, lambda: sorted(self._documented_profiles(clauses)))
-            matching = Q(kubernetes_profile_id__in=ids)
-        else:
-            condition = Q()
-            for terms, *_rest in clauses:
-                either = Q(pk__in=[])
-                for term in terms:
-                    both = Q()
-                    for column, states in term:
-                        both &= Q(**{f"{column}__in": list(states)})
-                    either |= both
-                condition &= either
-            profiles = KubernetesProfile.objects.filter(condition).values_list("id", flat=True)
-            ids = remembered(key, lambda: list(profiles[:self.MAX_LITERAL_PROFILES + 1]))
-            if len(ids) > self.MAX_LITERAL_PROFILES:
-                matching = Q(kubernetes_profile_id__in=profiles)
-                ids = None
-            else:
-                matching = Q(kubernetes_profile_id__in=sorted(ids))
-        if unknown:
-            matching |= Q(kubernetes_profile__isnull=True)
-        elif ids is not None and resolve:
-            self.resolve("kubernetes_profile_id", ids)  # read as one index range per profile (selectors)
-        return matching
-
-    def _documented_profiles(self, clauses) -> set[int]:
-        """The clauses evaluated in Python with an answer resting on an inferred source read as unknown (and so does
-        its fabric): `inferred` is a JSON list, which not every database can search."""
-        columns = {column for terms, *_rest in clauses for term in terms for column, _states in term}
-        matching = set()
-        for row in KubernetesProfile.objects.values("id", "inferred", *columns):
-            for question in row["inferred"]:
-                if question in row and row[question] != UNKNOWN:
-                    row[question] = UNKNOWN
-                if question == "rdma":
-                    row.update({column: UNKNOWN for column in ("fabric", "fabric_class") if column in row})
-            if all(any(all(row[column] in states for column, states in term) for term in terms)
-                   for terms, *_rest in clauses):
-                matching.add(row["id"])
-        return matching
-
-    def filter_capability(self, queryset, name, value):
+    def filter_capability(self, queryset, name, value, conditions):
         if value:
-            self._clause([[(name, value)]], unknown=UNKNOWN in value, question=name,
+            conditions.clause([[(name, value)]], unknown=UNKNOWN in value, question=name,
                          unknown_terms=[[(name, [UNKNOWN])]])
         return queryset
 
-    def filter_offering(self, queryset, name, value):
+    def filter_offering(self, queryset, name, value, conditions):
         """managed: machines that can be nodes of the provider's managed Kubernetes; byo: machines you can join to
         your own cluster; none: neither; unknown: no known managed-node answer."""
         if not value:
@@ -816,10 +681,10 @@ class OfferFilterSet(filters.FilterSet):
             terms.append([("managed_node", [UNKNOWN])])
         unknown_terms = [[(question, [UNKNOWN])] for question, choices in (
             ("managed_node", ("managed", "none")), ("byo", ("byo", "none"))) if set(choices) & set(value)]
-        self._clause(terms, unknown=UNKNOWN in value, question=name, unknown_terms=unknown_terms)
+        conditions.clause(terms, unknown=UNKNOWN in value, question=name, unknown_terms=unknown_terms)
         return queryset
 
-    def filter_gpu_operator(self, queryset, name, value):
+    def filter_gpu_operator(self, queryset, name, value, conditions):
         """The provider's way of installing the GPU stack, for machines that get it: a preinstalled or add-on GPU
         Operator counts only on a machine that can be a managed node (the offer's gpu_operator answer is yes)."""
         if not value:
@@ -827,22 +692,23 @@ class OfferFilterSet(filters.FilterSet):
         providers = self._providers_answering("gpu_operator", value)
         queryset = queryset.filter(provider_id__in=providers)
         if set(value) <= {"preinstalled", "add_on"}:
-            self._clause([[("gpu_operator", ["yes"])]], question=name, unknown_terms=[[("gpu_operator", [UNKNOWN])]])
+            conditions.clause([[("gpu_operator", ["yes"])]], question=name,
+                              unknown_terms=[[("gpu_operator", [UNKNOWN])]])
         return queryset
 
-    def filter_rdma(self, queryset, name, value):
+    def filter_rdma(self, queryset, name, value, conditions):
         """The machine's fabric between nodes, by class or kind (RDMA_TERMS): `any` is GPUDirect RDMA between nodes,
         `multinode` adds GPU-direct over TCP, `infiniband` is InfiniBand only (not "InfiniBand or RoCE, depends on
         the cluster"), `efa` EFA with GPUDirect RDMA, `none` a plain network, `unknown` no source for the class."""
         if value:
-            self._clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
+            conditions.clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
                          unknown_terms=[RDMA_UNKNOWN_TERMS[item] for item in value if item != UNKNOWN])
         return queryset
 
-    def filter_form_factor(self, queryset, name, value):
+    def filter_form_factor(self, queryset, name, value, conditions):
         """The offer's form factor; an offer whose source states none is unknown (left out unless unknown=include)."""
         if value:
-            self._offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
+            conditions.offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
         return queryset
 
     def filter_fee(self, queryset, name, value):
@@ -859,81 +725,6 @@ class OfferFilterSet(filters.FilterSet):
             if usd is not None and usd <= Decimal(str(value)):
                 matching.add(provider_id)
         return self._providers(queryset, sorted(matching))
-
-    # --- node software (nodesoftware/): answered from its data files, applied as literal id lists; only a yes counts
-
-    def filter_cuda(self, queryset, name, value):
-        """Offers whose provider's managed Kubernetes gives a node with this GPU (for `k8s_version`, if set) an image
-        whose driver runs CUDA `value` on that GPU; a fit only on a non-default image counts, and the API marks it.
-        An offer whose fit is unknown (no node software recorded, an unknown GPU) is left out and counted, or kept
-        with unknown=include."""
-        k8s_version = self.form.cleaned_data.get("k8s_version")
-        pairs, unknown = remembered(f"node-fit:{value}:{k8s_version}", lambda: self._node_fits(value, k8s_version))
-        matching = Q(pk__in=[])
-        for provider_id, gpu_ids in pairs.items():
-            matching |= Q(provider_id=provider_id, gpu_id__in=gpu_ids)
-        unsure = Q(gpu__isnull=True)
-        for provider_id, gpu_ids in unknown.items():
-            unsure |= Q(provider_id=provider_id) if gpu_ids is None else Q(provider_id=provider_id, gpu_id__in=gpu_ids)
-        self._offer_condition(matching, unsure, name)
-        return queryset
-
-    @staticmethod
-    def _node_fits(cuda: str, k8s_version: str | None) -> tuple[dict[int, list[int]], dict[int, list[int] | None]]:
-        """(provider id -> ids of the GPUs whose node there runs CUDA `cuda`, provider id -> ids of the GPUs whose
-        fit is unknown there, or None for all of them)."""
-        providers = dict(Provider.objects.values_list("slug", "pk"))
-        gpus = {slug: (pk, arch) for pk, slug, arch in GpuModel.objects.values_list("pk", "slug", "architecture")}
-        architectures = {slug: arch for slug, (_pk, arch) in gpus.items()}
-        fits = node_fit.fitting_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
-        unknown = node_fit.unknown_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
-        return ({providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()},
-                {providers[slug]: None if gpu_slugs is None else sorted(gpus[gpu][0] for gpu in gpu_slugs)
-                 for slug, gpu_slugs in unknown.items()})
-
-    def _provider_condition(self, name: str, matching_ids, unknown_ids) -> None:
-        """A filter answered per provider whose answer may be unknown: left out and counted, or kept with
-        unknown=include."""
-        self._offer_condition(Q(provider_id__in=list(matching_ids)), Q(provider_id__in=list(unknown_ids)), name)
-
-    def _provider_ids(self, slugs) -> list[int]:
-        return sorted(Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True))
-
-    def _providers_without_node_software(self) -> list[int]:
-        return remembered("node-software:unrecorded", lambda: sorted(
-            Provider.objects.exclude(slug__in=node_fit.providers_with_node_software()).values_list("pk", flat=True)))
-
-    def filter_k8s_version(self, queryset, name, value):
-        """Providers with a managed Kubernetes service whose recorded calendar offers `value` today; a provider with
-        no recorded calendar is unknown."""
-        if self.form.cleaned_data.get("cuda"):
-            return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
-        ids = remembered(f"k8s-version:{value}",
-                         lambda: self._provider_ids(node_fit.providers_offering_kubernetes(value)))
-        self._provider_condition(name, ids, self._providers_without_node_software())
-        return queryset
-
-    def filter_dra(self, queryset, name, value):
-        """yes: a Kubernetes version serving resource.k8s.io by default (1.34+) and a documented DRA driver for GPU
-        nodes; partial: one of them (nodesoftware.images.dra_answer says which); unknown: nothing recorded."""
-        answers = remembered("dra:answers", lambda: {
-            pk: node_fit.provider_dra(slug).value for slug, pk in Provider.objects.values_list("slug", "pk")})
-        if UNKNOWN in value:
-            return self._providers(queryset, sorted(pk for pk, answer in answers.items() if answer in value))
-        self._provider_condition(name, [pk for pk, answer in answers.items() if answer in value],
-                                 [pk for pk, answer in answers.items() if answer == UNKNOWN])
-        return queryset
-
-    def filter_stack(self, queryset, name, value):
-        """Providers with a provider-managed or provider-documented stack of each family asked for (all of them);
-        a provider with no recorded answer for a family asked for is unknown."""
-        slugs = set.intersection(*(node_stacks.providers_with(family) for family in value))
-        answering = set.intersection(*(node_stacks.providers_answering(family) for family in value))
-        ids = remembered(f"stack:{sorted(value)}", lambda: self._provider_ids(slugs))
-        unknown = remembered(f"stack-unknown:{sorted(value)}", lambda: sorted(
-            Provider.objects.exclude(slug__in=answering).values_list("pk", flat=True)))
-        self._provider_condition(name, ids, unknown)
-        return queryset
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).
@@ -994,29 +785,6 @@ def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=No
     return OfferFilterSet(data, queryset=queryset, request=request)
 
 
-# Filters whose meaning depends on the clock: a FilterSet using one holds the moment it was validated.
+# Filters whose meaning depends on the clock: an answer read with one holds the moment it was read, so it is never
+# kept (the API's kept pages).
 CLOCK_FILTERS = frozenset({"seen_within_hours"})
-
-
-def kept_offer_filterset(params, *, filterset_class: type[OfferFilterSet] | None = None,
-                         variant: str = "") -> OfferFilterSet:
-    """`filterset_class(params)` (OfferFilterSet by default) with `.is_valid()` called, kept in this process under
-    the data version of the current data_version_scope when it is valid (versions.remembered): a repeated query (the
-    same filters, in any order) skips building and validating its FilterSet, about 3 ms of the API's 10 ms at
-    100,000 offers, as its page's compiled SQL and its count are kept already. `variant` separates FilterSets that
-    differ by more than their filters (the offers page's panel, by language). Never kept: invalid filters (their
-    errors are worded in the request's language) and clock-dependent ones. One FilterSet then serves many requests
-    and threads: the selectors only read it (each reads from its querysets' clones)."""
-    filterset_class = filterset_class or OfferFilterSet
-    names = sorted(set(params) & set(filterset_class.base_filters))
-
-    def validated() -> OfferFilterSet:
-        filterset = filterset_class(params, queryset=Offer.objects.all())
-        filterset.is_valid()
-        return filterset
-
-    if CLOCK_FILTERS & set(names):
-        return validated()
-    key = repr([(name, params.getlist(name)) for name in names])
-    return remembered(f"offer-filterset:{filterset_class.__name__}:{variant}:{key}", validated,
-                      keep=lambda filterset: filterset.is_valid())

@@ -250,7 +250,7 @@ def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells:
     for key, word in (("mps", "MPS"), ("time_slicing", "Time-slicing")):
         answers[key] = _nvidia_sharing(key, word, provider_name, instance_type, cells, gpu, node)
     for key in MANAGED_FEATURES:
-        answers[key] = _managed_feature(key, provider_name, instance_type, cells, node)
+        answers[key] = _managed_feature(key, provider_name, instance_type, cells, node, gpu)
     answers["rdma"] = _rdma(provider_name, instance_type, cells, facts)
     return answers
 
@@ -331,11 +331,18 @@ def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, 
                   [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
 
 
-def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer) -> Answer:
+def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer,
+                     gpu: Gpu | None = None) -> Answer:
     word = QUESTION_LABELS[key]
     decided = _provider_feature(key, provider, cells, word)
     if decided is not None:
         return decided
+    if key == "gpu_operator" and gpu is not None and gpu.vendor != "nvidia":
+        # The providers' driver answers are about NVIDIA's driver and GPU Operator: who installs an AMD, Intel or
+        # TPU runtime on this machine is a different fact, which we have no source for.
+        return Answer(UNKNOWN, _("{provider}'s driver answer is about NVIDIA GPUs; we have no source on who installs "
+                                 "the driver of the {gpu} on its nodes.").format(provider=provider, gpu=gpu.name),
+                      _urls(cells[key]))
     cell = cells[key]
     sources = [*_urls(cell), *[url for url in node.sources if url not in _urls(cell)]]
     feature = _(word) + (f" ({_(cell.value.replace('_', '-'))})" if key == "gpu_operator" else "")

@@ -457,13 +457,13 @@ class Offer(models.Model):
             models.Index(fields=["provider", "price_per_gpu_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_provider_price"),
             # Per machine profile by price: the per-offer Kubernetes filters resolve to profiles, read as one range
-            # each (selectors.offer_page_ids); without it "managed node + MIG" walked the whole price index.
+            # each (offer_reads.offer_page_ids); without it "managed node + MIG" walked the whole price index.
             models.Index(fields=["kubernetes_profile", "price_per_gpu_hour_usd", "id"],
                          condition=models.Q(is_active=True), name="offer_active_profile_price"),
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
-            # range per provider (selectors.offer_page_ids), and its spot count from this index alone (migration 0009).
+            # range per provider (offer_reads.offer_page_ids), its spot count from this index alone (migration 0009).
             models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
                          condition=models.Q(is_active=True), name="offer_active_provider_hour"),
             # By memory, largest first, then cheapest (every ordering's tiebreak) and id (PostgreSQL only).

@@ -358,7 +358,7 @@ def _datetime_renderer():
 
 
 def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list[dict]:
-    """OfferListSerializer's output for rows of selectors.offer_rows, built as plain dicts (with `reasons`, each
+    """OfferListSerializer's output for rows of offer_reads.offer_rows, built as plain dicts (with `reasons`, each
     Kubernetes answer's reason and sources too, as OfferSerializer gives them).
 
     The API's list pages use this: DRF's per-field machinery cost as much as the rest of the request for 50 offers.

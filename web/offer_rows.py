@@ -21,7 +21,7 @@ from django.utils.safestring import SafeString
 from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
-from providers import pricing, selectors
+from providers import offer_reads, pricing
 from providers.filters import OfferFilterSet
 from providers.models import Offer, in_language
 from providers.presentation import gpu_name, money
@@ -39,7 +39,7 @@ PER_PAGE = 50
 
 
 def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str, period: str = "hour") -> list[dict]:
-    """Give each row of selectors.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
+    """Give each row of offer_reads.offer_rows (the API's rows) its `html`: the offers table's row, with the price in
     the display currency, unit and period (per hour, or per month of HOURS_PER_MONTH), capability badges,
     freshness and links, in the active language.
 
@@ -313,15 +313,15 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 
 def offer_page(filterset: OfferFilterSet, number) -> Page:
     """A page of a valid filterset's offers, read as the API reads them: the page's ids from the bare offer table in
-    index order (selectors.offer_page) and the count (kept until the data changes), then the API's rows for those
-    ids only (selectors.offer_rows: plain dicts, no model instances). Page numbers behave as Paginator.get_page's
+    index order (offer_reads.offer_page) and the count (kept until the data changes), then the API's rows for those
+    ids only (offer_reads.offer_rows: plain dicts, no model instances). Page numbers behave as Paginator.get_page's
     (past the end: the last page; not a number: the first)."""
-    ids = selectors.offer_ids(filters=filterset)
+    ids = offer_reads.offer_ids(filters=filterset)
     paginator = Paginator(ids, PER_PAGE)
-    paginator.count = selectors.offer_count(filters=filterset)  # a cached_property: setting it skips Django's own
+    paginator.count = offer_reads.offer_count(filters=filterset)  # a cached_property: setting it skips Django's own
     page = paginator.get_page(number)
     # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = selectors.offer_page(filters=filterset, offset=start, limit=PER_PAGE)
+    page.object_list = offer_reads.offer_page(filters=filterset, offset=start, limit=PER_PAGE)
     return page
 

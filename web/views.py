@@ -26,10 +26,10 @@ from django.utils.translation import gettext_lazy as _
 
 from nodesoftware import fit as node_fit
 from nodesoftware import summary as node_summary
-from providers import pricing, selectors, versions
+from providers import offer_reads, pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.coverage import offers_left_out_for_unknown
-from providers.filters import OfferFilterSet, kept_offer_filterset, offer_filterset, unknown_parameters
+from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
 
@@ -73,20 +73,24 @@ def offers(request: HttpRequest) -> HttpResponse:
         return _offers_page(request, params)
 
 
-def filter_groups_html(filterset) -> str:
-    """The filter panel's groups of fields as HTML. They depend only on the filters' values and the language, as the
-    kept FilterSet does (providers.filters.kept_offer_filterset, per language for the panel), so they are written
-    once per kept FilterSet: on a valid query they were a third of the page's time (their 39 fields with labels,
-    guides and help texts)."""
-    html = getattr(filterset, "_groups_html", None)
-    if html is None:
-        html = filterset._groups_html = render_to_string("offers/_filter_groups.html",
-                                                         {"groups": filter_groups(filterset.form)})
-    return html
+def filter_groups_html(filterset, valid: bool) -> str:
+    """The filter panel's groups of fields as HTML. They depend only on the filters' values, the language and the
+    choices read from the data, so for a valid query they are kept as a string under the data version
+    (versions.remembered), per query and language: they were a third of the page's time (their 39 fields with
+    labels, guides and help texts). Only the finished string is shared between requests, never a FilterSet or a
+    form (issue #41)."""
+    def render() -> str:
+        return render_to_string("offers/_filter_groups.html", {"groups": filter_groups(filterset.form)})
+
+    if not valid:
+        return render()  # its errors are worded in the request's language and show the values as typed
+    names = sorted(set(filterset.data) & set(filterset.base_filters))
+    key = repr([(name, filterset.data.getlist(name)) for name in names])
+    return versions.remembered(f"filter-groups:{get_language()}:{key}", render)
 
 
 def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
-    filterset = kept_offer_filterset(params, filterset_class=OfferPanelFilterSet, variant=get_language())
+    filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit, period = display.conversion(), display.unit_value(), display.period_value()
     unknown = _unknown_parameter_errors(params)
@@ -108,7 +112,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "filterset": filterset,
         "valid": valid,
         "form": filterset.form,
-        "filter_groups_html": filter_groups_html(filterset),
+        "filter_groups_html": filter_groups_html(filterset, valid),
         "display": display,
         "conversion": conversion,
         "unit": unit,
@@ -161,7 +165,7 @@ def charts(request: HttpRequest) -> HttpResponse:
                "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
     if not filterset.is_valid() or unknown:
         return render(request, "charts.html", context, status=400)
-    points = _named_in_language(selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset)))
+    points = _named_in_language(selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset)))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     figure = figures.price_distribution(points, conversion, title="", axis_title=axis,
                                         max_points=figures.MAX_POINTS_PER_BOX)
@@ -229,7 +233,7 @@ def kubernetes_answers(request: HttpRequest, profile_id: int) -> HttpResponse:
     kept per (language, profile, computed_at) like the rows' cells."""
     from .offer_rows import ANSWER_LISTS, remember_in
 
-    found = selectors.kubernetes_profile_answers(profile_id=profile_id)
+    found = offer_reads.kubernetes_profile_answers(profile_id=profile_id)
     if found is None:
         raise Http404("no such Kubernetes profile")
     computed_at, answers = found
@@ -264,7 +268,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
     page = offer_page(filterset, params.get("page"))
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
-    points = selectors.offer_price_points(offers=selectors.offers_filtered(filters=filterset))
+    points = selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     spread_figure = figures.price_distribution(points, conversion, by="provider", axis_title=axis)
     daily = figures.daily_series(selectors.gpu_price_history(gpu=gpu), today=timezone.now(), conversion=conversion)

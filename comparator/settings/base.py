@@ -268,7 +268,7 @@ CELERY_TIMEZONE = "UTC"
 # Offers whose source has not succeeded for this long are flagged stale to users.
 STALE_AFTER_HOURS = int(os.environ.get("STALE_AFTER_HOURS", "24"))
 # Offer counts (the API's `count`, the offers page's total) are kept in the default cache under the data version the
-# database raises with every write (providers.selectors.offer_count): exact until the data changes. This only bounds
+# database raises with every write (providers.offer_reads.offer_count): exact until the data changes. This only bounds
 # how long an unused count is kept (seconds); 0 switches keeping counts off.
 OFFER_COUNT_CACHE_SECONDS = int(os.environ.get("OFFER_COUNT_CACHE_SECONDS", "86400"))
 

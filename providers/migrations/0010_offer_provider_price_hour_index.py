@@ -1,6 +1,6 @@
 """(provider, price_hour_usd, id) including spot_price_hour, partial on active offers: a provider list ordered by
 instance-hour (`provider=azure,oci&spot=true&ordering=price_hour`) is read as one range per provider merged in order
-(selectors.offer_page_ids), and its spot count is an index-only scan of those ranges instead of a sequential scan of
+(offer_reads.offer_page_ids), and its spot count is an index-only scan of those ranges instead of a sequential scan of
 the whole table (113 ms at 1,000,000 offers before; bench/scale.py prints the plans). `last_seen` stays out."""
 
 from django.db import migrations, models

@@ -1,4 +1,4 @@
-"""The offers list renders its rows with serializers.offer_data (plain dicts from selectors.offer_rows) instead of
+"""The offers list renders its rows with serializers.offer_data (plain dicts from offer_reads.offer_rows) instead of
 OfferListSerializer (or OfferSerializer, with kubernetes_reasons=true): they must give the same JSON, key for key and
 byte for byte, for every kind of offer."""
 
@@ -10,7 +10,7 @@ from django.utils import timezone
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIRequestFactory
 
-from providers import selectors
+from providers import offer_reads, selectors
 from providers.api import OfferListApi
 from providers.models import Offer
 from providers.renderers import CSVRenderer
@@ -55,7 +55,7 @@ def test_offer_data_renders_exactly_what_the_serializers_render(varied, reasons)
     assert len(ids) == 7
     serializer = OfferSerializer if reasons else OfferListSerializer
     expected = serializer(listed_offers(ids), many=True, context={"request": request}).data
-    actual = offer_data(selectors.offer_rows(ids=ids), request=request, reasons=reasons)
+    actual = offer_data(offer_reads.offer_rows(ids=ids), request=request, reasons=reasons)
     renderer = JSONRenderer()
     assert actual == expected
     assert [list(row) for row in actual] == [list(row) for row in expected]  # same key order
@@ -89,7 +89,7 @@ anything else there is a 400."""
 
 def test_offer_rows_keep_the_order_of_the_ids_and_skip_missing_ones(varied):
     ids = sorted(Offer.objects.values_list("id", flat=True), reverse=True)
-    rows = selectors.offer_rows(ids=[*ids, max(ids) + 1000])
+    rows = offer_reads.offer_rows(ids=[*ids, max(ids) + 1000])
     assert [row["id"] for row in rows] == ids
 
 

@@ -284,7 +284,7 @@ def test_every_ordering_lists_equal_values_cheapest_first_on_the_page_as_in_the_
 
 @pytest.mark.parametrize("ordering", ["price_per_gpu_hour", "-price_hour", "provider,price_hour"])
 def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
-    """So the price indexes keep serving it (selectors.RANGE_INDEXED reads the ordering's columns)."""
+    """So the price indexes keep serving it (offer_reads.RANGE_INDEXED reads the ordering's columns)."""
     filterset = OfferFilterSet({"ordering": ordering})
     assert filterset.is_valid()
     terms = [str(term) for term in filterset.bare_qs.query.order_by]

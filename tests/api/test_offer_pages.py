@@ -1,4 +1,4 @@
-"""A page of offers read as one index range per GPU model or provider, merged in order (selectors.offer_page_ids'
+"""A page of offers read as one index range per GPU model or provider, merged in order (offer_reads.offer_page_ids'
 UNION ALL path), holds the same offers in the same order as the plain query, for every filter that takes it, on
 every page, ties and unknown prices included."""
 
@@ -8,7 +8,7 @@ import pytest
 from django.db import connection
 from django.http import QueryDict
 
-from providers import selectors
+from providers import offer_reads
 from providers.filters import offer_filterset
 from providers.services import offer_kubernetes_refresh
 from tests.api.conftest import capabilities, offer
@@ -61,11 +61,11 @@ def plain_ids(filterset, offset, limit):
 def test_the_merged_ranges_are_the_plain_querys_page(crowd, query, offset, limit):
     filterset = offer_filterset(QueryDict(query))
     assert filterset.is_valid(), filterset.errors
-    assert selectors._range_split(filterset) is not None  # the merged path is the one under test
+    assert offer_reads._range_split(filterset) is not None  # the merged path is the one under test
     expected = plain_ids(filterset, offset, limit)
-    assert selectors.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
+    assert offer_reads.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
     # the one-statement page: the same offers, as offer_rows reads them
-    assert selectors.offer_page(filters=filterset, offset=offset, limit=limit) == selectors.offer_rows(ids=expected)
+    assert offer_reads.offer_page(filters=filterset, offset=offset, limit=limit) == offer_reads.offer_rows(ids=expected)
 
 
 def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
@@ -73,14 +73,14 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
     of walking the whole price index and filtering (15x slower at 1,000,000 offers than at 100,000)."""
     filterset = offer_filterset(QueryDict("offering=managed&continent=NA"))
     assert filterset.is_valid(), filterset.errors
-    column, profiles = selectors._range_split(filterset)
+    column, profiles = offer_reads._range_split(filterset)
     assert column == "kubernetes_profile_id" and len(profiles) > 1
-    managed = set(selectors.offers_filtered(filters=filterset).values_list("kubernetes_profile_id", flat=True))
+    managed = set(offer_reads.offers_filtered(filters=filterset).values_list("kubernetes_profile_id", flat=True))
     assert managed <= set(profiles)  # every matching offer is in one of the ranges
     # "unknown" allowed: offers without a profile match too, so no list of profiles bounds the page
     loose = offer_filterset(QueryDict("mig=yes,unknown"))
     assert loose.is_valid(), loose.errors
-    split = selectors._range_split(loose)
+    split = offer_reads._range_split(loose)
     assert split is None or split[0] != "kubernetes_profile_id"
 
 
@@ -90,9 +90,9 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
 def test_queries_no_index_range_serves_read_the_plain_way(crowd, query):
     filterset = offer_filterset(QueryDict(query))
     assert filterset.is_valid(), filterset.errors
-    assert selectors._range_split(filterset) is None
-    assert selectors.offer_page_ids(filters=filterset, offset=3, limit=7) == plain_ids(filterset, 3, 7)
-    assert selectors.offer_page(filters=filterset, offset=3, limit=7) == selectors.offer_rows(
+    assert offer_reads._range_split(filterset) is None
+    assert offer_reads.offer_page_ids(filters=filterset, offset=3, limit=7) == plain_ids(filterset, 3, 7)
+    assert offer_reads.offer_page(filters=filterset, offset=3, limit=7) == offer_reads.offer_rows(
         ids=plain_ids(filterset, 3, 7))
 
 

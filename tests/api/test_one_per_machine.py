@@ -5,7 +5,7 @@ pages, the API and the CSV agree, and the other filters apply before the choice 
 import pytest
 from django.http import QueryDict
 
-from providers import selectors
+from providers import offer_reads
 from providers.filters import offer_filterset
 from tests.api.conftest import offer
 
@@ -28,7 +28,7 @@ def regions(world):
 def page(query):
     filterset = offer_filterset(QueryDict(query))
     assert filterset.is_valid(), filterset.errors
-    return filterset, selectors.offer_page(filters=filterset, offset=0, limit=100)
+    return filterset, offer_reads.offer_page(filters=filterset, offset=0, limit=100)
 
 
 def test_a_machine_is_one_row_at_its_cheapest_region_with_its_other_regions_counted(regions):
@@ -40,8 +40,8 @@ def test_a_machine_is_one_row_at_its_cheapest_region_with_its_other_regions_coun
     assert [row["machine_regions"] for row in rows if row["instance_type"] == "p4.small"] == [1]
     everything = offer_filterset(QueryDict("provider=alpha"))
     assert everything.is_valid()
-    assert selectors.offer_count(filters=filterset) == selectors.offer_count(filters=everything) - 4
-    assert selectors.offer_count(filters=filterset) == len(rows)
+    assert offer_reads.offer_count(filters=filterset) == offer_reads.offer_count(filters=everything) - 4
+    assert offer_reads.offer_count(filters=filterset) == len(rows)
 
 
 def test_the_other_filters_choose_among_the_matching_regions_first(regions):

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from providers import selectors, versions
+from providers import offer_reads, versions
 from providers.models import PriceObservation
 from tests.api.conftest import capabilities, instance_facts, offer, succeeded
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -35,7 +35,7 @@ def many(world):
 
 def queries(api, url) -> int:
     versions.remembered_forget()  # the first request after a change of the data: nothing kept yet
-    selectors._ANSWERS.clear()  # nor any offer's Kubernetes answers
+    offer_reads._ANSWERS.clear()  # nor any offer's Kubernetes answers
     with CaptureQueriesContext(connection) as context:
         response = api.get(url)
     assert response.status_code == 200, response.content
@@ -45,7 +45,7 @@ def queries(api, url) -> int:
 
 @pytest.mark.parametrize(("path", "expected"), [
     # the data version, the count on the bare offer table, then the page: its ids in index order and those offers
-    # with provider, GPU and source joined, in one statement (selectors.offer_page), and their Kubernetes answers
+    # with provider, GPU and source joined, in one statement (offer_reads.offer_page), and their Kubernetes answers
     # (none kept from an earlier request in this worst case), and the latest success of a source (Last-Modified)
     ("/api/v1/offers/", 5),
     # + the provider slugs the filter validates against (once, however many), then the provider ids of those slugs

@@ -83,3 +83,29 @@ def test_g4dn_gpu_memory_is_the_ec2_user_guides_16_gib_and_other_families_stay_u
     for name in ("g4dn.xlarge", "g4dn.metal"):
         assert fact(aws, name, "gpu_memory_gb").number == 16, name
     assert fact(aws, "g4ad.xlarge", "gpu_memory_gb") is None
+
+
+@pytest.mark.parametrize("instance_type", ["g4dn.12xlarge", "g4dn.metal", "g5.12xlarge", "g5.24xlarge"])
+def test_efa_types_ec2s_efa_page_does_not_list_for_gpudirect_rdma_are_plain_network(aws, instance_type):
+    # The 2023 EFA page lists them as EFA types and names only p4d for GPUDirect RDMA: EFA, plain-network class
+    fabric = fact(aws, instance_type, "fabric")
+    assert (fabric.value, fabric.gpudirect_rdma, fabric.confidence) == ("efa", False, "inferred")
+    assert "awsdocs/amazon-ec2-user-guide" in fabric.source_url and fabric.source_url.endswith("/efa.md")
+    assert fabric_class(aws, instance_type) == k8s.PLAIN_CLASS
+
+
+def test_g7e_multi_gpu_sizes_do_gpudirect_rdma_and_the_one_gpu_sizes_do_not(aws):
+    for name, interfaces in (("g7e.12xlarge", 1), ("g7e.24xlarge", 2), ("g7e.48xlarge", 4)):
+        fabric = fact(aws, name, "fabric")
+        assert (fabric.value, fabric.interfaces, fabric.gpudirect_rdma) == ("efa", interfaces, True), name
+        assert fabric_class(aws, name) == k8s.RDMA_CLASS
+    for name in ("g7e.8xlarge", "p5.4xlarge"):
+        assert fabric_class(aws, name) == k8s.PLAIN_CLASS, name
+
+
+def test_a100_types_are_sxm_from_the_nvswitch_statement_and_h100_types_stay_unstated(aws):
+    for name in ("p4d.24xlarge", "p4de.24xlarge"):
+        form = fact(aws, name, "form_factor")
+        assert (form.value, form.confidence) == ("sxm", "inferred"), name
+    for name in ("p5.48xlarge", "p5en.48xlarge"):
+        assert fact(aws, name, "form_factor") is None, name

@@ -22,3 +22,22 @@ def test_a3_machine_types_are_gke_nodes_with_their_documented_fabric(gcp_facts, 
     assert facts["managed_node"].value == "yes"
     assert facts["fabric"].value == fabric
     assert facts["fabric"].source_url.startswith("https://")
+
+
+@pytest.mark.parametrize("machine_type", ["a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g", "g4-standard-48",
+                                          "g4-standard-384", "tpu-v5e (per chip)", "tpu-v6e (per chip)"])
+def test_a3_high_small_sizes_g4_and_gke_tpu_generations_are_gke_nodes_from_googles_cluster_toolkit(gcp_facts,
+                                                                                                  machine_type):
+    node = k8s.facts_for(machine_type, gcp_facts)["managed_node"]
+    assert node.value == "yes"
+    assert "GoogleCloudPlatform/cluster-toolkit/blob/1047080375afbb44da4b596be314634e7486af4a" in node.source_url
+
+
+def test_g4_is_documented_and_the_orchestrator_mappings_are_inferred(gcp_facts):
+    assert k8s.facts_for("g4-standard-96", gcp_facts)["managed_node"].confidence == "documented"
+    assert k8s.facts_for("a3-highgpu-1g", gcp_facts)["managed_node"].confidence == "inferred"
+
+
+@pytest.mark.parametrize("price_row", ["tpu-v2 pod (per chip)", "tpu-v3 device (per chip)"])
+def test_tpu_generations_no_source_places_in_gke_stay_unknown(gcp_facts, price_row):
+    assert "managed_node" not in k8s.facts_for(price_row, gcp_facts)

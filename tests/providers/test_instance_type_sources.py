@@ -10,6 +10,10 @@ from providers.curated import load_instance_types
 
 SOURCES = Path(__file__).parent / "sources"
 OFI_NCCL = "https://github.com/aws/aws-ofi-nccl/blob/45197dfad429db8e9fbc2da408d7c906c76dda2d/src/platform-aws.cpp"
+# The plugin's table at a later commit (2026-08-12): adds p5.4xlarge (false) and g7e (8xlarge false, 12/24/48 true).
+OFI_NCCL_2026 = "https://github.com/aws/aws-ofi-nccl/blob/2daf7d303aa139a03140aa530957d10521e4478d/src/platform-aws.cpp"
+EXCERPTS = {OFI_NCCL: "aws-ofi-nccl_platform-aws.cpp.excerpt",
+            OFI_NCCL_2026: "aws-ofi-nccl_platform-aws.cpp.2daf7d30.excerpt"}
 EKS_AMI = "https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
 
 
@@ -18,9 +22,9 @@ def _facts(provider, key, origin=None):
             and (origin is None or file.origin == origin) for fact in file.facts if fact.key == key}
 
 
-def _gdr_required(instance_type):
+def _gdr_required(instance_type, source=OFI_NCCL):
     """aws-ofi-nccl's platform table: the first entry whose name (regex NULL) or POSIX regex matches wins."""
-    text = (SOURCES / "aws-ofi-nccl_platform-aws.cpp.excerpt").read_text()
+    text = (SOURCES / EXCERPTS[source]).read_text()
     for name, regex, gdr in re.findall(r'\.name = "([^"]+)",\s*\.regex = (NULL|"[^"]*"),\s*\.gdr_required = (\w+)',
                                        text):
         if regex == "NULL" and name == instance_type:
@@ -37,11 +41,12 @@ def _eks_ami_families():
 
 
 def test_every_efa_gpudirect_rdma_fact_citing_the_nccl_plugin_follows_its_platform_table():
-    cited = {pattern: fact for pattern, fact in _facts("aws", "fabric").items() if fact.source_url == OFI_NCCL}
-    assert cited, "no fabric fact cites the aws-ofi-nccl platform table"
-    for pattern, fact in cited.items():
-        assert fact.value == "efa"
-        assert fact.gpudirect_rdma == _gdr_required(pattern), pattern
+    for source in EXCERPTS:
+        cited = {pattern: fact for pattern, fact in _facts("aws", "fabric").items() if fact.source_url == source}
+        assert cited, f"no fabric fact cites the aws-ofi-nccl platform table at {source}"
+        for pattern, fact in cited.items():
+            assert fact.value == "efa"
+            assert fact.gpudirect_rdma == _gdr_required(pattern, source), pattern
 
 
 def test_the_curated_efa_interface_counts_match_karpenters_table_in_the_catalog_file():
@@ -60,9 +65,10 @@ def test_the_issues_efa_examples(instance_type, gdr, interfaces):
 
 
 def test_the_one_gpu_p5_is_not_called_gpudirect_rdma_from_a_tuning_pattern():
-    assert _gdr_required("p5.4xlarge") is True  # the plugin's p5 regex covers it ...
-    one_gpu = _facts("aws", "fabric").get("p5.4xlarge")  # ... but no source says it for one GPU
-    assert one_gpu is None or one_gpu.gpudirect_rdma is None
+    assert _gdr_required("p5.4xlarge") is True  # the plugin's p5 regex covered it at first ...
+    assert _gdr_required("p5.4xlarge", OFI_NCCL_2026) is False  # ... its own entry later says no
+    one_gpu = _facts("aws", "fabric", origin="curated")["p5.4xlarge"]
+    assert (one_gpu.gpudirect_rdma, one_gpu.source_url) == (False, OFI_NCCL_2026)
 
 
 def test_an_eks_node_family_is_yes_exactly_when_the_eks_accelerated_ami_table_lists_it():
@@ -106,4 +112,19 @@ def test_the_gke_node_types_from_the_cluster_toolkit_are_exactly_its_node_pool_t
              if fact.source_url.startswith(toolkit + "modules/compute/gke-node-pool/")}
     assert "a2-ultragpu-8g" in cited and "g2-standard-96" in cited
     assert cited == table - {"a3-highgpu-8g"}  # a3-highgpu-8g has its own GKE page (the NCCL test page)
-    assert not any(fnmatch("a3-highgpu-1g", pattern) for pattern in _facts("gcp", "managed_node"))  # not in it
+    # not in that table: a3-highgpu-1g/2g/4g cite the toolkit's later GKE orchestrator map instead
+    assert not any(fnmatch("a3-highgpu-1g", pattern) for pattern in cited)
+
+
+def test_the_later_cluster_toolkit_facts_follow_its_machine_map_and_g4_blueprint():
+    later = "https://github.com/GoogleCloudPlatform/cluster-toolkit/blob/1047080375afbb44da4b596be314634e7486af4a/"
+    mapped = set(re.findall(r':\s*"([a-z0-9-]+)",', (SOURCES / "cluster-toolkit_hardware.go.excerpt").read_text()))
+    facts = _facts("gcp", "managed_node")
+    from_map = [name.strip() for pattern, fact in facts.items() if fact.source_url == later + "pkg/config/hardware.go"
+                for name in pattern.split(",") if not name.strip().startswith("tpu-")]
+    assert from_map and set(from_map) <= mapped
+    assert {"a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"} <= set(from_map)
+    readme = (SOURCES / "cluster-toolkit_gke-g4_README.md.excerpt").read_text()
+    assert "G4 node pool" in readme and "required GKE version for G4 support" in readme
+    g4 = [pattern for pattern, fact in facts.items() if fact.source_url == later + "examples/gke-g4/README.md"]
+    assert g4 and all(name.strip().startswith("g4-standard-") for pattern in g4 for name in pattern.split(","))

@@ -221,6 +221,14 @@ def test_managed_features_reach_a_machine_only_as_a_managed_node(gpus):
     assert states(own, "gpu_operator", "spot_nodes") == ("no", "no")
 
 
+def test_a_providers_nvidia_driver_answer_is_not_a_yes_for_an_amd_machine(gpus):
+    """Who installs an AMD (or TPU) runtime is a different fact from the provider's NVIDIA driver answer."""
+    amd = machine("a", MANAGED, "m.8", gpus["mi25"], facts={"m.*": {"managed_node": "yes"}})
+    assert amd["gpu_operator"].state == "unknown"
+    assert "NVIDIA" in amd["gpu_operator"].reason and "AMD Radeon Instinct MI25" in amd["gpu_operator"].reason
+    assert amd["spot_nodes"].state == "yes"  # the other managed features still reach the node
+
+
 # --- facts: precedence, provider API node sizes, strict files -------------------------------------------------------
 
 

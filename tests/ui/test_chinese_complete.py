@@ -107,8 +107,8 @@ def test_compare_lists_providers_to_choose_in_the_page_language(client, data):
 
 
 def test_the_filter_panel_speaks_each_requests_language_however_often_it_is_asked(client, data):
-    """The offers page keeps its validated FilterSet per query (providers.filters.kept_offer_filterset), and per
-    language: the GPU choices' qualifiers are translated when the panel's form is built."""
+    """The offers page's panel is built once per process (OfferPanelFilterSet.present_fields) and its widgets'
+    HTML is kept (web.widgets): the GPU choices' qualifiers are still translated for each request's language."""
     for _ in range(2):
         english = client.get("/?gpu_family=H100", HTTP_ACCEPT_LANGUAGE="en").content.decode()
         chinese = client.get("/?gpu_family=H100", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()

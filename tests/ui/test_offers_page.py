@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from providers import selectors
+from providers import offer_reads, selectors
 from providers.filters import OfferFilterSet
 from tests.ui import builders
 from web import guides, offer_rows
@@ -234,7 +234,7 @@ def test_pagination_keeps_the_filters(client, data, monkeypatch):
 def test_offers_page_runs_the_same_number_of_queries_whatever_the_number_of_rows(client, data):
     def count_queries():
         offer_rows.CELLS.clear()  # the worst case: nothing kept from an earlier request
-        selectors._ANSWERS.clear()
+        offer_reads._ANSWERS.clear()
         with CaptureQueriesContext(connection) as queries:
             assert client.get("/").status_code == 200
         return len(queries)

@@ -20,11 +20,11 @@ def data():
 
 
 def queries_for(client, url) -> int:
-    from providers import selectors
+    from providers import offer_reads
     from web import offer_rows
 
     offer_rows.CELLS.clear()  # the worst case: nothing kept from an earlier request
-    selectors._ANSWERS.clear()
+    offer_reads._ANSWERS.clear()
     with CaptureQueriesContext(connection) as queries:
         assert client.get(url).status_code == 200
     return len(queries)

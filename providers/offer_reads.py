@@ -1,0 +1,343 @@
+"""The offers list as the API, the offers page and the exports read it: the count, the page's ids (one index range
+per provider, GPU or profile where that is faster), the page cursor, the rows and their stored Kubernetes answers.
+The filters come from providers.filters (one OfferFilterSet per request); nothing here is kept between requests
+except what is keyed by the data version or a profile's computed_at."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import operator
+from datetime import datetime
+from decimal import Decimal
+
+from django.conf import settings
+from django.core.cache import cache
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
+from django.db.models import Count, Q, QuerySet
+from django.utils import timezone
+
+from . import pricing
+from .filters import MACHINE
+from .models import (
+    DataVersion,
+    Offer,
+)
+from .selectors import offer_list, stale_cutoff
+from .versions import data_version, remembered, scope_version
+
+
+def offer_count(*, filters) -> int:
+    """How many offers a bound, valid OfferFilterSet matches: exact, and kept until the data changes.
+
+    Counted on bare offers (the same filters as offers_filtered, without offer_list's joins and stale annotation,
+    which a count does not need). The count is kept in the default cache (Redis when CACHE_URL is set) under the
+    normalised filters and the DataVersion, which the database raises with every write to the offers or the tables
+    the filters read (a scrape run, an admin edit, a curated sync), in the writer's own transaction: a reader sees a
+    new version exactly when it can see the new rows. On a miss, the count and the version it belongs to are read in
+    one statement (one snapshot), so a count is never kept under a version it does not belong to.
+    OFFER_COUNT_CACHE_SECONDS (settings) only bounds how long an unused count is kept; 0 switches caching off.
+    `seen_within_hours` depends on the clock, so such counts are never kept."""
+    seconds = settings.OFFER_COUNT_CACHE_SECONDS
+    data = filters.form.cleaned_data
+    if not seconds or data.get("seen_within_hours") is not None:
+        return filters.bare_qs.count()
+    version = scope_version()
+    if version is None:
+        version = data_version()
+    if version is None:
+        return filters.bare_qs.count()
+    count = cache.get(_offer_count_key(data, version=version))
+    if count is None:
+        version, count = _versioned_count(filters.bare_qs)
+        if version is not None:
+            cache.set(_offer_count_key(data, version=version), count, seconds)
+    return count
+
+
+def _versioned_count(offers: QuerySet) -> tuple[int | None, int]:
+    try:
+        sql, params = offers.order_by().values("pk").query.sql_with_params()
+    except EmptyResultSet:  # a filter that resolved to no ids at all: nothing to count, nothing worth keeping
+        return None, 0
+    table = connection.ops.quote_name(DataVersion._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT (SELECT version FROM {table} WHERE id = 1), (SELECT COUNT(*) FROM ({sql}) counted)",
+                       params)
+        return cursor.fetchone()
+
+
+def _offer_count_key(cleaned_data: dict, *, version: int) -> str:
+    """The same key for queries that select the same offers however they were written (order of values, `4` or
+    `4.00`, an ordering, empty parameters)."""
+    return f"offer-count:{version}:{_filters_digest(cleaned_data)}"
+
+
+def _filters_digest(cleaned_data: dict, *, ordering: bool = False) -> str:
+    parts = []
+    for name, value in sorted(cleaned_data.items()):
+        if value in (None, "", []) or (name == "ordering" and not ordering):
+            continue
+        if name == "ordering":
+            parts.append((name, list(value)))  # its order matters
+            continue
+        if isinstance(value, list | tuple):
+            value = sorted({str(item) for item in value})
+        elif isinstance(value, Decimal):
+            value = str(value.normalize())
+        parts.append((name, value))
+    return hashlib.sha256(repr(parts).encode()).hexdigest()
+
+
+def offers_filtered(*, filters) -> QuerySet[Offer]:
+    """The offers a bound, valid OfferFilterSet matches, as offer_list gives them (relations joined, `is_stale`
+    annotated) in the filters' ordering: what the CSV export, the charts, the advisor and the digest read. Whether
+    inactive offers are in is the filters' own `include_inactive`."""
+    return filters.filter_queryset(offer_list(include_inactive=True))
+
+
+def offer_ids(*, filters) -> QuerySet:
+    """The ids of the offers a bound, valid OfferFilterSet matches, in its order, read from the bare offer table."""
+    return filters.bare_qs.values_list("id", flat=True)
+
+
+def offer_page_ids(*, filters, offset: int, limit: int) -> list[int]:
+    """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
+
+    When the filters name a list of GPU models or providers (or capability answers that resolve to providers) and
+    the order is one that a (gpu | provider, order columns, id) index serves, each value is read as its own index
+    range, at most offset + limit entries of it, and the ranges are merged in order (UNION ALL ... ORDER BY ...
+    LIMIT): with `gpu_id IN (...)` the planner walks the whole price index instead and filters out every other GPU's
+    offers (310,000 rows for the H100 page at 1,000,000 offers). The same rows in the same order as the plain query
+    (tests/api/test_offer_pages.py); PostgreSQL only (SQLite cannot order and limit inside a compound query)."""
+    return [row[0] for row in _page_ids_queryset(filters, offset, limit)]
+
+
+def _page_ids_queryset(filters, offset: int, limit: int) -> QuerySet:
+    """The page's ids (first column) in order: the plain query, or the merged index ranges (offer_page_ids)."""
+    offers = filters.bare_qs
+    split = _range_split(filters) if connection.vendor == "postgresql" else None
+    if split is None:
+        return offers.values_list("id")[offset:offset + limit]
+    column, values = split
+    branches = [offers.filter(**{column: value}).values_list("id", *_order_columns(offers))[:offset + limit]
+                for value in values]
+    merged = branches[0].union(*branches[1:], all=True).order_by(*_order_positions(offers))
+    return merged[offset:offset + limit]
+
+
+def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
+    """The rows (offer_rows') of one page of a bound, valid OfferFilterSet, in its order.
+
+    On PostgreSQL one statement: the page of ids (offer_page_ids' query, as an array in its order) unnested WITH
+    ORDINALITY and joined to the offers, providers, GPUs and sources, around SQL built once per process; elsewhere
+    offer_page_ids then offer_rows. Same rows either way (tests/api/test_offer_pages.py)."""
+    if connection.vendor != "postgresql":
+        rows = offer_rows(ids=offer_page_ids(filters=filters, offset=offset, limit=limit), now=now)
+        machine_regions_attach(rows, filters=filters)
+        return rows
+
+    def build() -> tuple[str, tuple]:
+        page = _page_ids_queryset(filters, offset, limit)
+        sql, params = page.query.sql_with_params()
+        if page.query.combinator:
+            # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
+            quote = connection.ops.quote_name
+            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filters.bare_qs))
+            ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
+        else:
+            ids = f"ARRAY({sql})"
+        return _offer_page_sql().replace("{ids}", ids), params
+
+    # The statement depends only on the filters (resolved to ids under the data version) and the page: kept under
+    # the version like the lookups, so a repeated query skips building and compiling it. Never for clock-dependent
+    # filters, whose SQL holds the moment.
+    data = filters.form.cleaned_data
+    try:
+        if data.get("seen_within_hours") is not None:
+            sql, params = build()
+        else:
+            sql, params = remembered(f"page:{_filters_digest(data, ordering=True)}:{offset}:{limit}", build)
+    except EmptyResultSet:  # a filter that resolved to no ids at all
+        return []
+    cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
+    rows = []
+    with connection.cursor() as cursor:
+        _fast_loaders(cursor)
+        cursor.execute(sql, params)
+        for values in cursor.fetchall():
+            row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
+            last_success = row["source__last_success_at"]
+            row["is_stale"] = last_success is None or last_success < cutoff
+            row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
+            rows.append(row)
+    kubernetes_answers_attach(rows)
+    machine_regions_attach(rows, filters=filters)
+    return rows
+
+
+def _fast_loaders(cursor) -> None:
+    """Read this cursor's timestamps with psycopg's own C loader: Django registers a Python subclass of it on every
+    connection (to set the time zone it is configured with), and parsing a page's 150 timestamps with that was a
+    tenth of the API's time per page. psycopg's loader gives the same instants in the session's time zone, which
+    Django sets to the same zone (DatabaseWrapper.ensure_timezone); the API renders them in the current zone either
+    way (tests/api/test_offer_pages.py compares the pages with offer_rows')."""
+    from psycopg.types.datetime import TimestamptzLoader
+
+    cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
+
+
+def machine_regions_attach(rows: list[dict], *, filters) -> None:
+    """With `one_per_machine`, each row's `machine_regions`: how many matching offers (regions) its machine has."""
+    if not rows or not filters.form.cleaned_data.get("one_per_machine"):
+        return
+    key = operator.itemgetter(*MACHINE)
+    wanted = functools.reduce(operator.or_, (Q(**dict(zip(MACHINE, key(row), strict=True))) for row in rows))
+    matching = filters.filter_queryset(Offer.objects.all(), machines=False).filter(wanted)
+    counts = {key(found): found["regions"] for found in
+              matching.order_by().values(*MACHINE).annotate(regions=Count("id"))}
+    for row in rows:
+        row["machine_regions"] = counts.get(key(row))
+
+
+@functools.cache
+def _offer_page_sql() -> str:
+    """offer_rows' query with the offers read from `unnest({ids}) WITH ORDINALITY`, in that order (PostgreSQL, which
+    needs no converters for these columns: its values() rows are the driver's values)."""
+    sql, params = _offer_rows_queryset().query.sql_with_params()
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    head = f"FROM {table} "
+    assert not params and sql.count(head) == 1, sql
+    return (sql.replace(head, f'FROM unnest({{ids}}) WITH ORDINALITY AS "page"("id", "n") INNER JOIN {table} '
+                              f'ON ({table}."id" = "page"."id") ') + ' ORDER BY "page"."n"')
+
+
+# Orderings that a (gpu | provider, columns..., id) partial index on active offers serves, by the ordering's columns.
+RANGE_INDEXED = {
+    ("price_per_gpu_hour_usd",): ("gpu_id", "provider_id", "kubernetes_profile_id"),
+    ("price_hour_usd",): ("provider_id",),
+}
+
+
+def _order_columns(offers: QuerySet) -> tuple[str, ...]:
+    """The ordering's columns before the id tiebreak, if every one is a plain column of the offer, ascending."""
+    columns = []
+    for term in offers.query.order_by:
+        if term == "id":
+            break
+        expression = getattr(term, "expression", None)
+        if getattr(term, "descending", True) or not hasattr(expression, "name") or "__" in expression.name:
+            return ()
+        columns.append(expression.name)
+    return tuple(columns)
+
+
+def _order_positions(offers: QuerySet) -> list:
+    """The same ordering over the merged rows, whose columns are (id, ordering columns...)."""
+    from django.db.models import F
+
+    return [*(F(name).asc(nulls_last=True) for name in _order_columns(offers)), "id"]
+
+
+def _range_split(filters) -> tuple[str, list[int]] | None:
+    """(column, values) to read as one index range per value, or None for the plain query."""
+    if filters.form.cleaned_data.get("include_inactive"):
+        return None  # the indexes are partial on active offers
+    if filters.form.cleaned_data.get("one_per_machine"):
+        return None  # a window over every matching offer: no index range serves it
+    columns = RANGE_INDEXED.get(_order_columns(filters.bare_qs))
+    if not columns:
+        return None
+    for column in columns:
+        values = filters.resolved_ids.get(column)
+        if values is not None and 1 < len(values) <= MAX_RANGES.get(column, 40):
+            return column, sorted(values)
+    return None
+
+
+# At most this many ranges per page statement. The per-offer Kubernetes questions resolve to machine profiles
+# (one per instance type and GPU), so their lists are longer than a list of GPU models or providers; a range that
+# holds no active offer costs one index probe.
+MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
+
+
+# What the API shows of an offer, its provider, GPU model and source (serializers.offer_data renders these rows,
+# with the `is_stale` offer_rows adds).
+OFFER_ROW_FIELDS = (
+    "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
+    "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd",
+    "spot_price_hour_usd",
+    "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
+    "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
+    "in_stock_share_30d", "first_seen",
+    "last_seen", "is_active", "price_as_of", "price_dated_by", "price_source_url", "gpu_fraction", "form_factor",
+    "efa_interfaces",
+    "spot_savings_pct", "spot_interruption", "spot_as_of",
+    "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
+    "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
+    "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
+    "source__as_of", "source__last_success_at", "source__price_evidence", "source__price_evidence_url",
+    "kubernetes_profile_id", "kubernetes_profile__computed_at",
+)
+
+
+def offer_rows(*, ids: list[int], now: datetime | None = None) -> list[dict]:
+    """The offers of `ids` as flat dicts of OFFER_ROW_FIELDS (`is_stale` as in offer_list) with
+    `kubernetes_profile__answers` (their stored Kubernetes answers, see kubernetes_answers_attach), in the order of
+    `ids`.
+
+    One query (and one more for answers not kept from earlier requests), no model instances: building 50 offers
+    with their three relations cost more than the query. The query is set up once per process (naming 40 columns
+    across three joins is most of the work of a values() call) and `is_stale` is decided here with
+    stale_expression's rule rather than in an annotation that would need it set up again for every `now`."""
+    cutoff = stale_cutoff(now=now)
+    moment = now or timezone.now()
+    found = {}
+    for row in _offer_rows_queryset().filter(id__in=ids):
+        last_success = row["source__last_success_at"]
+        row["is_stale"] = last_success is None or last_success < cutoff
+        row["price_is_old"] = pricing.is_old(row["price_as_of"], moment)
+        found[row["id"]] = row
+    rows = [found[offer_id] for offer_id in ids if offer_id in found]
+    kubernetes_answers_attach(rows)
+    return rows
+
+
+@functools.cache
+def _offer_rows_queryset() -> QuerySet:
+    return Offer.objects.order_by().values(*OFFER_ROW_FIELDS)
+
+
+# Stored answers by (profile id, computed_at), kept across requests: a page's 50 offers carried 200 KB of JSON to
+# decode, the same for every request until a profile is recomputed (which gives it a new key). Bounded; read-only
+# for callers (the same dicts are handed to every request).
+_ANSWERS: dict[tuple, dict] = {}
+MAX_KEPT_ANSWERS = 8192
+
+
+def kubernetes_answers_attach(rows: list[dict]) -> None:
+    """Set `kubernetes_profile__answers` on rows carrying `kubernetes_profile_id` and `..._computed_at` (None for
+    an offer never derived), reading the answers not kept yet in one query."""
+    keys = {(row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]) for row in rows
+            if row["kubernetes_profile_id"] is not None}
+    missing = [profile_id for profile_id, computed_at in keys if (profile_id, computed_at) not in _ANSWERS]
+    if missing:
+        from .models import KubernetesProfile
+
+        for profile_id, computed_at, answers in KubernetesProfile.objects.filter(id__in=missing).values_list(
+                "id", "computed_at", "answers"):
+            if len(_ANSWERS) >= MAX_KEPT_ANSWERS:
+                del _ANSWERS[next(iter(_ANSWERS))]
+            _ANSWERS[(profile_id, computed_at)] = answers
+    for row in rows:
+        row["kubernetes_profile__answers"] = _ANSWERS.get(
+            (row["kubernetes_profile_id"], row["kubernetes_profile__computed_at"]))
+
+
+def kubernetes_profile_answers(*, profile_id: int) -> tuple[object, dict] | None:
+    """(computed_at, answers) of one stored Kubernetes profile, or None when there is no such profile. One query."""
+    from .models import KubernetesProfile
+
+    return KubernetesProfile.objects.filter(id=profile_id).values_list("computed_at", "answers").first()

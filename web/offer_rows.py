@@ -63,7 +63,8 @@ class RowFormat:
         self.per_gpu = unit == "gpu"
         self.hours = HOURS_PER_MONTH if period == "month" else 1
         self.words = {word: escape(gettext(word)) for word in (
-            "unknown", "not stated", "GPU name not in our catalog", "Spot", "GPUs")}
+            "unknown", "not stated", "GPU name not in our catalog", "Spot", "GPUs", "Memory / GPU", "Availability",
+            "Last seen")}
         # Spelled out so makemessages finds them (the tuple above holds strings the templates also use).
         self.words.update({
             "as of": escape(gettext("as of")),
@@ -199,9 +200,9 @@ class RowFormat:
             f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a>{self.retiring(row)}</td>\n'
             f"<td>{region}</td>\n"
             f'<td class="num" data-label="{words["GPUs"]}">{count}</td>\n'
-            f'<td class="num">{escape(memory) if memory else unknown}</td>\n'
-            f"<td>{availability}</td>\n"
-            f'<td><span class="fresh" title="{seen_at}">{seen}</span></td>\n'
+            f'<td class="num" data-label="{words["Memory / GPU"]}">{escape(memory) if memory else unknown}</td>\n'
+            f'<td data-label="{words["Availability"]}">{availability}</td>\n'
+            f'<td data-label="{words["Last seen"]}"><span class="fresh" title="{seen_at}">{seen}</span></td>\n'
             "</tr>\n"
         )
 

@@ -105,8 +105,8 @@
     apply();
   }
 
-  // Matrix cells (details.cell): one open at a time; Escape closes it and gives the focus back to its summary; a tap or
-  // click elsewhere closes it; near the right edge of the table's wrapper its panel moves left to stay inside.
+  // Matrix cells (details.cell): one open at a time (popovers() closes them on Escape or a tap elsewhere); near the
+  // right edge of the table's wrapper its panel moves left to stay inside.
   function cellDisclosures() {
     var cells = document.querySelectorAll("details.cell");
     if (!cells.length) { return; }
@@ -124,16 +124,27 @@
         if (over > 0) { pop.style.left = -Math.min(over, Math.max(0, box.left - wrap.left)) + "px"; }
       });
     });
+  }
+
+  // Popovers (a matrix cell's panel, an offer row's Kubernetes answers): Escape closes the open one and gives the
+  // focus back to its summary; a tap or click elsewhere closes it.
+  var POPOVERS = "details.cell[open], details.k8s[open]:not(.full)";
+
+  function popovers() {
     document.addEventListener("keydown", function (event) {
       if (event.key !== "Escape") { return; }
-      var open = document.querySelector("details.cell[open]");
-      if (!open) { return; }
-      open.open = false;
-      open.querySelector("summary").focus();
+      var open = document.querySelectorAll(POPOVERS);
+      if (!open.length) { return; }
+      var focused = document.activeElement;
+      open.forEach(function (details) {
+        var hadFocus = details.contains(focused);
+        details.open = false;
+        if (hadFocus || open.length === 1) { details.querySelector("summary").focus(); }
+      });
     });
     document.addEventListener("click", function (event) {
-      document.querySelectorAll("details.cell[open]").forEach(function (cell) {
-        if (!cell.contains(event.target)) { cell.open = false; }
+      document.querySelectorAll(POPOVERS).forEach(function (details) {
+        if (!details.contains(event.target)) { details.open = false; }
       });
     });
   }
@@ -153,7 +164,7 @@
 
   function start() {
     navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser(); cellDisclosures();
-    advisorResult();
+    popovers(); advisorResult();
     window.addEventListener("resize", scrollableTables);
     document.body.addEventListener("htmx:afterSettle", scrollableTables);
   }

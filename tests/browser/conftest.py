@@ -61,8 +61,8 @@ def site(live_server, browser):
     """A fresh browser context on the live server, plus the watch that must stay quiet."""
     watch = PageWatch(live_server.url)
 
-    def new_page(*, language: str | None = None, width: int = 1400, javascript: bool = True):
-        context = browser.new_context(viewport={"width": width, "height": 1000}, java_script_enabled=javascript,
+    def new_page(*, language: str | None = None, width: int = 1400, height: int = 1000, javascript: bool = True):
+        context = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=javascript,
                                       locale="en-US")
         if language:
             context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
@@ -85,3 +85,14 @@ def site(live_server, browser):
 def screenshot(page, name: str) -> None:
     SCREENSHOTS.mkdir(exist_ok=True)
     page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+
+
+@pytest.fixture
+def full_snapshot(transactional_db):
+    """The bundled snapshot (services.snapshot_load, as `make run` loads it) for one browser test. The live server
+    makes every browser test transactional (flushed after it), so the snapshot is loaded per test, not per module
+    like the root conftest's `snapshot`; the pages under test then show every real offer, not a few fixture rows."""
+    from providers import services
+
+    runs, skipped = services.snapshot_load()
+    assert all(run.status == "succeeded" for run in runs) and not skipped

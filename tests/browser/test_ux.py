@@ -375,3 +375,38 @@ def test_on_a_phone_the_box_plot_keeps_most_of_its_width_for_the_boxes(site, dat
     ticks = chart.locator(".ytick text").evaluate_all("els => els.map(el => el.textContent)")
     assert "H100 SXM5 80GB" in ticks and not [tick for tick in ticks if "NVIDIA" in tick or "(" in tick]
     expect(page.locator("table.spread")).to_contain_text("NVIDIA H100 SXM5 80GB")  # the table keeps full names
+
+
+MATCHING = {"en": re.compile(r"^3,\d{3} offers$"), "zh-hans": re.compile(r"^3\d{3} 个报价$")}
+SHOW = {"en": re.compile(r"^Show [\d,]+ offers$"), "zh-hans": re.compile(r"^查看 \d+ 个报价$")}
+CARD_LABELS = {"en": ("Memory / GPU", "Availability", "Last seen"), "zh-hans": ("单卡显存", "可用性", "最近出现")}
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_the_first_offer_is_on_the_first_screen_of_the_full_snapshot(site, full_snapshot, language):
+    """At 390x844 with every offer of the bundled snapshot: the first offer card starts on the first screen, the
+    filters are one button that says how many offers match (and says it again, live, after a filter changes), and the
+    card's fields say what they are; at 1366x768 the first row is on the first screen too."""
+    page = site(language=language, width=390, height=844)
+    page.goto(site.url + "/")
+    card = page.locator("table.offers tbody tr").first
+    assert card.bounding_box()["y"] < 844
+    expect(card.locator("td.price")).to_be_in_viewport()  # provider and price, the card's first line, are seen
+    button = page.locator("#filters-panel > summary")
+    expect(button).to_be_in_viewport()
+    expect(page.locator("#filters-results")).to_have_text(MATCHING[language])
+    for cell, label in zip(card.locator("td").all()[8:], CARD_LABELS[language], strict=True):
+        assert label in cell.evaluate("cell => getComputedStyle(cell, '::before').content")
+    screenshot(page, name("first-screen", language, 390))
+    button.click()
+    page.locator("input[name=gpu_family][value=H100]").check()
+    expect(page.locator("#filters-count")).to_have_text("(1)")
+    expect(page.locator("#filters-results")).not_to_have_text(MATCHING[language])
+    expect(page.locator("#panel-show")).to_have_text(SHOW[language])
+    expect(page.locator("#panel-show")).to_be_in_viewport()  # the open panel's sticky foot
+    page.locator("#panel-show").click()
+    expect(page.locator("#results-title")).to_be_in_viewport()
+    desktop = site(language=language, width=1366, height=768)
+    desktop.goto(site.url + "/")
+    assert desktop.locator("table.offers tbody tr").first.bounding_box()["y"] < 768
+    screenshot(desktop, name("first-screen", language, 1366))

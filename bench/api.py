@@ -1,4 +1,4 @@
-"""Benchmark of the REST API against a fair Datasette baseline and a hand-tuned endpoint, on the same 100,000 offers.
+"""Benchmark of the REST API against a fair Datasette baseline and a hand-tuned endpoint, every request different.
 
 One run does everything on this machine, all traffic to 127.0.0.1:
 1. creates a throw-away PostgreSQL database (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/
@@ -7,25 +7,33 @@ One run does everything on this machine, all traffic to 127.0.0.1:
    (`grow`, which bench/scale.py uses too). The copies are load for the benchmark only, in a database that is
    dropped at the end;
 2. writes the same rows to a SQLite file as one flat table with each offer's own Kubernetes answers as columns (its
-   profile's, which the API filters on) and the `kubernetes` object the API lists (the answers without their
-   reasons) as JSON text, and DATASETTE_INDEXES: one index for each of the API's, in the form Datasette's queries
-   can use;
-3. serves four sides at once, each with `--workers` processes: the API with gunicorn as the Dockerfile does
-   (production settings, `--threads` threads per process, keep-alive, persistent DB connections), the same API
-   with API_KEPT_PAGES=0 ("computed": every request reads and renders its page, where the API as served answers a
-   repeated request from the page it kept under the data version), the hand-tuned
-   WSGI endpoint of bench/handtuned.py under the same gunicorn (the practical limit), and Datasette under uvicorn
-   (bench/datasette_app.py);
-4. measures five representative filtered queries at 1 and 8 concurrent clients, the sides taking `--turns` turns
-   within `--seconds` each, so that the machine's changing load weighs on all of them alike: requests/second, p50;
-5. prints the ratios (ours / Datasette's and ours / the hand-tuned endpoint's requests per second; targets >= 1.5x
-   and >= 0.7x on every query), checks that every side counted the same rows, and that the hand-tuned endpoint's
-   first page is the API's (the same JSON but for the host in its URLs).
+   profile's, which the API filters on; "unknown" for an offer without one), the `kubernetes` object the API lists
+   as JSON text, price columns that sort unpriced offers last as the API does, and DATASETTE_INDEXES;
+3. serves four sides at once, each with `--workers` processes and the same clients: the API with gunicorn as the
+   Dockerfile does (production settings, `--threads` threads per process, keep-alive, persistent DB connections);
+   "computed", the same API with API_KEPT_PAGES=0 (no kept pages); the hand-tuned WSGI endpoint of
+   bench/handtuned.py under the same gunicorn (the practical limit: same rows, order, count rule and per-profile
+   split); Datasette under uvicorn (bench/datasette_app.py);
+4. draws every request from bench/_mix.py (six families of real filter combinations, new values per request, never
+   the same query twice) and sends every side the same sequence, in turns (`--turns` chunks, the order of the sides
+   rotating, so that the machine's changing load weighs on all alike), at each of `--clients`:
+   - run "different": every request different, the data unchanged (what the targets are judged on);
+   - run "repeated": one URL per family asked again and again (labelled: it measures kept copies);
+   - run "churn": every request different while a writer updates one offer every `--bump-seconds` (each write
+     raises providers.DataVersion, as a live scraper's run does; about 40 an hour in production), so what is kept
+     under the data version is thrown away as it is in production (Datasette's file is immutable: it does not see
+     the writes);
+5. checks, on `--check` requests of the stream, that every side counts the same rows and that the hand-tuned
+   endpoint returns the API's first page (ids in order), and prints per run and family requests/second and p50,
+   then one target line per target (bench/_targets.py): the API >= 1.0x Datasette and >= 0.8x the hand-tuned
+   endpoint in requests/second on every family at every client count of the "different" run (issue #41);
+6. with `--ledger`, then serves LEDGER (the computed API, and the same with one speed mechanism switched off each)
+   and measures them on the "different" and "churn" runs with new requests: what each mechanism buys.
 
-    .venv/bin/python bench/api.py [--offers 100000] [--seconds 6] [--turns 3] [--workers 2] [--threads 4]
+    .venv/bin/python bench/api.py [--offers 100000] [--requests 120] [--clients 1,8] [--turns 3] [--workers 2]
+        [--threads 4] [--bump-seconds 5] [--check 42] [--runs different,repeated,churn] [--ledger]
 
-The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP. Each
-measurement is bounded by `--seconds` and by MAX_REQUESTS requests.
+The API's rate limit is switched off for the run (API_ANON_RATE=off): every request comes from one IP.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import random
 import secrets
 import socket
 import sqlite3
@@ -51,25 +60,26 @@ BENCH_DATABASE_URL = os.environ.get("BENCH_DATABASE_URL", "postgres://postgres@1
 os.environ["DATABASE_URL"] = BENCH_DATABASE_URL
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparator.settings.local")
 
+from bench import _mix, _targets  # noqa: E402
+
 logger = logging.getLogger("bench.api")
 report = logger.info  # the figures are the script's output
 
-MAX_REQUESTS = 2000
-CONCURRENCY = (1, 8)
-
-# name, our query, Datasette's equivalent on the flat table (active offers, same order, 50 rows a page).
-QUERIES = [
-    ("default page", "",
-     "is_active=1&_sort=price_per_gpu_hour_usd"),
-    ("H100 under $4/GPU-h", "gpu=h100,h100-sxm,h100-pcie&price_per_gpu_hour_max=4",
-     "is_active=1&gpu_slug__in=h100,h100-sxm,h100-pcie&price_per_gpu_hour_usd__lte=4&_sort=price_per_gpu_hour_usd"),
-    ("managed k8s + MIG, N. America", "offering=managed&mig=yes&continent=NA",
-     "is_active=1&managed_node=yes&mig=yes&continent=NA&_sort=price_per_gpu_hour_usd"),
-    ("8+ GPUs, 80+ GB, by memory", "gpu_count_min=8&gpu_memory_min=80&ordering=-gpu_memory",
-     "is_active=1&gpu_count__gte=8&gpu_memory_gb__gte=80&_sort_desc=gpu_memory_gb"),
-    ("spot on two providers", "provider=azure,oci&spot=true&ordering=price_hour",
-     "is_active=1&provider_slug__in=azure,oci&spot_price_hour__notnull=1&_sort=price_hour_usd"),
-]
+# The sides of the main runs: the API as served, the same API with no kept pages, the baselines.
+SIDES = {"api": {}, "computed": {"API_KEPT_PAGES": "0"}, "hand": "hand", "datasette": "datasette"}
+# The ledger's sides (--ledger): the computed API, and the same with one mechanism switched off each (the API's own
+# settings where it has one, else bench/variants.py), measured on the "different" and "churn" runs.
+COMPUTED = {"API_KEPT_PAGES": "0"}
+LEDGER = {
+    "computed": COMPUTED,
+    "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
+    "no kept page SQL": {**COMPUTED, "BENCH_WITHOUT": "kept_page_sql"},
+    "no count cache": {**COMPUTED, "OFFER_COUNT_CACHE_SECONDS": "0"},
+    "no prepared statements": {**COMPUTED, "DATABASE_PREPARED_STATEMENTS": "false"},
+    "no C timestamp loader": {**COMPUTED, "BENCH_WITHOUT": "fast_loaders"},
+    "no index-range split": {**COMPUTED, "BENCH_WITHOUT": "range_split"},
+}
+GOALS = {"datasette": 1.0, "hand": 0.8}  # the API's requests/second over the side's, every family (issue #41)
 
 FLAT_COLUMNS = [
     "id", "provider_slug", "provider_name", "provider_kind", "source_slug", "instance_type", "region", "country",
@@ -80,12 +90,13 @@ FLAT_COLUMNS = [
 # Each offer's own Kubernetes answers (its KubernetesProfile's columns, as the API filters them), and the
 # `kubernetes` object the API lists per offer (the answers without their reasons) as JSON text, so Datasette serves
 # the same information.
-PROFILE_COLUMNS = ["managed_node", "byo", "mig", "mps", "time_slicing", "rdma", "fabric", "gpu_operator",
-                   "scale_to_zero", "spot_nodes"]
+PROFILE_COLUMNS = ["managed_node", "byo", "mig", "mps", "time_slicing", "rdma", "fabric", "fabric_class",
+                   "gpu_operator", "scale_to_zero", "spot_nodes"]
 SQLITE_TYPES = {
     "id": "INTEGER PRIMARY KEY", "is_active": "INTEGER", "gpu_count": "REAL", "gpu_memory_gb": "REAL", "vcpus": "REAL",
     "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL", "price_hour_usd": "REAL",
     "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL", "spot_price_per_gpu_hour_usd": "REAL",
+    "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
 }
 
 
@@ -154,21 +165,25 @@ def grow(total: int) -> int:
     return count
 
 
-# Datasette's indexes: one for each of the API's (Offer.Meta.indexes), in the form SQLite can use for Datasette's
-# queries. Datasette binds every filter value as a parameter (`is_active = :p0`), so a partial index (WHERE
-# is_active) is never chosen: `is_active` leads instead. SQLite appends the rowid (`id`, which Datasette sorts by as
-# the tiebreak) to every index; DESC sorts NULLs last in SQLite, as the API's memory index does.
+# Datasette's indexes: one for each of the API's (Offer.Meta.indexes) in the form Datasette's queries can use, and
+# none that steers SQLite into a slower plan. Datasette binds every filter value as a parameter (`is_active = :p0`),
+# so a partial index (WHERE is_active) is never chosen: `is_active` leads instead. Ascending orders sort on the
+# `*_order` columns (the price with NULL as 1e18: unpriced offers last, as the API lists them); SQLite appends the
+# rowid (`id`, Datasette's tiebreak) to every index; DESC sorts NULLs last in SQLite, as the API's memory index does.
+# The API reads its Kubernetes filters through each offer's profile (an index on (profile, price)); the flat table
+# holds the answers themselves, so each answer column the requests filter on gets an (answer, price) index, which
+# serves its count and its page.
 DATASETTE_INDEXES = {
-    "offer_active_price": "is_active, price_per_gpu_hour_usd, gpu_slug, provider_slug",
-    "offer_active_gpu_price": "is_active, gpu_slug, price_per_gpu_hour_usd",
-    "offer_active_provider_price": "is_active, provider_slug, price_per_gpu_hour_usd",
-    "offer_active_price_hour": "is_active, price_hour_usd",
-    "offer_active_provider_hour": "is_active, provider_slug, price_hour_usd, spot_price_hour",
-    # ours breaks memory ties by price then id; Datasette's `_sort_desc` by rowid, which SQLite appends itself
-    "offer_active_memory_price": "is_active, gpu_memory_gb DESC, gpu_count",
-    # ours: (machine profile, price); the flat table holds each offer's answers, so: the answers the queries ask
-    "offer_active_profile_price": "is_active, managed_node, mig, price_per_gpu_hour_usd",
+    "offer_active_price": "is_active, price_per_gpu_hour_order",
+    "offer_active_gpu_price": "is_active, gpu_slug, price_per_gpu_hour_order",
+    "offer_active_provider_price": "is_active, provider_slug, price_per_gpu_hour_order",
+    "offer_active_price_hour": "is_active, price_hour_order",
+    "offer_active_provider_hour": "is_active, provider_slug, price_hour_order",
+    "offer_active_memory": "is_active, gpu_memory_gb DESC",
+    **{f"offer_active_{column}_price": f"is_active, {column}, price_per_gpu_hour_order"
+       for column in ("managed_node", "byo", "mig", "fabric_class", "fabric")},
 }
+NO_PRICE = 1e18  # the *_order columns' stand-in for NULL
 
 
 def export_sqlite(path: Path) -> int:
@@ -187,7 +202,7 @@ def export_sqlite(path: Path) -> int:
         "is_active", "kubernetes_profile_id",
     )
     database = sqlite3.connect(path)
-    columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes"]
+    columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order"]
     # Typed columns, so that Datasette's text parameters compare as numbers where the column is numeric.
     definitions = ", ".join(f"{column} {SQLITE_TYPES.get(column, 'TEXT')}" for column in columns)
     database.execute(f"CREATE TABLE offers ({definitions})")
@@ -200,7 +215,9 @@ def export_sqlite(path: Path) -> int:
         values[-1] = 1 if values[-1] else 0
         *states, answers = profiles.get(profile_id) or (*(["unknown"] * len(PROFILE_COLUMNS)), None)
         kubernetes = json.dumps(kubernetes_states(kubernetes_data(answers)))  # as the API lists it
-        return [*values, *states, kubernetes]
+        order = [NO_PRICE if values[FLAT_COLUMNS.index(column)] is None else values[FLAT_COLUMNS.index(column)]
+                 for column in ("price_per_gpu_hour_usd", "price_hour_usd")]
+        return [*values, *states, kubernetes, *order]
 
     count = 0
     batch = []
@@ -254,76 +271,11 @@ def stop(process: subprocess.Popen) -> None:
         process.wait()
 
 
-def measure(url: str, clients: int, seconds: float) -> tuple[list[float], float]:
-    """`clients` threads, each with its own keep-alive connection, send the same GET until `seconds` have passed or
-    MAX_REQUESTS were sent; every answer must be a 200. Returns the latencies and the wall time."""
-    import httpx
-
-    latencies: list[float] = []
-    lock = threading.Lock()
-    deadline = time.monotonic() + seconds
-    sent = [0]
-
-    def client_loop():
-        with httpx.Client(timeout=60, headers={"Accept-Encoding": ACCEPT_ENCODING}) as client:
-            while True:  # at least one request each, however short the turn
-                with lock:
-                    if sent[0] >= MAX_REQUESTS:
-                        return
-                    sent[0] += 1
-                start = time.perf_counter()
-                response = client.get(url)
-                elapsed = time.perf_counter() - start
-                if response.status_code != 200:
-                    raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:300]}")
-                with lock:
-                    latencies.append(elapsed)
-                if time.monotonic() >= deadline:
-                    return
-
-    started = time.perf_counter()
-    with ThreadPoolExecutor(clients) as pool:
-        for future in [pool.submit(client_loop) for _ in range(clients)]:
-            future.result()
-    return latencies, time.perf_counter() - started
-
-
-# What the measuring clients send as Accept-Encoding (--accept-encoding).
-ACCEPT_ENCODING = "identity"
-
-
-def figures(latencies: list[float], wall: float) -> dict:
-    latencies = sorted(latencies)
-    return {
-        "requests": len(latencies),
-        "rps": len(latencies) / wall,
-        "p50": statistics.median(latencies) * 1000,
-        "p95": latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000,
-    }
-
-
-def measure_in_turns(urls: dict[str, str], clients: int, seconds: float, turns: int) -> dict[str, dict]:
-    """Every side for seconds/turns, one after the other, `turns` times (the order rotating), so that a change in
-    the machine's load (2 cores shared with other work) weighs on every side alike; figures over all turns."""
-    sides = list(urls)
-    collected = {side: ([], 0.0) for side in sides}
-    for turn in range(turns):
-        for side in sides[turn % len(sides):] + sides[:turn % len(sides)]:
-            latencies, wall = measure(urls[side], clients, seconds / turns)
-            collected[side] = (collected[side][0] + latencies, collected[side][1] + wall)
-    return {side: figures(*collected[side]) for side in sides}
-
-
-def warm(url: str) -> None:
-    import httpx
-
-    for _ in range(5):  # caches and connections
-        httpx.get(url, timeout=60)
-
-
-def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[str, str], list[subprocess.Popen]]:
-    """The API (gunicorn as in the Dockerfile), the hand-tuned endpoint (the same gunicorn) and Datasette (uvicorn
-    with as many worker processes), all up at once. Returns each side's offers URL and the processes."""
+def start_servers(sqlite_path: Path, workers: int, threads: int,
+                  sides: dict[str, dict | str]) -> tuple[dict[str, str], list[subprocess.Popen]]:
+    """Every side of `sides` up at once: "hand" (bench/handtuned.py under gunicorn), "datasette" (uvicorn with as
+    many worker processes), or a dict of environment variables for the API under gunicorn as in the Dockerfile
+    (bench.variants when it names BENCH_WITHOUT). Returns each side's offers URL and the processes."""
     bin_dir = Path(sys.executable).parent
     env = {**os.environ, "DATABASE_URL": BENCH_DATABASE_URL, "BENCH_DATABASE_URL": BENCH_DATABASE_URL,
            "API_ANON_RATE": "off", "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
@@ -333,24 +285,22 @@ def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[s
            "DATABASE_CONN_MAX_AGE": "600", "LOG_LEVEL": "WARNING", "BENCH_SQLITE": str(sqlite_path)}
     gunicorn = [str(bin_dir / "gunicorn"), "-k", "gthread", "-w", str(workers), "--threads", str(threads),
                 "--log-level", "warning"]
-    ports = {side: free_port() for side in ("api", "computed", "hand", "datasette")}
-    commands = {
-        "api": [*gunicorn, "comparator.wsgi", "-b", f"127.0.0.1:{ports['api']}"],
-        # The same API with no kept pages (API_KEPT_PAGES=0): every request reads and renders its page.
-        "computed": [*gunicorn, "comparator.wsgi", "-b", f"127.0.0.1:{ports['computed']}"],
-        "hand": [*gunicorn, "bench.handtuned:application", "-b", f"127.0.0.1:{ports['hand']}"],
-        "datasette": [str(bin_dir / "uvicorn"), "--factory", "bench.datasette_app:app", "--workers", str(workers),
-                      "--host", "127.0.0.1", "--port", str(ports["datasette"]), "--log-level", "warning"],
-    }
-    urls = {"api": f"http://127.0.0.1:{ports['api']}/api/v1/offers/",
-            "computed": f"http://127.0.0.1:{ports['computed']}/api/v1/offers/",
-            "hand": f"http://127.0.0.1:{ports['hand']}/api/v1/offers/",
-            "datasette": f"http://127.0.0.1:{ports['datasette']}/bench/offers.json"}
-    processes = []
+    urls, processes = {}, []
     try:
-        for side, command in commands.items():
-            process = subprocess.Popen(command, cwd=ROOT, env={**env, "API_KEPT_PAGES": "0"} if side == "computed"
-                                       else env, stdout=subprocess.DEVNULL)
+        for side, spec in sides.items():
+            port = free_port()
+            side_env = env
+            if spec == "datasette":
+                command = [str(bin_dir / "uvicorn"), "--factory", "bench.datasette_app:app", "--workers",
+                           str(workers), "--host", "127.0.0.1", "--port", str(port), "--log-level", "warning"]
+                urls[side] = f"http://127.0.0.1:{port}/bench/offers.json"
+            else:
+                app = "bench.handtuned:application" if spec == "hand" else (
+                    "bench.variants:application" if "BENCH_WITHOUT" in spec else "comparator.wsgi")
+                command = [*gunicorn, app, "-b", f"127.0.0.1:{port}"]
+                side_env = env if spec == "hand" else {**env, **spec}
+                urls[side] = f"http://127.0.0.1:{port}/api/v1/offers/"
+            process = subprocess.Popen(command, cwd=ROOT, env=side_env, stdout=subprocess.DEVNULL)
             processes.append(process)
             wait_until_up(urls[side], process)
     except BaseException:
@@ -360,120 +310,301 @@ def start_servers(sqlite_path: Path, workers: int, threads: int) -> tuple[dict[s
     return urls, processes
 
 
-def query_urls(urls: dict[str, str]) -> list[dict[str, str]]:
-    """Per query, each side's URL."""
-    return [
-        {"api": f"{urls['api']}?{ours}" if ours else urls["api"],
-         "computed": f"{urls['computed']}?{ours}" if ours else urls["computed"],
-         "hand": f"{urls['hand']}?{ours}" if ours else urls["hand"],
-         "datasette": f"{urls['datasette']}?{theirs}&_size=50"}
-        for _, ours, theirs in QUERIES
-    ]
-
-
-def counted(side: str, url: str) -> int:
+def run_urls(urls: list[str], clients: int) -> tuple[list[float], float]:
+    """`clients` threads, each with its own keep-alive connection, take the next URL of `urls` until none is left;
+    every answer must be a 200. Returns the latencies and the wall time."""
     import httpx
 
-    data = httpx.get(url, timeout=60).json()
-    return data["filtered_table_rows_count"] if side == "datasette" else data["count"]
+    latencies: list[float] = []
+    lock = threading.Lock()
+    position = [0]
+
+    def client_loop():
+        with httpx.Client(timeout=120, headers={"Accept-Encoding": "identity"}) as client:
+            while True:
+                with lock:
+                    if position[0] >= len(urls):
+                        return
+                    url = urls[position[0]]
+                    position[0] += 1
+                start = time.perf_counter()
+                response = client.get(url)
+                elapsed = time.perf_counter() - start
+                if response.status_code != 200:
+                    raise RuntimeError(f"{url} answered {response.status_code}: {response.text[:300]}")
+                with lock:
+                    latencies.append(elapsed)
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        for future in [pool.submit(client_loop) for _ in range(clients)]:
+            future.result()
+    return latencies, time.perf_counter() - started
 
 
-def same_rows(urls: dict[str, str]) -> bool:
-    """The hand-tuned endpoint answers what the API answers (the same JSON but for the host in its URLs)."""
-    import httpx
+def figures(latencies: list[float], wall: float) -> dict:
+    latencies = sorted(latencies)
+    return {
+        "requests": len(latencies),
+        "rps": len(latencies) / wall if wall else 0.0,
+        "p50": statistics.median(latencies) * 1000,
+        "p95": latencies[max(0, int(len(latencies) * 0.95) - 1)] * 1000,
+    }
 
-    ours = httpx.get(urls["api"], timeout=60).json()
-    hand = httpx.get(urls["hand"], timeout=60).json()
-    strip = lambda data: [{**row, "url": row["url"].rsplit("/api/", 1)[1]} for row in data["results"]]  # noqa: E731
-    for a, b in zip(strip(ours), strip(hand), strict=False):
-        if a != b:
-            report("hand-tuned row differs from the API's in: %s",
-                   sorted(key for key in a.keys() | b.keys() if a.get(key) != b.get(key)))
+
+def side_url(base: dict[str, str], side: str, params: list[tuple[str, str]]) -> str:
+    query = _mix.datasette(params) if side == "datasette" else _mix.ours(params)
+    return f"{base[side]}?{query}" if query else base[side]
+
+
+def in_turns(base: dict[str, str], requests: list[list[tuple[str, str]]], clients: int, turns: int) -> dict:
+    """The same requests to every side of `base`, in `turns` chunks, each chunk served by every side one after the
+    other (the order rotating), so that a change in the machine's load weighs on every side alike."""
+    sides = list(base)
+    collected = {side: ([], 0.0) for side in sides}
+    size = -(-len(requests) // turns)
+    for turn in range(turns):
+        chunk = requests[turn * size:(turn + 1) * size]
+        if not chunk:
             break
-    return ours["count"] == hand["count"] and strip(ours) == strip(hand)
+        order = sides[turn % len(sides):] + sides[:turn % len(sides)]
+        for side in order:
+            latencies, wall = run_urls([side_url(base, side, params) for params in chunk], clients)
+            collected[side] = (collected[side][0] + latencies, collected[side][1] + wall)
+    return {side: figures(*collected[side]) for side in sides}
+
+
+class Churn:
+    """While running, a writer touches one active offer every `seconds` (UPDATE ... last_seen), which raises the data
+    version in the same transaction, as a scraper's write does."""
+
+    def __init__(self, seconds: float):
+        self.seconds, self.bumps, self._stop = seconds, 0, threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self):
+        import psycopg
+
+        rng = random.Random(41)
+        with psycopg.connect(BENCH_DATABASE_URL, autocommit=True) as conn:
+            (low, high), = conn.execute("SELECT min(id), max(id) FROM providers_offer WHERE is_active").fetchall()
+            while not self._stop.wait(self.seconds):
+                conn.execute("UPDATE providers_offer SET last_seen = now() WHERE id = (SELECT id FROM providers_offer "
+                             "WHERE is_active AND id >= %s ORDER BY id LIMIT 1)", [rng.randint(low, high)])
+                self.bumps += 1
+
+    def __enter__(self):
+        self.started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.elapsed = time.monotonic() - self.started
+
+
+def catalog_of_rows() -> dict:
+    """GPU models, providers and continents that active offers have: the values the requests draw from."""
+    from providers.models import Offer
+
+    active = Offer.objects.filter(is_active=True).order_by()
+    return {
+        "gpus": sorted(set(active.exclude(gpu=None).values_list("gpu__slug", flat=True))),
+        "providers": sorted(set(active.values_list("provider__slug", flat=True))),
+        "continents": sorted(set(active.exclude(continent="").values_list("continent", flat=True)) - {None}),
+    }
+
+
+def answer(side: str, url: str) -> tuple[int, list[int]]:
+    """(count, ids of the first page) as the side answers."""
+    import httpx
+
+    data = httpx.get(url, timeout=120).json()
+    if side == "datasette":
+        rows = data["rows"]
+        ids = [row["id"] if isinstance(row, dict) else row[data["columns"].index("id")] for row in rows]
+        return data["filtered_table_rows_count"], ids
+    return data["count"], [row["id"] for row in data["results"]]
+
+
+def check(base: dict[str, str], requests: list[list[tuple[str, str]]]) -> tuple[list[str], dict]:
+    """Every side's count and first page for `requests`: the problems found, and tallies."""
+    problems, tally = [], {"requests": len(requests), "counts_equal": 0, "hand_page_equal": 0,
+                           "datasette_page_equal": 0}
+    for params in requests:
+        answers = {side: answer(side, side_url(base, side, params)) for side in base}
+        counts = {side: count for side, (count, _ids) in answers.items()}
+        if len(set(counts.values())) == 1:
+            tally["counts_equal"] += 1
+        else:
+            problems.append(f"counts differ for ?{_mix.ours(params)}: {counts}")
+        if answers["hand"][1] == answers["api"][1]:
+            tally["hand_page_equal"] += 1
+        else:
+            problems.append(f"hand-tuned first page differs for ?{_mix.ours(params)}")
+        if answers["datasette"][1] == answers["api"][1]:
+            tally["datasette_page_equal"] += 1
+    return problems, tally
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--offers", type=int, default=100_000)
-    parser.add_argument("--seconds", type=float, default=6.0, help="per query, concurrency level and side")
-    parser.add_argument("--turns", type=int, default=3, help="turns the sides take within those seconds")
+    parser.add_argument("--requests", type=int, default=120, help="per family, client count, run and side")
+    parser.add_argument("--clients", default="1,8", help="concurrent clients, comma-separated")
+    parser.add_argument("--turns", type=int, default=3, help="chunks the sides take turns on")
     parser.add_argument("--workers", type=int, default=2, help="server processes of every side")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (gthread, keep-alive)")
-    parser.add_argument("--accept-encoding", default="identity",
-                        help="what the clients accept (default identity: the same uncompressed JSON from every side; "
-                             "only the API compresses, so 'gzip' measures that extra work too)")
+    parser.add_argument("--bump-seconds", type=float, default=5.0, help="churn run: seconds between data writes")
+    parser.add_argument("--check", type=int, default=42, help="requests whose counts and pages are compared")
+    parser.add_argument("--runs", default="different,repeated,churn")
+    parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument("--ledger", action="store_true",
+                        help="then measure the computed API against itself with one mechanism off each (LEDGER)")
     args = parser.parse_args()
-    global ACCEPT_ENCODING
-    ACCEPT_ENCODING = args.accept_encoding
+    client_counts = [int(value) for value in args.clients.split(",")]
+    runs = [run for run in args.runs.split(",") if run]
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 
     import django
 
     django.setup()
+    # The figures go to stdout as plain lines, whatever format the project's LOGGING gives other loggers.
+    plain = logging.StreamHandler(sys.stdout)
+    plain.setFormatter(logging.Formatter("%(message)s"))
+    logger.handlers[:] = [plain]
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
 
+    started_all = time.perf_counter()
     recreate_database()
+    bumps: dict = {}
+    ledger: dict = {}
     try:
         started = time.perf_counter()
         total = populate(args.offers)
         report("PostgreSQL: %d offers loaded in %.0fs", total, time.perf_counter() - started)
+        catalog = catalog_of_rows()
+        report("drawing from %d GPU models, %d providers, %d continents (seed %d)", len(catalog["gpus"]),
+               len(catalog["providers"]), len(catalog["continents"]), args.seed)
+        seen: set[str] = set()
         with tempfile.TemporaryDirectory() as folder:
             sqlite_path = Path(folder) / "bench.db"
             report("SQLite for Datasette: %d offers exported", export_sqlite(sqlite_path))
-            urls, processes = start_servers(sqlite_path, args.workers, args.threads)
+            base, processes = start_servers(sqlite_path, args.workers, args.threads, SIDES)
             try:
-                per_query = query_urls(urls)
-                counts = [{side: counted(side, url) for side, url in sides.items()} for sides in per_query]
-                alike = [same_rows(sides) for sides in per_query]
-                results = {}
-                for (name, _, _), sides in zip(QUERIES, per_query, strict=True):
-                    for url in sides.values():
-                        warm(url)
-                    for clients in CONCURRENCY:
-                        results[(name, clients)] = measured = measure_in_turns(sides, clients, args.seconds,
-                                                                               args.turns)
-                        report("%-30s c=%d  %s", name, clients, "  ".join(
-                            f"{side} {f['rps']:6.1f} req/s p50 {f['p50']:5.1f} ms" for side, f in measured.items()))
+                warm_up(base, catalog, seen, args.seed)
+                checked = [params for family in _mix.FAMILIES
+                           for params in _mix.stream(args.seed + 1, family, -(-args.check // 6), catalog, seen)]
+                problems, tally = check(base, checked)
+                report("checked %d requests: %d with equal counts on all sides", tally["requests"],
+                       tally["counts_equal"])
+                results = measure_runs(base, runs, client_counts, catalog, seen, args, 0, bumps)
             finally:
                 for process in processes:
                     stop(process)
+            if args.ledger:
+                base, processes = start_servers(sqlite_path, args.workers, args.threads, LEDGER)
+                try:
+                    warm_up(base, catalog, seen, args.seed + 2)
+                    ledger = measure_runs(base, [run for run in runs if run != "repeated"], client_counts, catalog,
+                                          seen, args, 50, bumps)
+                finally:
+                    for process in processes:
+                        stop(process)
     finally:
         drop_database()
 
     report("")
-    report("%-30s %2s %9s %9s %9s %9s %9s  %-22s %-14s %-21s %s", "query", "c", "api r/s", "dsette", "hand",
-           "api/dset", "api/hand", "p50 ms api/dset/hand", "computed r/s", "computed/dset, /hand", "hand/dset")
-    below = []
-    for name, _, _ in QUERIES:
-        for clients in CONCURRENCY:
-            f = results[(name, clients)]
-            vs_datasette = f["api"]["rps"] / f["datasette"]["rps"]
-            vs_hand = f["api"]["rps"] / f["hand"]["rps"]
-            if vs_datasette < 1.5:
-                below.append(f"{name} c={clients} vs Datasette {vs_datasette:.2f}x")
-            if vs_hand < 0.7:
-                below.append(f"{name} c={clients} vs hand-tuned {vs_hand:.2f}x")
-            report("%-30s %2d %9.1f %9.1f %9.1f %8.2fx %8.2fx  %-22s %-14s %-21s %.2fx", name, clients,
-                   f["api"]["rps"], f["datasette"]["rps"], f["hand"]["rps"], vs_datasette, vs_hand,
-                   f"{f['api']['p50']:.1f}/{f['datasette']['p50']:.1f}/{f['hand']['p50']:.1f}",
-                   f"{f['computed']['rps']:.1f}", f"{f['computed']['rps'] / f['datasette']['rps']:.2f}x, "
-                   f"{f['computed']['rps'] / f['hand']['rps']:.2f}x", f["hand"]["rps"] / f["datasette"]["rps"])
-    report("rows counted (api/datasette/hand): %s", "; ".join(
-        f"{name} {'/'.join(str(c[side]) for side in ('api', 'datasette', 'hand'))}"
-        for (name, _, _), c in zip(QUERIES, counts, strict=True)))
-    mismatched = [name for (name, _, _), c in zip(QUERIES, counts, strict=True) if len(set(c.values())) > 1]
-    if mismatched:
-        report("row counts differ for: %s (the queries are not equivalent there)", ", ".join(mismatched))
-    different = [name for (name, _, _), ok in zip(QUERIES, alike, strict=True) if not ok]
-    if different:
-        report("the hand-tuned endpoint's first page differs from the API's for: %s", ", ".join(different))
-    report("targets (api >= 1.5x Datasette, >= 0.7x hand-tuned, every query at 1 and 8 clients): %s",
-           "met" if not below else "NOT met: " + "; ".join(below))
-    report("(api: as served, a repeated request answered from its kept page until the data changes; computed: the "
-           "same API with API_KEPT_PAGES=0, every request reading and rendering its page; hand/dset: the practical "
-           "limit against Datasette, both computing every answer)")
+    report("Requests/second (p50 ms) per run, client count and family; every side got the same requests, in turns.")
+    sides = list(SIDES)
+    report("%-9s %2s %-26s %-16s %-16s %-16s %-16s %8s %8s %8s %8s", "run", "c", "family", *sides,
+           "api/dset", "api/hand", "api/comp", "comp/dset")
+    for (run, clients, family), f in results.items():
+        report("%-9s %2d %-26s %-16s %-16s %-16s %-16s %7.2fx %7.2fx %7.2fx %7.2fx", run, clients, family,
+               *(f"{f[side]['rps']:7.1f} ({f[side]['p50']:5.1f})" for side in sides),
+               f["api"]["rps"] / f["datasette"]["rps"], f["api"]["rps"] / f["hand"]["rps"],
+               f["api"]["rps"] / f["computed"]["rps"], f["computed"]["rps"] / f["datasette"]["rps"])
+    if bumps:
+        done = sum(b for b, _s in bumps.values())
+        seconds = sum(s for _b, s in bumps.values())
+        report("churn: %d data-version bumps in %.0f s of measuring (%.0f an hour; live scrapers: about 40 an hour)",
+               done, seconds, done / seconds * 3600 if seconds else 0)
+    gains = {("kept pages (API_KEPT_PAGES)", run): [f["api"]["rps"] / f["computed"]["rps"]
+                                                    for (r, _c, _f), f in results.items() if r == run]
+             for run in runs}
+    if ledger:
+        report("")
+        report("Ledger: the computed API's requests/second over the same API with one mechanism switched off (>1: the "
+               "mechanism helps), same requests, in turns")
+        variants = [side for side in LEDGER if side != "computed"]
+        report("%-9s %2s %-26s %10s  %s", "run", "c", "family", "computed", "  ".join(f"{v[3:]:>22}" for v in variants))
+        for (run, clients, family), f in ledger.items():
+            report("%-9s %2d %-26s %10.1f  %s", run, clients, family, f["computed"]["rps"], "  ".join(
+                f"{f['computed']['rps'] / f[v]['rps']:21.2f}x" for v in variants))
+            for variant in variants:
+                gains.setdefault((variant[3:], run), []).append(f["computed"]["rps"] / f[variant]["rps"])
+    report("")
+    report("Gain of each mechanism (requests/second with it over without it; geometric mean over families and client "
+           "counts, min-max):")
+    for (mechanism, run), values in gains.items():
+        if values:
+            report("  %-34s %-9s %5.2fx  (%.2f-%.2fx)", mechanism, run, statistics.geometric_mean(values),
+                   min(values), max(values))
+    report("")
+    report("Checked %d requests (every family): counts equal on all sides for %d; the hand-tuned endpoint's "
+           "first page equals the API's for %d; Datasette's for %d (its memory order breaks ties by id, the API's by "
+           "price)", tally["requests"], tally["counts_equal"], tally["hand_page_equal"],
+           tally["datasette_page_equal"])
+    for problem in problems[:20]:
+        report("  %s", problem)
+    report("(api: as served; computed: API_KEPT_PAGES=0; hand: bench/handtuned.py; dset: Datasette. 2-core machine "
+           "shared with the database, the clients and any other work: only ratios within one run are compared.)")
+    report("total time %.0f s", time.perf_counter() - started_all)
+    report("")
+    if "different" in runs:
+        for clients in client_counts:
+            for family in _mix.FAMILIES:
+                f = results[("different", clients, family)]
+                for side, goal in GOALS.items():
+                    label = "datasette" if side == "datasette" else "hand-tuned"
+                    _targets.at_least(f"api/{label} req/s, every request different, {family}, c={clients}",
+                                      f["api"]["rps"] / f[side]["rps"], goal)
+    _targets.line("same rows on all sides (sampled requests)",
+                  f"{tally['counts_equal']}/{tally['requests']} counts equal, "
+                  f"{tally['hand_page_equal']}/{tally['requests']} hand-tuned first pages equal",
+                  f"{tally['requests']}/{tally['requests']} both",
+                  tally["counts_equal"] == tally["requests"] == tally["hand_page_equal"])
     return 0
 
+
+def warm_up(base: dict[str, str], catalog: dict, seen: set[str], seed: int) -> None:
+    """Connections, imports, the hand-tuned catalog; these URLs are never asked again."""
+    warmup = _mix.stream(seed, "mixed", 30, catalog, seen)
+    for side in base:
+        run_urls([side_url(base, side, params) for params in warmup], 2)
+
+
+def measure_runs(base, runs, client_counts, catalog, seen, args, seed_offset, bumps) -> dict:
+    results = {}
+    for run in runs:
+        for clients in client_counts:
+            for family in _mix.FAMILIES:
+                seed = args.seed + seed_offset + 100 * clients + (7 if run == "churn" else 0)
+                requests = _mix.stream(seed, family, args.requests, catalog, seen)
+                if run == "repeated":
+                    requests = [requests[0]] * args.requests
+                if run == "churn":
+                    with Churn(args.bump_seconds) as churn:
+                        measured = in_turns(base, requests, clients, args.turns)
+                    bumps[(seed_offset, clients, family)] = (churn.bumps, churn.elapsed)
+                else:
+                    measured = in_turns(base, requests, clients, args.turns)
+                results[(run, clients, family)] = measured
+                report("%-9s c=%d %-26s %s", run, clients, family, "  ".join(
+                    f"{side} {f['rps']:6.1f}/s {f['p50']:5.1f}ms" for side, f in measured.items()))
+    return results
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench import _targets  # noqa: E402
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparator.settings.test")
 
 GOAL_SECONDS = 1.0
@@ -78,8 +80,7 @@ def main() -> int:
     finally:
         connection.creation.destroy_test_db(connection.settings_dict["NAME"], verbosity=0)
     for tool, seconds in results.items():
-        verdict = "met" if seconds < GOAL_SECONDS else "missed"
-        print(f"target {tool}-export-{args.offers}: {seconds:.3f} s (goal < {GOAL_SECONDS:.0f} s) {verdict}")
+        _targets.at_most(f"{tool} export of {args.offers:,} offers, best of 3", seconds, GOAL_SECONDS, "s", digits=3)
     return 0
 
 

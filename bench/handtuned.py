@@ -4,14 +4,15 @@ API with.
 A plain WSGI function (no Django, no DRF, no form validation): psycopg with one connection per server thread, the
 slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
 (the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
-them is asked, as offer_reads.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`: the ids
-of the matching profiles, read once per data version), and the same JSON fields (each offer's `kubernetes` answers,
-the states its stored profile holds as columns, as the list gives them without kubernetes_reasons) and `count` rule
-as `/api/v1/offers/`: exact, kept until the data version changes (providers.DataVersion). orjson when it is
-installed, else json.
+them is asked, as offer_reads.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`, `rdma`,
+`unknown`: the ids of the matching profiles, from the profiles' answers read once per data version; with
+unknown=exclude read as one index range per profile as the API does), and the same JSON fields (each offer's
+`kubernetes` answers, the states its stored profile holds as columns, as the list gives them without
+kubernetes_reasons) and `count` rule as `/api/v1/offers/`: exact, kept until the data version changes
+(providers.DataVersion). orjson when it is installed, else json.
 
-It knows the parameters of the five benchmark queries only (gpu, provider, price_per_gpu_hour_max, offering, mig,
-continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
+It knows the parameters bench/_mix.py draws only (gpu, provider, price_per_gpu_hour_max, offering, mig, rdma,
+unknown, continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
 measure, not a product. bench/api.py serves it with gunicorn as it serves the API:
 
     BENCH_DATABASE_URL=postgres://... gunicorn bench.handtuned:application -k gthread -w 2 --threads 4
@@ -93,7 +94,7 @@ def data_version(cursor) -> object:
 
 
 def catalog(cursor, version) -> dict:
-    """Slug -> id of GPUs and providers and the profiles by answer, read once per data version."""
+    """Slug -> id of GPUs and providers and each profile's Kubernetes answers, read once per data version."""
     with _lock:
         if _catalog["version"] == version:
             return _catalog
@@ -101,12 +102,9 @@ def catalog(cursor, version) -> dict:
     gpus = dict(cursor.fetchall())
     cursor.execute("SELECT slug, id FROM providers_provider")
     providers = dict(cursor.fetchall())
-    # Each offer's own Kubernetes answers (its KubernetesProfile), as the API filters them: (column, state) -> ids.
-    cursor.execute("SELECT id, managed_node, byo, mig FROM providers_kubernetesprofile")
-    profiles: dict[tuple[str, str], set[int]] = {}
-    for profile_id, *states in cursor.fetchall():
-        for column, state in zip(("managed_node", "byo", "mig"), states, strict=True):
-            profiles.setdefault((column, state), set()).add(profile_id)
+    # Each offer's own Kubernetes answers (its KubernetesProfile), as the API filters them.
+    cursor.execute(f"SELECT id, {', '.join(PROFILE_FILTER_COLUMNS)} FROM providers_kubernetesprofile")
+    profiles = {row[0]: dict(zip(PROFILE_FILTER_COLUMNS, row[1:], strict=True)) for row in cursor.fetchall()}
     fresh = {"version": version, "gpus": gpus, "providers": providers, "profiles": profiles}
     with _lock:
         _catalog.clear()
@@ -115,70 +113,93 @@ def catalog(cursor, version) -> dict:
     return fresh
 
 
-def where_clause(params: dict, cat: dict) -> tuple[list[str], list, tuple[str, list[int]] | None]:
+# The Kubernetes choices the benchmark asks for -> the profile column and the answer that matches (providers.filters:
+# OFFERING and RDMA_TERMS; each is one column here). With unknown=include an "unknown" answer matches too, and so
+# does an offer without a profile; with unknown=exclude (the default) neither.
+K8S_TERMS = {
+    ("offering", "managed"): ("managed_node", "yes"), ("offering", "byo"): ("byo", "yes"),
+    ("mig", "yes"): ("mig", "yes"),
+    ("rdma", "any"): ("fabric_class", "gpudirect_rdma"), ("rdma", "infiniband"): ("fabric", "infiniband"),
+}
+PROFILE_FILTER_COLUMNS = ("managed_node", "byo", "mig", "fabric_class", "fabric")
+# As selectors.RANGE_INDEXED and MAX_RANGES: which id lists are read as one index range per value, per ordering.
+RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes_profile_id"),
+                 "price_hour_usd": ("provider_id",)}
+MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
+
+
+def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int]] | None]:
     """Conditions, their parameters and the (column, ids) list to split into index ranges, if any."""
     conditions, values = ["is_active"], []
-    split = None
+    resolved: dict[str, list[int]] = {}
 
     def listed(name):
         return [part for raw in params.get(name, []) for part in raw.split(",") if part]
 
     if "gpu" in params:
-        ids = sorted(cat["gpus"][slug] for slug in listed("gpu"))
+        resolved["gpu_id"] = ids = sorted({cat["gpus"][slug] for slug in listed("gpu")})
         conditions.append("gpu_id = ANY(%s)")
         values.append(ids)
-        split = ("gpu_id", ids)
-    provider_ids = None
     if "provider" in params:
-        provider_ids = {cat["providers"][slug] for slug in listed("provider")}
-    profile_ids = None
-    for key in ("offering", "mig"):
-        if key in params:
-            atoms = ([("managed_node" if value == "managed" else "byo", "yes") for value in listed(key)]
-                     if key == "offering" else [("mig", value) for value in listed(key)])
-            matching = set().union(*(cat["profiles"].get(atom, set()) for atom in atoms))
-            profile_ids = matching if profile_ids is None else profile_ids & matching
-    if profile_ids is not None:
-        conditions.append("kubernetes_profile_id = ANY(%s)")
-        values.append(sorted(profile_ids))
-    if provider_ids is not None:
-        ids = sorted(provider_ids)
+        resolved["provider_id"] = ids = sorted({cat["providers"][slug] for slug in listed("provider")})
         conditions.append("provider_id = ANY(%s)")
         values.append(ids)
-        split = split or ("provider_id", ids)
-    for name, column, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
-                             ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
+    asked = [K8S_TERMS[(name, value)] for name in ("offering", "mig", "rdma") for value in listed(name)]
+    if asked:
+        include = params.get("unknown", ["exclude"])[0] == "include"
+        allowed = [(column_, {state, "unknown"} if include else {state}) for column_, state in asked]
+        ids = sorted(profile_id for profile_id, answers in cat["profiles"].items()
+                     if all(answers[column_] in states for column_, states in allowed))
+        if include:
+            conditions.append("(kubernetes_profile_id = ANY(%s) OR kubernetes_profile_id IS NULL)")
+        else:
+            conditions.append("kubernetes_profile_id = ANY(%s)")
+            resolved["kubernetes_profile_id"] = ids
+        values.append(ids)
+    for name, column_, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
+                              ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
         if name in params:
-            conditions.append(f"{column} {op} %s")
+            conditions.append(f"{column_} {op} %s")
             values.append(params[name][0])
     if "continent" in params:
         conditions.append("continent = ANY(%s)")
         values.append(listed("continent"))
     if "spot" in params:
         conditions.append("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL")
+    split = None
+    for candidate in RANGE_INDEXED.get(column, ()):
+        ids = resolved.get(candidate)
+        if ids is not None and 1 < len(ids) <= MAX_RANGES[candidate]:
+            split = (candidate, ids)
+            break
     return conditions, values, split
 
 
 def page_sql(conditions, values, split, column, descending, offset, size) -> tuple[str, list]:
     direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
-    order = f"{column} {direction}, id"
+    # As the API: an ordering by a price is broken by id; any other by the price per GPU-hour, then id.
+    tiebreak = "" if column in RANGE_INDEXED else ", price_per_gpu_hour_usd ASC NULLS LAST"
+    order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
-    if split and column != "gpu_memory_gb" and len(split[1]) > 1:
+    if split:
         branches, branch_values = [], []
         for one in split[1]:
             branches.append(f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = %s "
                             f"ORDER BY {order} LIMIT %s)")
             branch_values += [*values, one, offset + size]
-        ids = f"SELECT id, k FROM ({' UNION ALL '.join(branches)}) b ORDER BY k {direction}, id LIMIT %s OFFSET %s"
+        ids = (f"SELECT id, k, NULL::numeric AS t FROM ({' UNION ALL '.join(branches)}) b "
+               f"ORDER BY k {direction}, id LIMIT %s OFFSET %s")
         values = [*branch_values, size, offset]
     else:
-        ids = f"SELECT id, {column} AS k FROM providers_offer WHERE {where} ORDER BY {order} LIMIT %s OFFSET %s"
+        tie_column = "NULL::numeric" if not tiebreak else "price_per_gpu_hour_usd"
+        ids = (f"SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} ORDER BY {order} "
+               "LIMIT %s OFFSET %s")
         values = [*values, size, offset]
     sql = (f"SELECT {SELECT_ROW} FROM ({ids}) page JOIN providers_offer o ON o.id = page.id "
            "JOIN providers_provider p ON p.id = o.provider_id LEFT JOIN providers_gpumodel g ON g.id = o.gpu_id "
            "JOIN providers_datasource s ON s.id = o.source_id "
            "LEFT JOIN providers_kubernetesprofile k ON k.id = o.kubernetes_profile_id "
-           f"ORDER BY page.k {direction}, page.id")
+           f"ORDER BY page.k {direction}, page.t ASC NULLS LAST, page.id")
     return sql, values
 
 
@@ -240,7 +261,7 @@ def application(environ, start_response):
     with connection().cursor() as cursor:
         version = data_version(cursor)
         cat = catalog(cursor, version)
-        conditions, values, split = where_clause(params, cat)
+        conditions, values, split = where_clause(params, cat, column)
         key = (version, tuple(sorted((name, tuple(v)) for name, v in params.items())))
         count = _counts.get(key)
         if count is None:

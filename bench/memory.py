@@ -28,6 +28,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench import _targets  # noqa: E402
+
+WEB_LIMIT_MIB = 1536  # deploy/kubernetes/web-deployment.yaml, resources.limits.memory of the web container
 GUNICORN_ARGS = ["--worker-class", "gthread", "--workers", "2", "--threads", "4", "--timeout", "60"]
 PATHS = ["/", "/?gpu=h100", "/charts/", "/gpus/", "/providers/", "/compare/", "/sources/", "/advisor/",
          "/api/v1/offers/", "/api/v1/offers/?page_size=500", "/api/v1/offers/?format=csv", "/api/v1/gpus/",
@@ -75,6 +79,7 @@ def main() -> None:
         idle = rss_mib(server.pid)
         stop = time.monotonic() + args.seconds
         counts = {"ok": 0, "error": 0}
+        kinds: dict[str, int] = {}  # what the errors were: HTTP status and path, or the exception
         peak = [idle]
 
         def client(offset: int) -> None:
@@ -89,8 +94,11 @@ def main() -> None:
                     with urllib.request.urlopen(request, timeout=60) as response:
                         response.read()
                     counts["ok"] += 1
-                except (urllib.error.URLError, OSError):
+                except (urllib.error.URLError, OSError) as error:
                     counts["error"] += 1
+                    kind = f"{error.code} {path}" if isinstance(error, urllib.error.HTTPError) else (
+                        f"{type(error).__name__} {path}")
+                    kinds[kind] = kinds.get(kind, 0) + 1
 
         threads = [threading.Thread(target=client, args=(index,)) for index in range(args.concurrency)]
         for thread in threads:
@@ -101,6 +109,14 @@ def main() -> None:
         limit = math.ceil(peak[0] * 1.3 / 128) * 128
         print(f"idle {idle:.0f} MiB; peak {peak[0]:.0f} MiB under {args.concurrency} clients for {args.seconds} s "
               f"({counts['ok']} answers, {counts['error']} errors); limit at 1.3x: {limit} MiB")
+        for kind, number in sorted(kinds.items(), key=lambda item: -item[1]):
+            print(f"  error {kind}: {number}")
+        print()
+        # Issue #40: the web pod's memory limit >= 1.3x its measured peak under load.
+        _targets.at_most(f"web peak RSS x 1.3 under {args.concurrency} clients (pod limit "
+                         f"{WEB_LIMIT_MIB} MiB, deploy/kubernetes/web-deployment.yaml)", peak[0] * 1.3, WEB_LIMIT_MIB,
+                         "MiB", digits=0)
+        _targets.line("errors under load", str(counts["error"]), "0", counts["error"] == 0)
     finally:
         server.terminate()
         server.wait(timeout=30)

@@ -1,0 +1,71 @@
+"""The API with one of its speed mechanisms switched off, for the ledger in docs/performance.md (bench/api.py
+--ledger): gunicorn serves `bench.variants:application` with BENCH_WITHOUT set to a comma-separated list of
+
+- `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups, the
+  compiled page SQL and the left-out counts are no longer kept under the data version);
+- `kept_page_sql`: only the compiled page statements (remembered under "page:...") are computed every time;
+- `fast_loaders`: providers.offer_reads._fast_loaders does nothing (the page's timestamps go through Django's loader);
+- `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
+  or profile merged with UNION ALL: the plain query).
+
+Mechanisms the project switches with a setting are switched there by bench/api.py (API_KEPT_PAGES=0,
+OFFER_COUNT_CACHE_SECONDS=0, DATABASE_PREPARED_STATEMENTS=false). A function the code no longer has is reported on
+stderr and skipped, so the bench still runs on a tree that removed it."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import types
+
+from comparator.wsgi import application  # noqa: F401  (django.setup())
+
+WITHOUT = {name for name in os.environ.get("BENCH_WITHOUT", "").split(",") if name}
+
+
+def _bypassing(name, compute, *, keep=None):
+    """providers.versions.remembered with the names starting with one of _bench_bypass computed every time (runs
+    with the globals of providers.versions, where bench.variants puts those two names)."""
+    if name.startswith(_bench_bypass):  # noqa: F821
+        return compute()
+    return _bench_original(name, compute, keep=keep)  # noqa: F821
+
+
+def _nothing(cursor):
+    return None
+
+
+def _no_split(filters):
+    return None
+
+
+SWITCHES = {  # name -> (module, function, replacement with the same free variables: none)
+    "fast_loaders": ("providers.offer_reads", "_fast_loaders", _nothing),
+    "range_split": ("providers.offer_reads", "_range_split", _no_split),
+}
+BYPASS = {"remembered": "", "kept_page_sql": "page:"}
+
+
+def switch_off(module_name: str, function_name: str, replacement) -> types.FunctionType | None:
+    """Give the function `replacement`'s code (every module that imported it holds the same object: the code is
+    swapped, not the name); returns a copy of the original, or None when the code has no such function."""
+    module = importlib.import_module(module_name)
+    function = getattr(module, function_name, None)
+    if function is None:
+        print(f"bench.variants: {module_name}.{function_name} not found; not switched off", file=sys.stderr)
+        return None
+    original = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+                                  function.__defaults__, function.__closure__)
+    original.__kwdefaults__ = function.__kwdefaults__
+    function.__code__ = replacement.__code__
+    print(f"bench.variants: {module_name}.{function_name} switched off ({sorted(WITHOUT)})", file=sys.stderr)
+    return original
+
+
+for name in sorted(WITHOUT - set(BYPASS)):
+    switch_off(*SWITCHES[name])
+if WITHOUT & set(BYPASS):
+    versions = importlib.import_module("providers.versions")
+    versions._bench_bypass = tuple(BYPASS[name] for name in WITHOUT & set(BYPASS))
+    versions._bench_original = switch_off("providers.versions", "remembered", _bypassing)

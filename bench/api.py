@@ -9,9 +9,9 @@ One run does everything on this machine, all traffic to 127.0.0.1:
 2. writes the same rows to a SQLite file as one flat table with each offer's own Kubernetes answers as columns (its
    profile's, which the API filters on; "unknown" for an offer without one), the `kubernetes` object the API lists
    as JSON text, price columns that sort unpriced offers last as the API does, and DATASETTE_INDEXES;
-3. serves four sides at once, each with `--workers` processes and the same clients: the API with gunicorn as the
-   Dockerfile does (production settings, `--threads` threads per process, keep-alive, persistent DB connections);
-   "computed", the same API with API_KEPT_PAGES=0 (no kept pages); the hand-tuned WSGI endpoint of
+3. serves three sides at once, each with `--workers` processes and the same clients: the API with gunicorn as the
+   Dockerfile does (production settings, `--threads` threads per process, keep-alive, persistent DB connections;
+   it computes every page: the kept pages were removed on 2026-12-04, see the ledger); the hand-tuned WSGI endpoint of
    bench/handtuned.py under the same gunicorn (the practical limit: same rows, order, count rule and per-profile
    split); Datasette under uvicorn (bench/datasette_app.py);
 4. draws every request from bench/_mix.py (six families of real filter combinations, new values per request, never
@@ -65,18 +65,17 @@ from bench import _mix, _targets  # noqa: E402
 logger = logging.getLogger("bench.api")
 report = logger.info  # the figures are the script's output
 
-# The sides of the main runs: the API as served, the same API with no kept pages, the baselines.
-SIDES = {"api": {}, "computed": {"API_KEPT_PAGES": "0"}, "hand": "hand", "datasette": "datasette"}
+# The sides of the main runs: the API as served (it computes every page) and the two baselines.
+SIDES = {"api": {}, "hand": "hand", "datasette": "datasette"}
 # The ledger's sides (--ledger): the computed API, and the same with one mechanism switched off each (the API's own
 # settings where it has one, else bench/variants.py), measured on the "different" and "churn" runs.
-COMPUTED = {"API_KEPT_PAGES": "0"}
+COMPUTED = {}  # the API as served: it computes every page
 LEDGER = {
     "computed": COMPUTED,
     "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
     "no kept page SQL": {**COMPUTED, "BENCH_WITHOUT": "kept_page_sql"},
     "no count cache": {**COMPUTED, "OFFER_COUNT_CACHE_SECONDS": "0"},
     "no prepared statements": {**COMPUTED, "DATABASE_PREPARED_STATEMENTS": "false"},
-    "no C timestamp loader": {**COMPUTED, "BENCH_WITHOUT": "fast_loaders"},
     "no index-range split": {**COMPUTED, "BENCH_WITHOUT": "range_split"},
 }
 GOALS = {"datasette": 1.0, "hand": 0.8}  # the API's requests/second over the side's, every family (issue #41)
@@ -519,21 +518,17 @@ def main() -> int:
     report("")
     report("Requests/second (p50 ms) per run, client count and family; every side got the same requests, in turns.")
     sides = list(SIDES)
-    report("%-9s %2s %-26s %-16s %-16s %-16s %-16s %8s %8s %8s %8s", "run", "c", "family", *sides,
-           "api/dset", "api/hand", "api/comp", "comp/dset")
+    report("%-9s %2s %-26s %-16s %-16s %-16s %8s %8s", "run", "c", "family", *sides, "api/dset", "api/hand")
     for (run, clients, family), f in results.items():
-        report("%-9s %2d %-26s %-16s %-16s %-16s %-16s %7.2fx %7.2fx %7.2fx %7.2fx", run, clients, family,
+        report("%-9s %2d %-26s %-16s %-16s %-16s %7.2fx %7.2fx", run, clients, family,
                *(f"{f[side]['rps']:7.1f} ({f[side]['p50']:5.1f})" for side in sides),
-               f["api"]["rps"] / f["datasette"]["rps"], f["api"]["rps"] / f["hand"]["rps"],
-               f["api"]["rps"] / f["computed"]["rps"], f["computed"]["rps"] / f["datasette"]["rps"])
+               f["api"]["rps"] / f["datasette"]["rps"], f["api"]["rps"] / f["hand"]["rps"])
     if bumps:
         done = sum(b for b, _s in bumps.values())
         seconds = sum(s for _b, s in bumps.values())
         report("churn: %d data-version bumps in %.0f s of measuring (%.0f an hour; live scrapers: about 40 an hour)",
                done, seconds, done / seconds * 3600 if seconds else 0)
-    gains = {("kept pages (API_KEPT_PAGES)", run): [f["api"]["rps"] / f["computed"]["rps"]
-                                                    for (r, _c, _f), f in results.items() if r == run]
-             for run in runs}
+    gains = {}
     if ledger:
         report("")
         report("Ledger: the computed API's requests/second over the same API with one mechanism switched off (>1: the "
@@ -559,7 +554,7 @@ def main() -> int:
            tally["datasette_page_equal"])
     for problem in problems[:20]:
         report("  %s", problem)
-    report("(api: as served; computed: API_KEPT_PAGES=0; hand: bench/handtuned.py; dset: Datasette. 2-core machine "
+    report("(api: as served; hand: bench/handtuned.py; dset: Datasette. 2-core machine "
            "shared with the database, the clients and any other work: only ratios within one run are compared.)")
     report("total time %.0f s", time.perf_counter() - started_all)
     report("")

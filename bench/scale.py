@@ -97,8 +97,7 @@ def _explain(query: str) -> None:
 
 def serve(database_url: str) -> tuple[str, subprocess.Popen]:
     port = api.free_port()
-    # No kept pages (API_KEPT_PAGES=0): the scaling question is about the work a page takes, not a kept copy.
-    env = {**os.environ, "DATABASE_URL": database_url, "API_ANON_RATE": "off", "API_KEPT_PAGES": "0",
+    env = {**os.environ, "DATABASE_URL": database_url, "API_ANON_RATE": "off",
            "DJANGO_SETTINGS_MODULE": "comparator.settings.production",
            "DJANGO_SECRET_KEY": secrets.token_urlsafe(64), "DJANGO_ALLOWED_HOSTS": "127.0.0.1",
            "DJANGO_SSL_REDIRECT": "false",  # plain HTTP on loopback; TLS ends at the proxy in production

@@ -4,11 +4,10 @@
 - `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups, the
   compiled page SQL and the left-out counts are no longer kept under the data version);
 - `kept_page_sql`: only the compiled page statements (remembered under "page:...") are computed every time;
-- `fast_loaders`: providers.offer_reads._fast_loaders does nothing (the page's timestamps go through Django's loader);
 - `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
   or profile merged with UNION ALL: the plain query).
 
-Mechanisms the project switches with a setting are switched there by bench/api.py (API_KEPT_PAGES=0,
+Mechanisms the project switches with a setting are switched there by bench/api.py (
 OFFER_COUNT_CACHE_SECONDS=0, DATABASE_PREPARED_STATEMENTS=false). A function the code no longer has is reported on
 stderr and skipped, so the bench still runs on a tree that removed it."""
 
@@ -32,16 +31,11 @@ def _bypassing(name, compute, *, keep=None):
     return _bench_original(name, compute, keep=keep)  # noqa: F821
 
 
-def _nothing(cursor):
-    return None
-
-
 def _no_split(filters):
     return None
 
 
 SWITCHES = {  # name -> (module, function, replacement with the same free variables: none)
-    "fast_loaders": ("providers.offer_reads", "_fast_loaders", _nothing),
     "range_split": ("providers.offer_reads", "_range_split", _no_split),
 }
 BYPASS = {"remembered": "", "kept_page_sql": "page:"}

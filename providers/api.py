@@ -17,13 +17,12 @@ import hashlib
 import logging
 import math
 import re
-from datetime import timedelta
 
 from django import forms
 from django.conf import settings
 from django.core.paginator import EmptyPage
 from django.core.paginator import Paginator as DjangoPaginator
-from django.http import HttpResponse, StreamingHttpResponse
+from django.http import StreamingHttpResponse
 from django.utils.cache import get_conditional_response, patch_cache_control, patch_vary_headers
 from django.utils.http import http_date
 from django_filters import filters as django_filters
@@ -46,7 +45,6 @@ from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
 from .filters import (
-    CLOCK_FILTERS,
     VERSION_PATTERN,
     BooleanFilter,
     CountryFilter,
@@ -495,14 +493,10 @@ class OfferListApi(ReadOnlyApi):
     def get(self, request):
         self.kubernetes_reasons = reasons = _true_or_false(KUBERNETES_REASONS,
                                                            request.query_params.get(KUBERNETES_REASONS))
-        # One read of the data version per request: the FilterSet's slug and capability lookups, the count and the
-        # rendered JSON page are kept under it (versions.data_version_scope).
+        # One read of the data version per request: the FilterSet's slug and capability lookups and the count are
+        # kept under it (versions.data_version_scope); the page itself is read and rendered for every request.
         with versions.data_version_scope() as version:
             self.data_version = version
-            key = self.kept_page_key(request)
-            if key is not None and (kept := versions.kept_page(key)) is not None:
-                content, content_type = kept
-                return HttpResponse(content, content_type=content_type)
             filterset = offer_filterset(request.query_params)
             if not filterset.is_valid():
                 raise ValidationError(filterset.errors)
@@ -515,8 +509,6 @@ class OfferListApi(ReadOnlyApi):
                 count=offer_reads.offer_count(filters=filterset),
                 fetch=lambda offset, limit: offer_reads.offer_page(filters=filterset, offset=offset, limit=limit))
             left_out = offers_left_out_for_unknown(filters=filterset)
-        if key is not None:
-            self.page_to_keep = (key, version, _staleness_changes(rows))
         data = offer_data(rows, request=request, reasons=reasons)
         if filterset.form.cleaned_data.get("cuda"):
             _mark_node_fit(data, filterset.form.cleaned_data["cuda"], filterset.form.cleaned_data.get("k8s_version"))
@@ -524,26 +516,6 @@ class OfferListApi(ReadOnlyApi):
         # Before `results` (the page renderer writes the results last).
         response.data = {**{k: v for k, v in response.data.items() if k != "results"},
                          "left_out_for_unknown": left_out.as_dict(), "results": response.data["results"]}
-        return response
-
-    page_to_keep: tuple | None = None  # (key, data version, expiry) of this request's page, kept once rendered
-
-    @staticmethod
-    def kept_page_key(request) -> str | None:
-        """What a rendered JSON page depends on besides the data: the URL as asked (its links repeat the query as
-        given) with scheme and host, and the negotiated media type (`indent=`). None for a page that is never
-        kept: CSV, and clock-dependent filters (seen_within_hours), whose rows change with the time alone."""
-        if not isinstance(request.accepted_renderer, OfferPageJSONRenderer) or (
-                CLOCK_FILTERS & set(request.query_params)):
-            return None
-        return f"{request.accepted_media_type}|{request.build_absolute_uri()}"
-
-    def finalize_response(self, request, response, *args, **kwargs):
-        response = super().finalize_response(request, response, *args, **kwargs)
-        if self.page_to_keep is not None and isinstance(response, Response) and response.status_code == 200:
-            key, version, expires = self.page_to_keep
-            response.render()
-            versions.keep_page(key, response.content, response["Content-Type"], version=version, expires=expires)
         return response
 
     def csv_serializer(self, context: dict | None = None):
@@ -562,14 +534,6 @@ def _mark_node_fit(data: list[dict], cuda: str, k8s_version: str | None) -> None
         item["node_fit"] = None if fit is None else {
             "answer": fit.answer, "needs_image": fit.needs_image, "service": fit.service or None,
             "image": fit.image or None, "driver_branch": fit.driver_branch, "reason": fit.reason}
-
-
-def _staleness_changes(rows: list[dict]):
-    """The first moment a row of the page turns stale with the clock alone (its source's last success passing
-    STALE_AFTER_HOURS), or None: when a kept page must be written again though the data did not change."""
-    after = timedelta(hours=settings.STALE_AFTER_HOURS)
-    ahead = [row["source__last_success_at"] + after for row in rows if not row["is_stale"]]
-    return min(ahead) if ahead else None
 
 
 def _offer_or_404(offer_id: str):

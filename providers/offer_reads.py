@@ -165,7 +165,6 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
     moment = now or timezone.now()
     rows = []
     with connection.cursor() as cursor:
-        _fast_loaders(cursor)
         cursor.execute(sql, params)
         for values in cursor.fetchall():
             row = dict(zip(OFFER_ROW_FIELDS, values, strict=True))
@@ -176,17 +175,6 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
     kubernetes_answers_attach(rows)
     machine_regions_attach(rows, filters=filters)
     return rows
-
-
-def _fast_loaders(cursor) -> None:
-    """Read this cursor's timestamps with psycopg's own C loader: Django registers a Python subclass of it on every
-    connection (to set the time zone it is configured with), and parsing a page's 150 timestamps with that was a
-    tenth of the API's time per page. psycopg's loader gives the same instants in the session's time zone, which
-    Django sets to the same zone (DatabaseWrapper.ensure_timezone); the API renders them in the current zone either
-    way (tests/api/test_offer_pages.py compares the pages with offer_rows')."""
-    from psycopg.types.datetime import TimestamptzLoader
-
-    cursor.cursor.adapters.register_loader("timestamptz", TimestamptzLoader)
 
 
 def machine_regions_attach(rows: list[dict], *, filters) -> None:

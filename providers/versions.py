@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import threading
-from collections import OrderedDict
 from datetime import datetime
 
-from django.conf import settings
 from django.db import connection, models
-from django.utils import timezone
 
 from .models import DataSource, DataVersion
 
@@ -79,63 +75,5 @@ def remembered(name: str, compute, *, keep=None):
 
 
 def remembered_forget() -> None:
-    """Forget everything kept under a version: the lookups and the rendered pages."""
+    """Forget everything kept under a version."""
     _remembered.clear()
-    kept_pages_forget()
-
-
-# Rendered responses kept under the data version: key -> (version, expires or None, content, content type), oldest
-# first, at most settings.API_KEPT_PAGES of them and KEPT_PAGES_BYTES in all (a page of 500 offers is about 1 MB, and
-# any client can ask for one). A lock, because the threads of one process share it.
-_pages: OrderedDict[str, tuple[int, datetime | None, bytes, str]] = OrderedDict()
-_pages_lock = threading.Lock()
-_pages_bytes = 0
-KEPT_PAGES_BYTES = 32 * 2**20
-
-
-def kept_page(key: str) -> tuple[bytes, str] | None:
-    """(content, content type) of the response kept for `key` under the current data_version_scope's version and
-    not expired, else None (outside a scope, without a version, or with API_KEPT_PAGES = 0 nothing is kept)."""
-    version = _request_version.get()
-    if version is None or settings.API_KEPT_PAGES <= 0:
-        return None
-    with _pages_lock:
-        hit = _pages.get(key)
-        if hit is None:
-            return None
-        kept_version, expires, content, content_type = hit
-        if kept_version != version or (expires is not None and timezone.now() >= expires):
-            _page_drop(key)
-            return None
-        _pages.move_to_end(key)
-    return content, content_type
-
-
-def keep_page(key: str, content: bytes, content_type: str, *, version: int | None,
-              expires: datetime | None = None) -> None:
-    """Keep a rendered response for `key` under `version` (the one its data was read with) until `expires`, if
-    given: the moment something it shows changes with the clock alone."""
-    global _pages_bytes
-    size = settings.API_KEPT_PAGES
-    if version is None or size <= 0 or len(content) > KEPT_PAGES_BYTES:
-        return
-    with _pages_lock:
-        if key in _pages:
-            _page_drop(key)
-        _pages[key] = (version, expires, content, content_type)
-        _pages_bytes += len(content)
-        while len(_pages) > size or _pages_bytes > KEPT_PAGES_BYTES:
-            _page_drop(next(iter(_pages)))
-
-
-def _page_drop(key: str) -> None:
-    """Forget one kept page (the caller holds the lock)."""
-    global _pages_bytes
-    _pages_bytes -= len(_pages.pop(key)[2])
-
-
-def kept_pages_forget() -> None:
-    global _pages_bytes
-    with _pages_lock:
-        _pages.clear()
-        _pages_bytes = 0

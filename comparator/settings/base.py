@@ -180,11 +180,6 @@ API_CSV_EXPORT_SECONDS = int(os.environ.get("API_CSV_EXPORT_SECONDS", "600"))
 # Where the daily open-dataset dumps are written and served from (exports.dataset): a volume the worker writes and
 # the web processes read.
 DATASET_DIR = Path(os.environ.get("DATASET_DIR", str(BASE_DIR / "var" / "dataset")))
-# The offers list keeps its last rendered JSON pages in each process under the data version (providers.versions
-# .kept_page): a repeated request is answered from there until the data, a source or the clock (a source turning
-# stale) changes what it shows. At most this many pages per process (about 100 KB each) and 32 MiB in all
-# (providers.versions.KEPT_PAGES_BYTES); 0 switches it off.
-API_KEPT_PAGES = int(os.environ.get("API_KEPT_PAGES", "200"))
 # /healthz (comparator.health) reports the database, broker and cache; /metrics asks for this bearer token when it
 # is set, and answers only loopback clients when it is not.
 HEALTH_CHECK_REDIS = env_bool("HEALTH_CHECK_REDIS", True)

@@ -56,7 +56,6 @@ def quick_switches():
 @pytest.mark.slow
 def test_concurrent_requests_with_different_filters_get_their_serial_answers(transactional_db, world, settings,
                                                                              quick_switches):
-    settings.API_KEPT_PAGES = 0
     # Migration 0009's one DataVersion row, which an earlier transactional test's flush removed: without it nothing
     # is kept under a version, as in production nothing is until the row exists.
     DataVersion.objects.get_or_create(id=1)

@@ -88,7 +88,7 @@ def test_filter_lookups_are_read_once_per_data_version(api, many):
     url = "/api/v1/offers/?provider=beta,extra-1&mig=yes&gpu=h100-sxm"
     first = queries(api, url)
     with CaptureQueriesContext(connection) as context:
-        # Another page size of the same query: its page is not kept yet (tests/api/test_kept_pages.py), its lookups are.
+        # Another page size of the same query: its lookups were kept under the data version.
         assert api.get(f"{url}&page_size=49").status_code == 200
     # the data version, count, page: the slugs and capability answers were kept under the version
     assert len(context.captured_queries) == 3 < first

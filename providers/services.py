@@ -29,7 +29,7 @@ import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
 from django.db.models import Max
-from django.utils import timezone, translation
+from django.utils import timezone
 
 from scrapers import registry
 from scrapers.availability import IN_STOCK, STATES, ScrapedAvailability
@@ -56,8 +56,16 @@ from scrapers.normalize import (
 )
 
 from . import pricing
+from .bulk import BATCH_SIZE, bulk_set  # noqa: F401
 from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers
+from .kubernetes_profiles import (  # noqa: F401
+    _kubernetes_profiles_store,
+    _offer_profiles_set,
+    _profile_key,
+    offer_kubernetes_refresh,
+    offer_profiles_for,
+)
 from .models import (
     Availability,
     AvailabilityChange,
@@ -82,6 +90,7 @@ from .selectors import exchange_rates_latest
 
 logger = logging.getLogger(__name__)
 
+
 # The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and
 # more than one offer) is refused as partial, per kind of source: a catalog is a whole file regenerated from the
 # provider's API, in which a tenth of the configurations vanishing at once is a broken copy far more often than news;
@@ -89,6 +98,7 @@ logger = logging.getLogger(__name__)
 # far more often than a sale ending; a curated table is our own file. A real shrink past the guard is accepted by an
 # operator with `manage.py scrape <source> --allow-shrink`.
 MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
+
 
 OFFER_FIELDS = (
     "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
@@ -98,14 +108,13 @@ OFFER_FIELDS = (
     "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
     "gpu_memory_usable_gb",
 )
+
+
 HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
 
 
 class ShrinkRefusedError(ScrapeError):
     """The response would deactivate too many offers; it is treated as a broken response."""
-
-
-# --- curated data --------------------------------------------------------------------------------------------
 
 
 def gpu_catalog_sync() -> int:
@@ -227,23 +236,37 @@ def source_register(info: SourceInfo) -> DataSource:
     return source
 
 
-# --- ingestion -----------------------------------------------------------------------------------------------
-
 # How many refusal reasons a run keeps for reviewers (the counts are always complete).
 MAX_REJECTIONS_KEPT = 50
+
+
 # Row limits of the Offer columns: a value past them would make PostgreSQL refuse the whole batch, so such a row is
 # refused alone instead (max_digits minus decimal_places, as powers of ten).
 OFFER_LIMITS = {
     "gpu_count": Decimal(10) ** 3, "gpu_memory_gb": Decimal(10) ** 7, "vcpus": Decimal(10) ** 5,
     "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
 }
+
+
 AVAILABILITIES = {choice.value for choice in Availability}
+
+
 FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
+
+
 # Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
 _ACTIVE = OFFER_FIELDS.index("is_active")
+
+
 _AS_OF = OFFER_FIELDS.index("price_as_of")
+
+
 _AVAILABILITY = OFFER_FIELDS.index("availability")
+
+
 _GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
+
+
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
 
 
@@ -557,7 +580,7 @@ def offers_sync(
         del stored, seen
 
         # Writes, in batches, from the spilled rows.
-        profiles = _offer_profiles_for(source, machines, now=now)
+        profiles = offer_profiles_for(source, machines, now=now)
         for batch in changed.batches():
             updated = [Offer(pk=pk, last_seen=now, last_run=run, kubernetes_profile_id=profiles[machine],
                              **dict(zip(OFFER_FIELDS, values, strict=True)))
@@ -594,19 +617,10 @@ def offers_sync(
     return counts
 
 
-def _offer_profiles_for(source: DataSource, machines: set[tuple], *, now: datetime) -> dict[tuple, int]:
-    """(instance type, GPU model id, GPU count) -> the id of that machine's KubernetesProfile under the source's
-    provider, creating the profiles of machines new to it. Profiles already stored are taken as they are: every
-    service that changes one of their layers recomputes them (offer_kubernetes_refresh), so an ingest derives
-    answers only for machines it has not seen before."""
-    by_key = {machine: _profile_key(source.provider_id, *machine) for machine in machines}
-    ids, _ = _kubernetes_profiles_store({key: (source.provider_id, *machine) for machine, key in by_key.items()},
-                                        {source.provider_id}, now=now, missing_only=True)
-    return {machine: ids[key] for machine, key in by_key.items()}
-
-
 # How a stored offer was named by the response being read (offers_sync's `seen`).
 LISTED, NAMED = 1, 2
+
+
 _NO_COUNT = -(2**63)  # available_count None in _StoredOffers' array
 
 
@@ -757,10 +771,13 @@ def _inactive(values: tuple) -> tuple:
     return (*values[:_ACTIVE], False, *values[_ACTIVE + 1:])
 
 
-BATCH_SIZE = 2000
 UPDATED_FIELDS = (*OFFER_FIELDS, "last_seen", "last_run_id", "kubernetes_profile_id")
+
+
 CREATED_COLUMNS = ("source_id", "instance_type", "region", *OFFER_FIELDS, "first_seen", "last_seen", "last_run_id",
                    "kubernetes_profile_id")
+
+
 HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "currency",
                    "availability", "available_count")
 
@@ -1061,9 +1078,6 @@ def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservatio
     )
 
 
-# --- Kubernetes facts from provider APIs ---------------------------------------------------------------------
-
-
 def capability_facts_sync(*, source: DataSource, result: ScrapeResult, fetched_at: datetime,
                           counts: SyncCounts, dataset: bool = False) -> None:
     """Store what a provider API said about Kubernetes; call inside the run's transaction.
@@ -1176,9 +1190,6 @@ def _kubernetes_fact_problem(name: object, value: object) -> str | None:
     return None
 
 
-# --- the weekly source-link check ----------------------------------------------------------------------------
-
-
 def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
                        transport: httpx.BaseTransport | None = None, now: datetime | None = None) -> dict[str, int]:
     """Ask every distinct capability source URL whether it still answers (scrapers.links.links_probe: HEAD, then
@@ -1205,9 +1216,6 @@ def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
     broken = sum(1 for outcome in outcomes.values() if not outcome.ok)
     logger.info("source links: %s checked, %s broken", len(urls), broken)
     return {"checked": len(urls), "broken": broken}
-
-
-# --- the bundled snapshot ------------------------------------------------------------------------------------
 
 
 def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
@@ -1252,9 +1260,6 @@ def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
     return runs, skipped
 
 
-# --- exchange rates ------------------------------------------------------------------------------------------
-
-
 def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport | None = None) -> int:
     """Store the ECB's euro reference rates (units of each currency per 1 EUR) and return how many were stored.
 
@@ -1292,8 +1297,6 @@ def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport
     )
     return len(rows)
 
-
-# --- availability: live stock, its changes and its in-stock share --------------------------------------------
 
 AVAILABILITY_WINDOWS = {"in_stock_share_7d": 7, "in_stock_share_30d": 30}
 
@@ -1404,7 +1407,7 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
     changed = [pk for pk, value in stated.items() if latest.get(pk) != value]
     _changes_insert(changed, [stated[pk] for pk in changed], now=now, recorded=recorded)
     checked_ids = sorted(stated)
-    _bulk_set(
+    bulk_set(
         Offer, checked_ids,
         availability=[stated[pk][0] for pk in checked_ids],
         available_count=[stated[pk][1] for pk in checked_ids],
@@ -1412,7 +1415,7 @@ def availability_apply(*, source: DataSource, states: list[ScrapedAvailability],
         availability_recorded=[recorded] * len(checked_ids),
     )
     if changed:
-        _bulk_set(Offer, changed, availability_since=[now] * len(changed))
+        bulk_set(Offer, changed, availability_since=[now] * len(changed))
     if not recorded:
         # A replayed recording is not a check: replaying it again must change nothing, and it says nothing about
         # the last 7 or 30 days.
@@ -1460,30 +1463,6 @@ def _latest_changes(source: DataSource) -> dict[int, tuple[str, int | None]]:
     return {pk: (state, count) for pk, state, count in rows}
 
 
-def _bulk_set(model, ids: list[int], **columns: list) -> None:
-    """Set per-row values of a few columns for many rows: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (see
-    _offers_update for why not bulk_update's CASE WHEN), elsewhere bulk_update."""
-    if not ids:
-        return
-    fields = [model._meta.get_field(name) for name in columns]
-    if connection.vendor != "postgresql":
-        objects = [model(pk=pk) for pk in ids]
-        for name, values in columns.items():
-            for obj, value in zip(objects, values, strict=True):
-                setattr(obj, name, value)
-        model.objects.bulk_update(objects, list(columns), batch_size=BATCH_SIZE)
-        return
-    quote = connection.ops.quote_name
-    names = [quote(field.column) for field in fields]
-    sql = (
-        f"UPDATE {quote(model._meta.db_table)} AS o SET {', '.join(f'{name} = v.{name}' for name in names)} "
-        f"FROM unnest(%s::bigint[], {', '.join(f'%s::{field.db_type(connection)}[]' for field in fields)}) "
-        f"AS v(id, {', '.join(names)}) WHERE o.id = v.id"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [ids, *columns.values()])
-
-
 def _availability_days_add(ids: list[int], in_stock: list[bool], day) -> None:
     """One more check for each offer on `day` (one more in stock where it was): a single upsert that adds."""
     table = connection.ops.quote_name(AvailabilityDay._meta.db_table)
@@ -1529,9 +1508,6 @@ def _in_stock_shares_refresh(*, source: DataSource, checked_at: datetime) -> Non
     Offer.objects.filter(source=source, availability_checked_at=checked_at).update(**shares)
 
 
-# --- instance-type facts and the per-offer Kubernetes answers --------------------------------------------------
-
-
 def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime | None = None) -> int:
     """Replace every instance-type fact of one provider and one origin ("curated", "provider_api", "catalog") with
     `facts` (providers.curated.InstanceFactRecord), then recompute that provider's offer answers.
@@ -1565,158 +1541,3 @@ def instance_types_sync(*, files=None, now: datetime | None = None) -> int:
     with transaction.atomic():
         return sum(instance_facts_sync(provider_slug=file.provider, origin=file.origin, facts=file.facts, now=now)
                    for file in files)
-
-
-def _profile_key(provider_id: int, instance_type: str, gpu_id: int | None, gpu_count: Decimal) -> str:
-    return f"{provider_id}|{gpu_id or ''}|{gpu_count.normalize()}|{instance_type}"
-
-
-def offer_kubernetes_refresh(*, provider_ids=None, source_ids=None, now: datetime | None = None) -> int:
-    """Recompute the stored Kubernetes answers (KubernetesProfile) of the offers of `provider_ids` or `source_ids`
-    (all offers when both are None) from the three layers: provider cells, instance facts (plus a provider API's
-    `kubernetes_gpu_node_sizes` fact), GPU models. Called by every service that changes a layer, inside the
-    caller's transaction; offers_sync gives the offers it writes their machine's profile in the same write
-    (_offer_profiles_for) and calls this only for offers of its source stored without one.
-
-    Offers sharing (provider, instance type, GPU model, GPU count) share one profile. A profile whose answers did
-    not change is not written; an offer is written only when its profile changes; profiles no offer uses any more
-    are deleted. The number of queries does not grow with the number of offers. Returns the profiles written."""
-    now = now or timezone.now()
-    offers = Offer.objects.all()
-    if source_ids is not None:
-        offers = offers.filter(source_id__in=list(source_ids))
-    elif provider_ids is not None:
-        offers = offers.filter(provider_id__in=list(provider_ids))
-    offers = offers.order_by()
-    # The offers are read twice, streamed (a source may have a million): once for their distinct profiles, once to
-    # move those whose profile changed; only the profiles are held.
-    by_key: dict[str, tuple] = {}
-    for provider_id, instance_type, gpu_id, gpu_count in offers.values_list(
-            "provider_id", "instance_type", "gpu_id", "gpu_count").distinct().iterator(chunk_size=BATCH_SIZE):
-        by_key.setdefault(_profile_key(provider_id, instance_type, gpu_id, gpu_count),
-                          (provider_id, instance_type, gpu_id, gpu_count))
-    wanted_providers = {row[0] for row in by_key.values()}
-    if provider_ids is not None:
-        wanted_providers |= set(provider_ids)
-    if source_ids is not None:
-        wanted_providers |= set(DataSource.objects.filter(pk__in=list(source_ids)).values_list("provider_id",
-                                                                                              flat=True))
-    if not by_key:
-        KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
-        return 0
-    profile_ids, written = _kubernetes_profiles_store(by_key, wanted_providers, now=now)
-    del by_key
-    # One statement per batch, however many profiles the moved offers go to (kubernetes_profile is in no index, so
-    # PostgreSQL rewrites the rows in place, like the per-run last_seen update).
-    moves: list[tuple[int, int]] = []
-    for offer_id, provider_id, instance_type, gpu_id, gpu_count, current in offers.values_list(
-            "id", "provider_id", "instance_type", "gpu_id", "gpu_count", "kubernetes_profile_id").iterator(
-            chunk_size=BATCH_SIZE):
-        profile_id = profile_ids[_profile_key(provider_id, instance_type, gpu_id, gpu_count)]
-        if profile_id != current:
-            moves.append((offer_id, profile_id))
-            if len(moves) == BATCH_SIZE:
-                _offer_profiles_set(moves)
-                moves = []
-    _offer_profiles_set(moves)
-    KubernetesProfile.objects.filter(provider_id__in=wanted_providers, offers__isnull=True).delete()
-    return written
-
-
-def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[int], *, now: datetime,
-                               missing_only: bool = False) -> tuple[dict[str, int], int]:
-    """Derive and store the KubernetesProfile of each machine in `by_key` (profile key -> (provider id, instance
-    type, GPU model id, GPU count)) from the three layers, writing only profiles that are new or whose answers
-    changed; with `missing_only`, profiles already stored are taken as they are (the services that change a layer
-    recompute them). Returns profile key -> profile id for every key, and how many profiles were written."""
-    from . import kubernetes as k8s
-    from .models import InstanceTypeFact
-
-    ids: dict[str, int] = {}
-    if missing_only:
-        ids = dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
-        by_key = {key: machine for key, machine in by_key.items() if key not in ids}
-        if not by_key:
-            return ids, 0
-        existing = {}
-    else:
-        existing = {profile.key: profile for profile in KubernetesProfile.objects.filter(key__in=list(by_key))}
-    names, names_zh = {}, {}
-    for provider_id, name, name_zh in Provider.objects.filter(pk__in=wanted_providers).values_list(
-            "id", "name", "name_zh"):
-        names[provider_id], names_zh[provider_id] = name, name_zh or name
-    # Each cell twice: with its English detail, and with its Chinese one for the Chinese reasons (the MIG answer
-    # quotes how MIG is set up on the provider's managed Kubernetes).
-    cells: dict[int, dict[str, k8s.Cell]] = {}
-    cells_zh: dict[int, dict[str, k8s.Cell]] = {}
-    for provider_id, key, value, url, confidence, detail, detail_zh in Capability.objects.filter(
-            provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence",
-                                                          "detail", "detail_zh"):
-        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail)
-        cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail)
-    facts: dict[int, list[k8s.Fact]] = {}
-    for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
-            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin",
-            "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
-        provider_id = fact.pop("provider_id")
-        facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
-    for provider_id, value, url in KubernetesFact.objects.filter(
-            provider_id__in=wanted_providers, name="kubernetes_gpu_node_sizes").values_list(
-            "provider_id", "value", "source_url"):
-        for size in value if isinstance(value, list) else []:
-            facts.setdefault(provider_id, []).append(k8s.Fact(
-                pattern=str(size), key="managed_node", value="yes", origin="provider_api", source_url=url,
-                confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size."))
-    gpus = {gpu_id: k8s.Gpu(name, vendor, tuple(profiles or ()), mig_url, url) for gpu_id, name, vendor, profiles,
-            mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
-                                                          "source_url")}
-
-    to_create, to_update = [], []
-    for key, (provider_id, instance_type, gpu_id, gpu_count) in by_key.items():
-        machine = {"instance_type": instance_type, "gpu_count": gpu_count, "cells": cells.get(provider_id, {}),
-                   "facts": k8s.facts_for(instance_type, facts.get(provider_id, [])), "gpu": gpus.get(gpu_id)}
-        answers = k8s.derive(provider_name=names.get(provider_id, "The provider"), **machine)
-        # The same rules in Chinese, kept beside the English reason (pages and emails in Chinese show it).
-        with translation.override("zh-hans"), k8s.translated(translation.gettext):
-            chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"),
-                                 **{**machine, "cells": cells_zh.get(provider_id, {})})
-        values = {question: answer.state for question, answer in answers.items()}
-        values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
-        values["efa_interfaces"] = answers["rdma"].efa_interfaces
-        values["fabric_class"] = answers["rdma"].fabric_class or k8s.UNKNOWN
-        values["answers"] = {question: {**answer.as_dict(), "reason_zh": chinese[question].reason}
-                             for question, answer in answers.items()}
-        values["inferred"] = sorted(question for question, answer in answers.items() if answer.inferred)
-        profile = existing.get(key)
-        if profile is None:
-            to_create.append(KubernetesProfile(key=key, provider_id=provider_id, instance_type=instance_type,
-                                               gpu_id=gpu_id, gpu_count=gpu_count, computed_at=now, **values))
-        elif any(getattr(profile, name) != value for name, value in values.items()):
-            for name, value in values.items():
-                setattr(profile, name, value)
-            profile.computed_at = now
-            to_update.append(profile)
-    # Two runs of one provider's sources may meet a new machine at once: the second waits for the first's profile
-    # and keeps it (the same derivation), read back with the others below.
-    KubernetesProfile.objects.bulk_create(to_create, batch_size=BATCH_SIZE, ignore_conflicts=True)
-    KubernetesProfile.objects.bulk_update(
-        to_update, [*k8s.QUESTIONS, "fabric", "fabric_class", "efa_interfaces", "answers", "inferred", "computed_at"],
-        batch_size=BATCH_SIZE)
-    ids |= dict(KubernetesProfile.objects.filter(key__in=list(by_key)).values_list("key", "id"))
-    return ids, len(to_create) + len(to_update)
-
-
-def _offer_profiles_set(moves: list[tuple[int, int]]) -> None:
-    """Point each offer id at its profile id: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (as _offers_update
-    writes, not bulk_update's CASE per row), elsewhere bulk_update."""
-    if not moves:
-        return
-    if connection.vendor != "postgresql":
-        Offer.objects.bulk_update([Offer(pk=pk, kubernetes_profile_id=profile) for pk, profile in moves],
-                                  ["kubernetes_profile"])
-        return
-    table = connection.ops.quote_name(Offer._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"UPDATE {table} AS o SET kubernetes_profile_id = v.profile FROM unnest(%s::bigint[], "
-                       f"%s::bigint[]) AS v(id, profile) WHERE o.id = v.id",
-                       [[pk for pk, _ in moves], [profile for _, profile in moves]])

@@ -15,7 +15,6 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
-from decimal import Decimal
 from pathlib import Path
 
 import httpx
@@ -46,6 +45,7 @@ from .availability_sync import (  # noqa: F401
     availability_apply,
 )
 from .bulk import BATCH_SIZE, bulk_set  # noqa: F401
+from .exchange_rates import exchange_rates_sync  # noqa: F401
 from .facts_sync import (  # noqa: F401
     _capability_problem,
     _kubernetes_fact_problem,
@@ -357,44 +357,6 @@ def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
         if slug in replayed:
             availability_poll(slug=slug, offline=True)
     return runs, skipped
-
-
-def exchange_rates_sync(*, offline: bool = False, transport: httpx.BaseTransport | None = None) -> int:
-    """Store the ECB's euro reference rates (units of each currency per 1 EUR) and return how many were stored.
-
-    - upserts on (currency, date), so running it twice, or on a day the ECB published nothing new, changes nothing;
-    - `offline=True` replays the bundled real ECB file (scrapers/recorded/ecb/), as the embedded default does;
-    - a broken response (HTTP error, not XML, no dated Cube, a rate that is not a positive number, no USD) raises
-      the ScrapeError before anything is written, so the rates already stored stay in use; it is logged and re-raised
-      so a task can retry transient failures;
-    - offers are not touched here: their USD prices are computed by offers_sync with the latest rates at the next
-      scrape of each source.
-    """
-    # Imported here because this function is appended after the module's import block (owned by the pipeline).
-    from scrapers import ecb
-
-    from .models import ExchangeRate
-
-    try:
-        days = ecb.make_client(offline=offline, transport=transport).fetch()
-    except ScrapeError as exc:
-        logger.warning("ECB exchange rates not updated, keeping the stored ones: %s", exc)
-        raise
-    rows = [
-        ExchangeRate(currency=currency, date=day.day, per_eur=rate.quantize(Decimal("0.000001")),
-                     source_url=day.source_url)
-        for day in days
-        for currency, rate in sorted(day.per_eur.items())
-    ]
-    with transaction.atomic():
-        ExchangeRate.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["currency", "date"], update_fields=["per_eur", "source_url"]
-        )
-    logger.info(
-        "ECB exchange rates: %s rates for %s stored%s",
-        len(rows), ", ".join(str(day.day) for day in days), " (recorded copy)" if offline else "",
-    )
-    return len(rows)
 
 
 def availability_poll(*, slug: str, offline: bool = False,

@@ -32,7 +32,6 @@ from scrapers.base import (
     SourceInfo,
     TransientScrapeError,
 )
-from scrapers.links import links_probe
 
 from . import pricing
 from .availability_sync import (  # noqa: F401
@@ -102,11 +101,10 @@ from .kubernetes_profiles import (  # noqa: F401
     offer_kubernetes_refresh,
     offer_profiles_for,
 )
+from .link_check import source_links_check  # noqa: F401
 from .models import (
     AvailabilityPoll,
-    Capability,
     DataSource,
-    LinkCheck,
     Offer,
     Provider,
     RunStatus,
@@ -287,34 +285,6 @@ def _fail(run: ScrapeRun, status: str, error: str) -> None:
     # Only these columns: the counts of a sync that was rolled back must not be saved with the failed run.
     run.status, run.error, run.finished_at = status, error, timezone.now()
     run.save(update_fields=["status", "error", "finished_at"])
-
-
-def source_links_check(*, concurrency: int = 8, timeout: float = 15.0,
-                       transport: httpx.BaseTransport | None = None, now: datetime | None = None) -> dict[str, int]:
-    """Ask every distinct capability source URL whether it still answers (scrapers.links.links_probe: HEAD, then
-    GET when HEAD is refused) and record the answer in LinkCheck, with `failing_since` set on the first failure of a
-    streak. Returns {"checked": n, "broken": m}.
-    """
-    now = now or timezone.now()
-    urls = sorted(set(Capability.objects.exclude(source_url="").values_list("source_url", flat=True)))
-    outcomes = links_probe(urls, concurrency=concurrency, timeout=timeout, transport=transport)
-    previous = {check.url: check for check in LinkCheck.objects.filter(url__in=urls)}
-    rows = []
-    for url, outcome in outcomes.items():
-        before = previous.get(url)
-        failing_since = None
-        if not outcome.ok:
-            failing_since = before.failing_since if before and not before.ok and before.failing_since else now
-            logger.warning("source link %s is broken: %s", url, outcome.error or outcome.status_code)
-        rows.append(LinkCheck(url=url, ok=outcome.ok, status_code=outcome.status_code, error=outcome.error[:300],
-                              checked_at=now, failing_since=failing_since))
-    LinkCheck.objects.bulk_create(
-        rows, update_conflicts=True, unique_fields=["url"],
-        update_fields=["ok", "status_code", "error", "checked_at", "failing_since"],
-    )
-    broken = sum(1 for outcome in outcomes.values() if not outcome.ok)
-    logger.info("source links: %s checked, %s broken", len(urls), broken)
-    return {"checked": len(urls), "broken": broken}
 
 
 def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:

@@ -13,13 +13,7 @@ from django.utils import timezone
 from scrapers.availability import IN_STOCK, STATES, ScrapedAvailability
 
 from .bulk import BATCH_SIZE, bulk_set
-from .models import (
-    Availability,
-    AvailabilityChange,
-    AvailabilityDay,
-    DataSource,
-    Offer,
-)
+from .models import Availability, AvailabilityChange, AvailabilityDay, DataSource, Offer
 
 AVAILABILITY_WINDOWS = {"in_stock_share_7d": 7, "in_stock_share_30d": 30}
 

@@ -10,7 +10,7 @@ BATCH_SIZE = 2000
 
 def bulk_set(model, ids: list[int], **columns: list) -> None:
     """Set per-row values of a few columns for many rows: on PostgreSQL one `UPDATE ... FROM unnest(arrays)` (see
-    _offers_update for why not bulk_update's CASE WHEN), elsewhere bulk_update."""
+    ingest._offers_update for why not bulk_update's CASE WHEN), elsewhere bulk_update."""
     if not ids:
         return
     fields = [model._meta.get_field(name) for name in columns]

@@ -19,13 +19,8 @@ from decimal import Decimal
 from django.db import transaction
 from django.utils import timezone
 
-from scrapers.base import (
-    ScrapedCapability,
-    ScrapeResult,
-)
-from scrapers.normalize import (
-    gpu_catalog,
-)
+from scrapers.base import ScrapedCapability, ScrapeResult
+from scrapers.normalize import gpu_catalog
 
 from .capabilities import QUESTIONS
 from .curated import ProviderRecord, load_providers

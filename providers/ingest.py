@@ -22,11 +22,7 @@ from decimal import Decimal
 from django.db import connection
 from django.utils import timezone
 
-from scrapers.base import (
-    ScrapedOffer,
-    ScrapeError,
-    ScrapeResult,
-)
+from scrapers.base import ScrapedOffer, ScrapeError, ScrapeResult
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
@@ -41,15 +37,7 @@ from scrapers.normalize import (
 from . import pricing
 from .bulk import BATCH_SIZE
 from .kubernetes_profiles import offer_kubernetes_refresh, offer_profiles_for
-from .models import (
-    Availability,
-    DataSource,
-    GpuModel,
-    KubernetesProfile,
-    Offer,
-    PriceObservation,
-    ScrapeRun,
-)
+from .models import Availability, DataSource, GpuModel, KubernetesProfile, Offer, PriceObservation, ScrapeRun
 from .selectors import exchange_rates_latest
 
 # The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and

@@ -15,15 +15,7 @@ from django.db import connection
 from django.utils import timezone, translation
 
 from .bulk import BATCH_SIZE
-from .models import (
-    Capability,
-    DataSource,
-    GpuModel,
-    KubernetesFact,
-    KubernetesProfile,
-    Offer,
-    Provider,
-)
+from .models import Capability, DataSource, GpuModel, KubernetesFact, KubernetesProfile, Offer, Provider
 
 
 def offer_profiles_for(source: DataSource, machines: set[tuple], *, now: datetime) -> dict[tuple, int]:

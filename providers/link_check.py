@@ -10,10 +10,7 @@ from django.utils import timezone
 
 from scrapers.links import links_probe
 
-from .models import (
-    Capability,
-    LinkCheck,
-)
+from .models import Capability, LinkCheck
 
 logger = logging.getLogger(__name__)
 

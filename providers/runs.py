@@ -1,9 +1,10 @@
-"""Writes. Every change to providers, capabilities, the GPU catalog and offers goes through these functions.
+"""Runs of a source: a price run (`source_scrape`) and a stock poll (`availability_poll`), each recorded
+(ScrapeRun, AvailabilityPoll) whatever happens.
 
 `source_scrape` is the one ingestion path: the Celery task, `manage.py scrape` and the bundled snapshot all call it,
-and it hands whatever the client returned to `offers_sync` (idempotent upsert on the natural key, history only on
-change, never deletes, refuses a partial response: see MAX_DEACTIVATED_SHARE). Every run of a source, whichever path
-starts it, holds that source's lock (`source_lock`) for its whole length.
+and it hands whatever the client returned to providers.ingest.offers_sync (idempotent upsert on the natural key,
+history only on change, never deletes, refuses a partial response: see MAX_DEACTIVATED_SHARE). Every run of a
+source, whichever path starts it, holds that source's lock (`source_lock`) for its whole length.
 """
 
 from __future__ import annotations
@@ -20,96 +21,17 @@ from pathlib import Path
 import httpx
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
-from django.db.models import Max
 from django.utils import timezone
 
 from scrapers import registry
 from scrapers.availability import STATES, ScrapedAvailability
-from scrapers.base import (
-    NotConfiguredError,
-    ScrapedOffer,
-    ScrapeError,
-    SourceInfo,
-    TransientScrapeError,
-)
+from scrapers.base import NotConfiguredError, ScrapedOffer, ScrapeError, SourceInfo, TransientScrapeError
 
 from . import pricing
-from .availability_sync import (  # noqa: F401
-    AVAILABILITY_WINDOWS,
-    AvailabilityCounts,
-    _availability_days_add,
-    _changes_insert,
-    _in_stock_shares_refresh,
-    _latest_changes,
-    availability_apply,
-)
-from .bulk import BATCH_SIZE, bulk_set  # noqa: F401
-from .exchange_rates import exchange_rates_sync  # noqa: F401
-from .facts_sync import (  # noqa: F401
-    _capability_problem,
-    _kubernetes_fact_problem,
-    _record_change,
-    capability_facts_sync,
-    gpu_catalog_sync,
-    instance_facts_sync,
-    instance_types_sync,
-    providers_sync,
-)
-from .ingest import (  # noqa: F401
-    _ACTIVE,
-    _AS_OF,
-    _AVAILABILITY,
-    _GPU,
-    _GPU_COUNT,
-    _HISTORY,
-    _NO_COUNT,
-    AVAILABILITIES,
-    CREATED_COLUMNS,
-    FORM_FACTORS,
-    HISTORY_COLUMNS,
-    HISTORY_FIELDS,
-    LISTED,
-    MAX_DEACTIVATED_SHARE,
-    MAX_REJECTIONS_KEPT,
-    NAMED,
-    OFFER_FIELDS,
-    OFFER_LIMITS,
-    UPDATED_FIELDS,
-    OfferNormaliser,
-    ShrinkRefusedError,
-    SyncCounts,
-    _api_regions,
-    _default_as_of,
-    _elsewhere_than_listed,
-    _history_of_created,
-    _inactive,
-    _observation,
-    _offer_problem,
-    _offers_create,
-    _offers_update,
-    _q,
-    _same_sku_elsewhere,
-    _Spill,
-    _StoredOffers,
-    _with_availability,
-    offers_sync,
-)
-from .kubernetes_profiles import (  # noqa: F401
-    _kubernetes_profiles_store,
-    _offer_profiles_set,
-    _profile_key,
-    offer_kubernetes_refresh,
-    offer_profiles_for,
-)
-from .link_check import source_links_check  # noqa: F401
-from .models import (
-    AvailabilityPoll,
-    DataSource,
-    Offer,
-    Provider,
-    RunStatus,
-    ScrapeRun,
-)
+from .availability_sync import availability_apply
+from .facts_sync import capability_facts_sync
+from .ingest import offers_sync
+from .models import AvailabilityPoll, DataSource, Offer, Provider, RunStatus, ScrapeRun
 
 logger = logging.getLogger(__name__)
 
@@ -285,48 +207,6 @@ def _fail(run: ScrapeRun, status: str, error: str) -> None:
     # Only these columns: the counts of a sync that was rolled back must not be saved with the failed run.
     run.status, run.error, run.finished_at = status, error, timezone.now()
     run.save(update_fields=["status", "error", "finished_at"])
-
-
-def snapshot_load() -> tuple[list[ScrapeRun], list[str]]:
-    """Load everything the embedded default shows, through the same services a live run uses: the GPU catalog,
-    the curated providers, the bundled ECB rates (first, so EUR and CNY prices get their USD value), then the
-    recorded payload of every source in `registry.snapshot_sources()` replayed offline (every recorded edition,
-    oldest first, of a source published in dated editions), then the dated stock recordings of those sources
-    (`registry.SNAPSHOT_AVAILABILITY`), shown as recorded on their date.
-
-    Returns the runs and the reasons of the sources not replayed. A source that has stored a live answer is never
-    replayed (source_scrape refuses it), so running this on every start of a live site changes no offer: the
-    replay only fills a database that no live run has written to (the curated files and the bundled rates are
-    upserts that change nothing the second time; the rates are dated, and the bundled day is older than live ones).
-    """
-    gpu_catalog_sync()
-    providers_sync()
-    instance_types_sync()
-    exchange_rates_sync(offline=True)
-    sources = registry.snapshot_sources()
-    runs, skipped = [], []
-    for slug in sources:
-        try:
-            editions = registry.editions(slug)
-            if not editions:
-                runs.append(source_scrape(slug=slug, offline=True))
-                continue
-            # Dated editions in order, each dated by itself, so the history is the source's own. Editions older
-            # than the newest one loaded are not replayed again (that would rewind the offers and append history).
-            loaded = Offer.objects.filter(source__slug=slug).aggregate(newest=Max("price_as_of"))["newest"]
-            for edition in editions:
-                if loaded is None or edition >= loaded.date().isoformat():
-                    # Each edition is the whole page as published that day, dated by itself: SKUs it no longer
-                    # lists really left the page then, so the shrink guard (for broken answers) does not apply.
-                    runs.append(source_scrape(slug=slug, offline=True, edition=edition, allow_shrink=True))
-        except RunSkippedError as exc:
-            logger.info("snapshot: %s", exc)
-            skipped.append(str(exc))
-    replayed = {run.source.slug for run in runs}
-    for slug in registry.SNAPSHOT_AVAILABILITY:
-        if slug in replayed:
-            availability_poll(slug=slug, offline=True)
-    return runs, skipped
 
 
 def availability_poll(*, slug: str, offline: bool = False,

@@ -75,16 +75,16 @@ def _forget_remembered_lookups():
 
 @pytest.fixture(scope="module")
 def snapshot(django_db_setup, django_db_blocker):
-    """The bundled snapshot loaded once for a test module (services.snapshot_load, as `make run` loads it), flushed
+    """The bundled snapshot loaded once for a test module (snapshot_load, as `make run` loads it), flushed
     after: committed outside the tests' own rolled-back transactions, so never left to the next module. A module
     marks its tests django_db (which also makes pytest-django create the database first)."""
     from django.core.management import call_command
 
-    from providers import services
+    from providers.snapshot import snapshot_load
 
     with django_db_blocker.unblock():
         try:
-            runs, skipped = services.snapshot_load()
+            runs, skipped = snapshot_load()
             assert all(run.status == "succeeded" for run in runs) and not skipped
             yield
         finally:

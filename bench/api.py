@@ -129,13 +129,13 @@ def populate(total: int) -> int:
     """The real snapshot, then copies of its active offers under extra regions up to `total` offers."""
     from django.core.management import call_command
 
-    from providers import services
+    from providers.snapshot import snapshot_load
 
     call_command("migrate", verbosity=0)
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("providers").setLevel(logging.WARNING)
     logging.getLogger("scrapers").setLevel(logging.ERROR)
-    services.snapshot_load()
+    snapshot_load()
     return grow(total)
 
 

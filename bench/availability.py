@@ -12,7 +12,7 @@ curated providers and GPU catalog and synthetic offers (one API source per provi
 2. times a filtered API page of 50 offers that carries the 7-day share (a stored column) against the same page
    without the availability columns (the selector's query), and against computing the share per request from the
    counters; and the same filter with `in_stock_7d_min=50` against it without;
-3. runs one poll of 10,000 offers' states through services.availability_apply and counts its SQL statements
+3. runs one poll of 10,000 offers' states through availability_sync.availability_apply and counts its SQL statements
    (against a poll of 100 states): a bulk write is a constant number of statements.
 
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python bench/availability.py [--offers 100000]
@@ -50,11 +50,11 @@ REPEAT = 21
 def populate(count: int, now: datetime) -> None:
     import random
 
-    from providers import services
+    from providers import facts_sync
     from providers.models import DataSource, GpuModel, Offer, Provider
 
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     providers = list(Provider.objects.all())
     gpus = list(GpuModel.objects.all())
     sources = {p.id: DataSource.objects.create(slug=f"bench-{p.slug}", name=f"{p.name} (bench)", kind="api",
@@ -132,14 +132,14 @@ def simulate(now: datetime, flip: float) -> tuple[int, int]:
 def shares_refresh(now: datetime) -> float:
     from django.db import transaction
 
-    from providers import services
+    from providers import availability_sync
     from providers.models import DataSource, Offer
 
     Offer.objects.update(availability_checked_at=now)
     started = time.perf_counter()
     with transaction.atomic():
         for source in DataSource.objects.all():
-            services._in_stock_shares_refresh(source=source, checked_at=now)
+            availability_sync._in_stock_shares_refresh(source=source, checked_at=now)
     return time.perf_counter() - started
 
 
@@ -187,7 +187,7 @@ def main() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from providers import offer_reads, services
+    from providers import availability_sync, offer_reads
     from providers.filters import offer_filterset
     from providers.models import AvailabilityDay, DataSource, Offer
     from scrapers.availability import ScrapedAvailability
@@ -273,12 +273,12 @@ def main() -> None:
             moment = timezone.now()
             with transaction.atomic(), CaptureQueriesContext(connection) as captured:
                 started = time.perf_counter()
-                counts = services.availability_apply(source=source, states=states, now=moment)
+                counts = availability_sync.availability_apply(source=source, states=states, now=moment)
                 elapsed = time.perf_counter() - started
             writes = [q["sql"].split()[0].upper() for q in captured.captured_queries
                       if q["sql"].split()[0].upper() in {"INSERT", "UPDATE", "DELETE", "COPY"}]
             statements[size] = (len(captured.captured_queries), len(writes), elapsed, counts)
-        report(f"\nOne poll through services.availability_apply ({source.slug}):")
+        report(f"\nOne poll through availability_sync.availability_apply ({source.slug}):")
         for size, (total, writes, elapsed, counts) in statements.items():
             report(f"  {size:>6,} states: {total} SQL statements ({writes} writes), {elapsed * 1000:.0f} ms, "
                    f"{counts.changed:,} changes")

@@ -58,7 +58,7 @@ def seed(offers: int, subscribers: int, filters: int, rng: random.Random) -> lis
     from digest.models import Subscription
     from digest.savedfilters import saved_filter_parse
     from digest.weeks import digest_week
-    from providers import services
+    from providers import facts_sync
     from providers.models import (
         CapabilityChange,
         DataSource,
@@ -72,8 +72,8 @@ def seed(offers: int, subscribers: int, filters: int, rng: random.Random) -> lis
 
     week = digest_week(SEND_AT)
     before, mid = week.start - timedelta(days=10), week.start + timedelta(days=3)
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     providers = list(Provider.objects.order_by("slug"))
     sources = [DataSource.objects.create(slug=f"bench-{p.slug}", name=f"bench {p.slug}", kind="api", provider=p,
                                          url="https://example.org/bench") for p in providers]

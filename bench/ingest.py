@@ -1,4 +1,4 @@
-"""Ingestion benchmark: how fast `providers.services.offers_sync` stores a large response, against a raw bulk insert
+"""Ingestion benchmark: how fast `providers.ingest.offers_sync` stores a large response, against a raw bulk insert
 of the same rows into the same PostgreSQL database, measured in the same run.
 
 It creates a scratch database (`bench_ingest_<pid>` on BENCH_POSTGRES_URL, default the local trust server), migrates
@@ -95,8 +95,8 @@ def timed_sync(source, offers, label: str):
     from django.db import transaction
     from django.utils import timezone
 
+    from providers.ingest import offers_sync
     from providers.models import ScrapeRun
-    from providers.services import offers_sync
     from scrapers.base import ScrapeResult
 
     now = timezone.now()
@@ -120,15 +120,15 @@ def raw_insert(source, count: int) -> tuple[float, float]:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from providers import services
+    from providers import ingest
     from providers.models import GpuModel
     from scrapers.normalize import default_gpu_resolver
 
     now = timezone.now()
     gpu_ids = dict(GpuModel.objects.values_list("slug", "id"))
-    counts = services.SyncCounts()
-    columns = ["source_id", "instance_type", "region", *services.OFFER_FIELDS, "first_seen", "last_seen"]
-    normaliser = services.OfferNormaliser(source=source, resolver=default_gpu_resolver(), gpu_ids=gpu_ids, rates={})
+    counts = ingest.SyncCounts()
+    columns = ["source_id", "instance_type", "region", *ingest.OFFER_FIELDS, "first_seen", "last_seen"]
+    normaliser = ingest.OfferNormaliser(source=source, resolver=default_gpu_resolver(), gpu_ids=gpu_ids, rates={})
     column_sql = ", ".join(columns)
     figures = []
     for method in ("insert", "copy"):
@@ -194,12 +194,12 @@ def run_benchmark(name: str, count: int, changed_share: float, as_list: bool = F
     from django.core.management import call_command
     from django.db import transaction
 
-    from providers import services
+    from providers import facts_sync
     from providers.models import DataSource, Offer, PriceObservation
     from tests.factories import DataSourceFactory
 
     call_command("migrate", verbosity=0)
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     source = DataSourceFactory(slug="bench-api", provider__slug="bench-provider")
     raw_source = DataSourceFactory(slug="bench-raw", provider=source.provider)
 

@@ -58,11 +58,11 @@ def populate(count: int) -> None:
     """Curated providers and GPU catalog, one API source per provider, and `count` offers spread over them."""
     from django.utils import timezone
 
-    from providers import services
+    from providers import facts_sync
     from providers.models import DataSource, GpuModel, Offer, Provider
 
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     providers = list(Provider.objects.all())
     gpus = list(GpuModel.objects.all())
     now = timezone.now()
@@ -100,7 +100,7 @@ def populate(count: int) -> None:
 
     day = now.date()
     for provider in providers:
-        services.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
+        facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
             InstanceFactRecord("bench-*", "managed_node", "yes", source_url="https://example.org/bench",
                                verified_on=day, confidence="documented"),
             InstanceFactRecord("bench-*-8x", "fabric", "infiniband", source_url="https://example.org/bench",

@@ -23,10 +23,11 @@ from .models import (
 
 class RefreshesKubernetesAnswers:
     """An admin edit of a layer the per-offer Kubernetes answers derive from (a provider cell, an instance fact, a
-    GPU model) recomputes the stored answers it feeds (services.offer_kubernetes_refresh), like a curated sync."""
+    GPU model) recomputes the stored answers it feeds (kubernetes_profiles.offer_kubernetes_refresh), like a curated
+    sync."""
 
     def _refresh(self, obj) -> None:
-        from .services import offer_kubernetes_refresh
+        from .kubernetes_profiles import offer_kubernetes_refresh
 
         provider_id = getattr(obj, "provider_id", None) or (obj.pk if isinstance(obj, Provider) else None)
         offer_kubernetes_refresh(provider_ids=[provider_id] if provider_id else None)

@@ -6,8 +6,8 @@ belongs makes the form invalid, and the API turns that into a 400 naming the par
 accept repeated keys (`gpu=h100&gpu=a100`, what an HTML form sends) and comma-separated lists (`gpu=h100,a100`).
 
 Kubernetes filters ask the OFFER's stored answer (providers.kubernetes, stored per machine by
-services.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps offers whose machine gets MIG (the
-provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
+kubernetes_profiles.offer_kubernetes_refresh), never the provider's alone: `mig=yes` keeps offers whose machine gets
+MIG (the provider supports it on its managed Kubernetes, the GPU has MIG profiles, the type is a managed node with whole
 GPUs); `mig=not_on_this_machine` those where the provider offers it but this machine does not get it;
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
 managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
@@ -619,7 +619,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
 
     def filter_in_stock_7d(self, queryset, name, value):
         """Offers whose share of stock checks in the last 7 days that found them in stock is at least `value` percent
-        (the share services.availability_apply keeps on the offer); never checked means no match."""
+        (the share availability_sync.availability_apply keeps on the offer); never checked means no match."""
         return queryset.filter(in_stock_share_7d__gte=Decimal(str(value)) / 100)
 
     def filter_seen_within(self, queryset, name, value):

@@ -15,9 +15,9 @@ state, an English reason and the source URLs it used. The states are kept apart 
 - "not_on_this_machine": the provider offers it, but not on this machine (a type that cannot be a managed node, a
   GPU without MIG profiles, a fraction of a GPU, a type without the provider's fabric).
 
-services.offer_kubernetes_refresh stores the answers (recomputed whenever a provider cell, an instance fact or a GPU
-changes; an ingest derives them for machines new to it, services._offer_profiles_for), so filters read stored states
-and never run these rules per request.
+kubernetes_profiles.offer_kubernetes_refresh stores the answers (recomputed whenever a provider cell, an instance
+fact or a GPU changes; an ingest derives them for machines new to it, kubernetes_profiles.offer_profiles_for), so
+filters read stored states and never run these rules per request.
 """
 
 from __future__ import annotations

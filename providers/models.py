@@ -1,7 +1,8 @@
 """The domain: providers, their Kubernetes capabilities (each with provenance), the GPU catalog, rentable offers with
 their price and availability history, the data sources and every run that fed them.
 
-Nothing here computes or writes on its own: services.py writes, selectors.py reads.
+Nothing here computes or writes on its own: the writing services (runs.py, ingest.py, facts_sync.py,
+availability_sync.py, kubernetes_profiles.py, ...) write, selectors.py reads.
 """
 
 from django.db import models
@@ -168,7 +169,7 @@ class DataSource(models.Model):
     # they equal, and the original that shows it. Empty when the source states its own dates or none were matched.
     price_evidence = models.TextField(blank=True, help_text="What the undated prices were found equal to")
     price_evidence_url = models.URLField(max_length=500, blank=True)
-    # Denormalised from ScrapeRun by services.source_scrape so that flagging stale offers is a join, not a
+    # Denormalised from ScrapeRun by runs.source_scrape so that flagging stale offers is a join, not a
     # subquery per offer (selectors.offer_list annotates `is_stale` from it).
     last_success_at = models.DateTimeField(
         null=True, blank=True, help_text="Start of the latest successful run: when its offers were last confirmed"
@@ -255,7 +256,7 @@ class KubernetesFact(models.Model):
 
 
 class LinkCheck(models.Model):
-    """The latest answer of one curated source URL to the weekly link check (services.source_links_check).
+    """The latest answer of one curated source URL to the weekly link check (link_check.source_links_check).
 
     `ok` is false for a 4xx/5xx answer, a timeout or a connection error; `failing_since` keeps the first failed check
     of the current failure streak, so a page or an admin can tell a link that just flickered from one long dead.
@@ -284,7 +285,7 @@ class InstanceTypeFact(models.Model):
     `pattern` is an exact instance type or an fnmatch pattern (`Standard_NV*as_v4`); the most specific match wins
     (providers.kubernetes.Fact.precedence). Sourced like a capability cell: value, source URL, verified date,
     confidence and origin (curated data files, a provider API's node-type list, a public catalog such as Karpenter's
-    instance-type table). services.instance_facts_sync replaces one provider's facts of one origin at a time.
+    instance-type table). facts_sync.instance_facts_sync replaces one provider's facts of one origin at a time.
     """
 
     provider = models.ForeignKey(Provider, on_delete=models.CASCADE, related_name="instance_facts")
@@ -316,7 +317,7 @@ class InstanceTypeFact(models.Model):
 
 class KubernetesProfile(models.Model):
     """The stored Kubernetes answers shared by every offer of one (provider, instance type, GPU model, GPU count):
-    what providers.kubernetes.derive says for that machine, recomputed by services.offer_kubernetes_refresh.
+    what providers.kubernetes.derive says for that machine, recomputed by kubernetes_profiles.offer_kubernetes_refresh.
 
     One column per question holds its state, so a filter reads the matching profile ids from this small table
     and filters offers by `kubernetes_profile_id IN (...)`; `answers` holds every answer with its reason and sources
@@ -394,9 +395,9 @@ class Offer(models.Model):
     spot_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     availability = models.CharField(max_length=12, choices=Availability.choices, default=Availability.UNKNOWN)
     available_count = models.PositiveIntegerField(null=True, blank=True)
-    # Written by services.availability_apply only (never by a price run's row comparison): when the state was last
-    # checked, since when it has been what it is (the latest AvailabilityChange), whether that check was a replay of
-    # a recording, and the share of checks in stock over the last 7 and 30 days (0..1, from AvailabilityDay, summed
+    # Written by availability_sync.availability_apply only (never by a price run's row comparison): when the state was
+    # last checked, since when it has been what it is (the latest AvailabilityChange), whether that check was a replay
+    # of a recording, and the share of checks in stock over the last 7 and 30 days (0..1, from AvailabilityDay, summed
     # in the database at each check). All null while nothing ever stated the offer's stock. None is indexed, so the
     # per-poll update stays a HOT update like last_seen's.
     availability_checked_at = models.DateTimeField(null=True, blank=True)
@@ -434,8 +435,8 @@ class Offer(models.Model):
     is_active = models.BooleanField(default=True)
     last_run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+",
                                  help_text="The run that last created, changed or reactivated it")
-    # Its derived Kubernetes answers (services.offer_kubernetes_refresh). No index: filters combine it with the
-    # price-ordered indexes above, and keeping it out of them keeps the per-run last_seen update a HOT update.
+    # Its derived Kubernetes answers (kubernetes_profiles.offer_kubernetes_refresh). No index: filters combine it with
+    # the price-ordered indexes above, and keeping it out of them keeps the per-run last_seen update a HOT update.
     kubernetes_profile = models.ForeignKey("KubernetesProfile", on_delete=models.SET_NULL, null=True, blank=True,
                                            related_name="offers", db_index=False)
 
@@ -552,8 +553,8 @@ class AvailabilityChange(models.Model):
 class AvailabilityDay(models.Model):
     """How many checks of one offer's stock there were on one UTC day, and how many found it in stock (available or
     limited). Each check adds one to `checks` with a single upsert per poll for all offers it covered, so the
-    share of checks in stock over any run of days is a SUM in the database (services.availability_apply keeps the
-    7- and 30-day shares on the offer; selectors aggregate them per provider x GPU)."""
+    share of checks in stock over any run of days is a SUM in the database (availability_sync.availability_apply keeps
+    the 7- and 30-day shares on the offer; selectors aggregate them per provider x GPU)."""
 
     offer = models.ForeignKey(Offer, on_delete=models.CASCADE, related_name="availability_days")
     day = models.DateField()

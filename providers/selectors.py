@@ -439,7 +439,7 @@ def providers_without_prices(*, filters) -> list[Provider]:
     return list(providers_matching(filters=filters).exclude(offers__is_active=True).order_by("name"))
 
 
-# --- per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh) -------------
+# --- per-offer Kubernetes answers (providers.kubernetes, stored by kubernetes_profiles.offer_kubernetes_refresh) ---
 
 
 @dataclass(frozen=True)
@@ -456,7 +456,7 @@ class OfferAnswer:
     sources: list[str] = field(default_factory=list)
     fabric: str | None = None
     efa_interfaces: int | None = None
-    reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (services.offer_kubernetes_refresh)
+    reason_zh: str = ""  # the same rule's sentence in Simplified Chinese (kubernetes_profiles.offer_kubernetes_refresh)
     inferred: bool = False  # it rests on an inferred cell or fact (the pages' "~")
     fabric_class: str | None = None  # rdma only: gpudirect_rdma, gpudirect_tcp, plain, unknown
     interfaces: int | None = None  # rdma only: the fabric's interface count, where stated

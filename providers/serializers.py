@@ -199,7 +199,7 @@ def kubernetes_data(answers: dict | None) -> dict:
     """The `kubernetes` object of an offer from its stored answers (KubernetesProfile.answers), in question order;
     every question unknown when none are stored."""
     if answers and all(question in answers for question in k8s.QUESTIONS):
-        # Stored in the API's shape by services.offer_kubernetes_refresh: passed through in question order.
+        # Stored in the API's shape by kubernetes_profiles.offer_kubernetes_refresh: passed through in question order.
         return {question: answers[question] for question in k8s.QUESTIONS}
     data = {}
     for question, answer in kubernetes_answers_of(answers).items():

@@ -5,7 +5,7 @@
 - Only transient errors (timeouts, connection errors, 429, 5xx) are retried, a bounded number of times, after the
   delay the provider asked for (Retry-After) or an exponential backoff; a bad key or a broken response is recorded
   on the ScrapeRun and not retried, and a programming error is never retried.
-- Two runs of the same source never overlap: the run itself holds the source's lock (services.source_lock, a
+- Two runs of the same source never overlap: the run itself holds the source's lock (runs.source_lock, a
   PostgreSQL advisory lock, the same one `manage.py scrape` and the snapshot take); the second one skips, logs why
   and says so in its result. The database frees the lock of a worker that died with its connection, so a task
   redelivered after its worker died (acks_late + reject_on_worker_lost) goes ahead. The daily and weekly chores
@@ -85,9 +85,9 @@ def retry_delay(exc: TransientScrapeError, retries: int) -> float | None:
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def provider_scrape(self, slug: str, offline: bool = False) -> dict:
-    """Scrape one source (services.source_scrape, which takes the source's lock); returns what happened, for the
+    """Scrape one source (runs.source_scrape, which takes the source's lock); returns what happened, for the
     result backend."""
-    from providers.services import RunSkippedError, source_scrape
+    from providers.runs import RunSkippedError, source_scrape
 
     try:
         run = source_scrape(slug=slug, offline=offline)
@@ -131,11 +131,11 @@ AVAILABILITY_MAX_RETRY_DELAY_SECONDS = 10 * 60
 
 @shared_task(bind=True, max_retries=2, acks_late=True, reject_on_worker_lost=True)
 def availability_poll(self, slug: str) -> dict:
-    """Poll one source's stock (services.availability_poll) under the source's own lock, shared with its price run,
+    """Poll one source's stock (runs.availability_poll) under the source's own lock, shared with its price run,
     so the two never write the same offers at once (the later one skips). Transient failures are retried at most
     twice and only within the polling period; a failed poll has changed nothing."""
-    from providers.services import RunSkippedError
-    from providers.services import availability_poll as poll_service
+    from providers.runs import RunSkippedError
+    from providers.runs import availability_poll as poll_service
     from scrapers import registry
 
     if slug not in registry.availability_sources():
@@ -159,15 +159,15 @@ def availability_poll(self, slug: str) -> dict:
 
 @shared_task(bind=True, max_retries=MAX_RETRIES, acks_late=True, reject_on_worker_lost=True)
 def exchange_rates_refresh(self, offline: bool = False) -> dict:
-    """Fetch the ECB's reference rates (services.exchange_rates_sync); transient failures are retried."""
-    from providers import services
+    """Fetch the ECB's reference rates (exchange_rates.exchange_rates_sync); transient failures are retried."""
+    from providers import exchange_rates
 
     with task_lock("exchange-rates", token=self.request.id) as acquired:
         if not acquired:
             logger.warning("exchange rates: skipped, another refresh is still in progress")
             return {"skipped": "another refresh is still in progress"}
         try:
-            stored = services.exchange_rates_sync(offline=offline)
+            stored = exchange_rates.exchange_rates_sync(offline=offline)
         except TransientScrapeError as exc:
             delay = retry_delay(exc, self.request.retries)
             if delay is None:
@@ -178,11 +178,11 @@ def exchange_rates_refresh(self, offline: bool = False) -> dict:
 
 @shared_task(bind=True, acks_late=True, reject_on_worker_lost=True)
 def source_links_check(self) -> dict:
-    """Check that every curated capability source URL still answers (services.source_links_check)."""
-    from providers import services
+    """Check that every curated capability source URL still answers (link_check.source_links_check)."""
+    from providers import link_check
 
     with task_lock("source-links", token=self.request.id) as acquired:
         if not acquired:
             logger.warning("source links: skipped, another check is still in progress")
             return {"skipped": "another check is still in progress"}
-        return services.source_links_check()
+        return link_check.source_links_check()

@@ -2,7 +2,7 @@
 
 A client is a class with a `slug`, built around an injected `httpx.Client`, whose `fetch()` returns a
 `ScrapeResult` (offers, a list or a generator, plus what it noticed) or raises one of the errors below. The ingestion
-service (providers.services.offers_sync) is the only consumer.
+service (providers.ingest.offers_sync) is the only consumer.
 """
 
 from __future__ import annotations

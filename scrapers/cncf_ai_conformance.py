@@ -20,7 +20,7 @@ counted) and turn them into capability cells:
 This is a dataset at a commit, not a live API: every cell is dated with the commit's date (`AS_OF`), and the bundled
 snapshot replays the recorded copy (scrapers/recorded/cncf_ai_conformance/, verbatim files at `REVISION`), which
 says exactly what a live fetch of the same paths says (`capability_dataset = True`; see
-providers.services.capability_facts_sync for how such cells sit beside the curated ones). A file that is missing
+providers.facts_sync.capability_facts_sync for how such cells sit beside the curated ones). A file that is missing
 upstream is skipped with a note while another version of the product answers; a file that is not the checklist's
 shape raises SchemaScrapeError.
 """

@@ -4,7 +4,7 @@ Some providers (the Chinese clouds, CoreWeave) expose no price API we can use an
 JavaScript, so a parser of their HTML would break silently. Instead a reviewer reads the page and writes what it
 says into `scrapers/data/prices/<provider>.toml` with the page URL and the date it was read (format in
 scrapers/data/prices/README.md). Each file is one source of kind "curated" (`curated-<provider>`), fed
-through the same ingestion path as an API (`providers.services.source_scrape`), so CNY prices are converted with
+through the same ingestion path as an API (`providers.runs.source_scrape`), so CNY prices are converted with
 the latest ECB rate like any other.
 
 `fetch()` never makes a request: the TOML *is* the recorded payload of the page, which is why `recorded()` maps

@@ -7,7 +7,8 @@ Offers are priced in USD, EUR and CNY, so USD is required (without it nothing co
 taken as published. Any doubt about the response (not XML, no dated Cube, a rate that is not a positive number)
 raises a ScrapeError so the caller stores nothing and the rates already stored stay in use.
 
-Plain Python like every scraper: the service `providers.services.exchange_rates_sync` stores what `fetch()` returns.
+Plain Python like every scraper: the service `providers.exchange_rates.exchange_rates_sync` stores what `fetch()`
+returns.
 """
 
 from __future__ import annotations

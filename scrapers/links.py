@@ -1,5 +1,5 @@
 """The weekly source-link check's HTTP side: ask each URL whether it still answers. Plain Python like every client
-under scrapers/ (no ORM); providers.services.source_links_check records the outcomes in LinkCheck.
+under scrapers/ (no ORM); providers.link_check.source_links_check records the outcomes in LinkCheck.
 
 HEAD first (cheap); a HEAD answered with an error is asked again with GET, because many sites refuse HEAD but serve
 the page. 2xx/3xx (after redirects) is ok; 4xx/5xx, a timeout or a connection error is broken, with the code or the

@@ -13,8 +13,9 @@ from django.utils import timezone
 
 from advisor.serializers import AdviceOutputSerializer
 from providers.curated import InstanceFactRecord
+from providers.facts_sync import instance_facts_sync
+from providers.kubernetes_profiles import offer_kubernetes_refresh
 from providers.models import Capability, GpuModel, Offer
-from providers.services import instance_facts_sync, offer_kubernetes_refresh
 from tests.factories import DataSourceFactory, ProviderFactory
 
 pytestmark = pytest.mark.django_db

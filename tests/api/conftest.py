@@ -71,7 +71,7 @@ def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=No
 
 
 def succeeded(source, hours_ago=1):
-    """A successful run, recorded as services.source_scrape records one (run row and the source's last success)."""
+    """A successful run, recorded as runs.source_scrape records one (run row and the source's last success)."""
     started = timezone.now() - timedelta(hours=hours_ago)
     source.last_success_at = started
     source.save(update_fields=["last_success_at"])
@@ -139,7 +139,7 @@ def world(db) -> World:
 def instance_facts(provider, facts: dict[str, dict[str, str]]):
     """{pattern: {key: value}} stored as documented curated instance facts; recomputes the provider's answers."""
     from providers.curated import InstanceFactRecord
-    from providers.services import instance_facts_sync
+    from providers.facts_sync import instance_facts_sync
 
     records = [InstanceFactRecord(pattern=pattern, key=key, value=value, source_url=f"https://example.org/{pattern}",
                                   verified_on=date(2026, 1, 3), confidence="documented")

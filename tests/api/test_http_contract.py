@@ -13,8 +13,8 @@ import pytest
 from django.db import connection
 from django.urls import URLPattern, URLResolver, get_resolver
 
-from providers import services
 from providers.models import GpuModel, KubernetesProfile, Offer, Provider
+from providers.snapshot import snapshot_load
 from tests.served import served_like_make_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +49,7 @@ def example_paths() -> list[str]:
 @pytest.mark.slow
 @pytest.mark.services
 def test_head_then_get_on_one_kept_alive_connection_works_on_every_route(transactional_db):
-    services.snapshot_load()
+    snapshot_load()
     paths = example_paths()
     database = connection.settings_dict
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "comparator.settings.local",

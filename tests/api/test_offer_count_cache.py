@@ -7,8 +7,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from providers import versions
+from providers.kubernetes_profiles import offer_kubernetes_refresh
 from providers.models import Capability, DataVersion, Offer
-from providers.services import offer_kubernetes_refresh
 from tests.api.conftest import offer, succeeded
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,7 @@ from django.http import QueryDict
 
 from providers import offer_reads
 from providers.filters import offer_filterset
-from providers.services import offer_kubernetes_refresh
+from providers.kubernetes_profiles import offer_kubernetes_refresh
 from tests.api.conftest import capabilities, offer
 from tests.factories import DataSourceFactory, ProviderFactory
 

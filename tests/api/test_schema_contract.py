@@ -27,8 +27,8 @@ from openapi_core import Config, OpenAPI
 from openapi_core.contrib.django import DjangoOpenAPIResponse
 from openapi_core.testing import MockRequest
 
-from providers import services
 from providers.models import GpuModel, Offer, Provider
+from providers.snapshot import snapshot_load
 
 pytestmark = pytest.mark.django_db
 
@@ -38,7 +38,7 @@ SCHEMA_MEDIA_TYPE = "application/vnd.oai.openapi+json"
 @pytest.fixture
 def snapshot(db, settings):
     settings.API_ANON_RATE = settings.API_ADVISE_RATE = "off"
-    services.snapshot_load()
+    snapshot_load()
     return Offer.objects.filter(is_active=True).order_by("id")
 
 

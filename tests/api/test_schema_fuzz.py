@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from providers import services
+from providers.snapshot import snapshot_load
 
 logger = logging.getLogger(__name__)
 
@@ -30,7 +30,7 @@ def test_schema_fuzz_finds_no_server_error_and_no_schema_violation(transactional
     # The fuzz sends hundreds of requests a minute from one address: a 429 is documented, but it would make a valid
     # request look refused to positive_data_acceptance.
     settings.API_ANON_RATE = settings.API_ADVISE_RATE = "off"
-    services.snapshot_load()
+    snapshot_load()
     schemathesis = Path(sys.executable).with_name("schemathesis")
     command = [
         str(schemathesis), "--config-file", str(Path(__file__).with_name("schemathesis.toml")),

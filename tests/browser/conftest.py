@@ -89,10 +89,11 @@ def screenshot(page, name: str) -> None:
 
 @pytest.fixture
 def full_snapshot(transactional_db):
-    """The bundled snapshot (services.snapshot_load, as `make run` loads it) for one browser test. The live server
-    makes every browser test transactional (flushed after it), so the snapshot is loaded per test, not per module
-    like the root conftest's `snapshot`; the pages under test then show every real offer, not a few fixture rows."""
-    from providers import services
+    """The bundled snapshot (providers.snapshot.snapshot_load, as `make run` loads it) for one browser test. The live
+    server makes every browser test transactional (flushed after it), so the snapshot is loaded per test, not per
+    module like the root conftest's `snapshot`; the pages under test then show every real offer, not a few fixture
+    rows."""
+    from providers.snapshot import snapshot_load
 
-    runs, skipped = services.snapshot_load()
+    runs, skipped = snapshot_load()
     assert all(run.status == "succeeded" for run in runs) and not skipped

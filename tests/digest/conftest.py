@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from digest.models import Subscription
 from digest.weeks import digest_week
-from providers import services as provider_services
+from providers import facts_sync
 from providers.models import GpuModel, Offer, PriceObservation, RunStatus, ScrapeRun
 from tests.factories import DataSourceFactory
 
@@ -49,7 +49,7 @@ def _tasks_in_process(request):
 
 @pytest.fixture
 def catalog(db):
-    provider_services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
 
 
 class World:

@@ -154,7 +154,7 @@ def test_the_confirmation_email_in_both_languages():
 def test_digest_rows_carry_the_offers_own_kubernetes_answers(world):
     """The same per-offer answers as the site: a Lambda on-demand instance is no managed-Kubernetes node."""
     from providers.curated import InstanceFactRecord
-    from providers.services import instance_facts_sync
+    from providers.facts_sync import instance_facts_sync
     from tests.api.conftest import capabilities
 
     capabilities(world.provider, offering="managed", mig="yes")

@@ -13,7 +13,7 @@ import uuid
 import pytest
 
 from comparator.celery import BEAT_SCHEDULE
-from providers import services
+from providers import facts_sync
 from providers.models import AvailabilityChange, AvailabilityDay, AvailabilityPoll, Offer, RunStatus, ScrapeRun
 from providers.tasks import provider_scrape
 from scrapers import lambdalabs
@@ -70,8 +70,8 @@ def stock_server():
 
 @pytest.fixture
 def lambda_provider():
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
 
 
 def finished_polls() -> int:

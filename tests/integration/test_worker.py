@@ -23,7 +23,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from providers import services
+from providers import facts_sync
 from providers.models import Offer, PriceObservation, RunStatus, ScrapeRun
 from providers.tasks import provider_scrape
 from tests.integration.loopback_source import PATH, RECORDED, SLUG
@@ -85,8 +85,8 @@ def catalog_server():
 
 @pytest.fixture
 def lambda_provider():
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
 
 
 def database_url() -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from providers import services
+from providers import availability_sync, facts_sync, runs
 from providers.models import AvailabilityChange, AvailabilityDay, AvailabilityPoll, Offer, RunStatus
 from scrapers import registry
 from scrapers.availability import AvailabilityResult, ScrapedAvailability
@@ -43,19 +43,19 @@ class StockSource(ScriptedSource):
 
 @pytest.fixture
 def stock(monkeypatch):
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     monkeypatch.setitem(registry.SOURCES, SLUG, StockSource)
     StockSource.answers, StockSource.asked = [], []
-    services.source_scrape(slug=SLUG)
+    runs.source_scrape(slug=SLUG)
     return StockSource
 
 
 def poll_at(moment, monkeypatch, answer):
     StockSource.answers.append(answer)
-    monkeypatch.setattr(services.timezone, "now", lambda: moment)
+    monkeypatch.setattr(runs.timezone, "now", lambda: moment)
     try:
-        return services.availability_poll(slug=SLUG)
+        return runs.availability_poll(slug=SLUG)
     except TransientScrapeError:
         return AvailabilityPoll.objects.latest("started_at")
 
@@ -119,17 +119,17 @@ def test_a_failed_poll_changes_no_state(stock, monkeypatch, failure):
 
 
 def test_a_poll_before_any_price_run_fails_without_writing(monkeypatch):
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     monkeypatch.setitem(registry.SOURCES, SLUG, StockSource)
-    poll = services.availability_poll(slug=SLUG)
+    poll = runs.availability_poll(slug=SLUG)
     assert poll.status == RunStatus.FAILED and "price run comes first" in poll.error
 
 
 def test_a_price_run_without_stock_keeps_the_polled_state(stock, monkeypatch):
     poll_at(T0, monkeypatch, {"a": ("unavailable", None)})
-    monkeypatch.setattr(services.timezone, "now", lambda: T0 + timedelta(hours=1))
-    services.source_scrape(slug=SLUG)  # its rows say "unknown"
+    monkeypatch.setattr(runs.timezone, "now", lambda: T0 + timedelta(hours=1))
+    runs.source_scrape(slug=SLUG)  # its rows say "unknown"
     a = offer("a")
     assert (a.availability, a.availability_checked_at) == ("unavailable", T0)
 
@@ -138,8 +138,8 @@ def test_a_price_run_that_states_stock_is_a_check(stock, monkeypatch):
     poll_at(T0, monkeypatch, {"a": ("available", None)})
     StockSource.response = result(scraped("a", availability="unavailable"), scraped("b"), scraped("c"))
     try:
-        monkeypatch.setattr(services.timezone, "now", lambda: T0 + timedelta(hours=1))
-        services.source_scrape(slug=SLUG)
+        monkeypatch.setattr(runs.timezone, "now", lambda: T0 + timedelta(hours=1))
+        runs.source_scrape(slug=SLUG)
     finally:
         StockSource.response = result(scraped("a"), scraped("b"), scraped("c"))
     assert list(offer("a").availability_changes.values_list("availability", flat=True)) == [
@@ -157,18 +157,18 @@ def test_apply_is_a_constant_number_of_statements_whatever_the_number_of_offers(
               gpu_count=1, currency="USD", first_seen=now, last_seen=now) for i in range(2000)])
     states = [ScrapedAvailability(f"x{i}", "r", "available" if i % 3 else "unavailable") for i in range(2000)]
     with transaction.atomic(), CaptureQueriesContext(connection) as small:
-        services.availability_apply(source=source, states=states[:200], now=now)
+        availability_sync.availability_apply(source=source, states=states[:200], now=now)
     with transaction.atomic(), CaptureQueriesContext(connection) as large:
-        services.availability_apply(source=source, states=states, now=now + timedelta(minutes=15))
+        availability_sync.availability_apply(source=source, states=states, now=now + timedelta(minutes=15))
     assert len(large.captured_queries) <= len(small.captured_queries) + 1  # + one more batch of change inserts
     assert AvailabilityChange.objects.filter(offer__instance_type__startswith="x").count() == 2000
 
 
 def test_snapshot_replays_recorded_stock_dated_on_its_recording(client):
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.source_scrape(slug="digitalocean", offline=True)
-    poll = services.availability_poll(slug="digitalocean", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    runs.source_scrape(slug="digitalocean", offline=True)
+    poll = runs.availability_poll(slug="digitalocean", offline=True)
     assert poll.status == RunStatus.SUCCEEDED and poll.offline and poll.checked
     recorded_on = datetime.fromisoformat(registry.SNAPSHOT_AVAILABILITY["digitalocean"]).replace(tzinfo=UTC)
     offers = Offer.objects.filter(source__slug="digitalocean", availability_checked_at__isnull=False)
@@ -187,7 +187,7 @@ def test_longest_stockout_and_the_provider_gpu_summary_are_read_from_the_databas
     # a: sold out from T0+1h to T0+4h (3 h), and again from T0+9h until now (1 h); b: always in stock.
     for hours, a_state in [(0, "available"), (1, "unavailable"), (4, "available"), (9, "unavailable")]:
         poll_at(T0 + timedelta(hours=hours), monkeypatch, {"a": (a_state, None), "b": ("available", None)})
-    monkeypatch.setattr(services.timezone, "now", lambda: now)
+    monkeypatch.setattr(runs.timezone, "now", lambda: now)
     assert selectors.offer_longest_stockout(offer=offer("a"), now=now) == timedelta(hours=3)
     assert selectors.offer_longest_stockout(offer=offer("b"), now=now) is None
     # A window that starts inside the first stretch clips it.
@@ -203,13 +203,13 @@ def test_poll_availability_command_and_the_sources_page_show_the_latest_poll(cli
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     with pytest.raises(CommandError, match="not polled"):
         call_command("poll_availability", "aws-ec2")
     with pytest.raises(CommandError, match="1 poll"):
         call_command("poll_availability", "digitalocean", "--offline")  # no offers yet: the price run comes first
-    services.source_scrape(slug="digitalocean", offline=True)
+    runs.source_scrape(slug="digitalocean", offline=True)
     call_command("poll_availability", "digitalocean", "--offline")
     assert "digitalocean: succeeded" in capsys.readouterr().out
     html = client.get("/sources/").content.decode()

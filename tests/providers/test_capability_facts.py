@@ -9,7 +9,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from providers import services
+from providers import facts_sync, ingest, runs
 from providers.curated import CapabilityRecord, ProviderRecord
 from providers.models import Capability, CapabilityChange, KubernetesFact, RunStatus, ScrapeRun
 from scrapers import registry
@@ -31,10 +31,10 @@ def source():
 
 
 def apply(source, *facts, kubernetes_facts=None, at=None):
-    counts = services.SyncCounts()
+    counts = ingest.SyncCounts()
     result = ScrapeResult(offers=[], capabilities=list(facts), kubernetes_facts=kubernetes_facts or {})
     with transaction.atomic():
-        services.capability_facts_sync(source=source, result=result, fetched_at=at or timezone.now(), counts=counts)
+        facts_sync.capability_facts_sync(source=source, result=result, fetched_at=at or timezone.now(), counts=counts)
     return counts
 
 
@@ -76,7 +76,7 @@ def test_curated_reload_keeps_the_provider_api_value(source):
             key="control_plane_fee", value="free", source_url=CURATED_URL, verified_on=date(2026, 1, 5),
             confidence="documented")},
     )
-    services.providers_sync(records=[record])
+    facts_sync.providers_sync(records=[record])
     cell = Capability.objects.get(provider=source.provider, key="control_plane_fee")
     assert (cell.value, cell.origin) == ("paid", "provider_api")
 
@@ -136,7 +136,7 @@ def test_source_scrape_stores_facts_and_counts_them_on_the_run(source, monkeypat
         capabilities=[paid(), ScrapedCapability(key="mig", value="sometimes", source_url=API_URL)],
         kubernetes_facts={"kubernetes_versions": ["1.33"]},
     )
-    run = services.source_scrape(slug="example-api")
+    run = runs.source_scrape(slug="example-api")
     run.refresh_from_db()
     assert run.status == RunStatus.SUCCEEDED
     assert (run.created, run.capabilities_changed, run.capabilities_rejected, run.facts_stored) == (2, 1, 1, 1)
@@ -146,11 +146,11 @@ def test_source_scrape_stores_facts_and_counts_them_on_the_run(source, monkeypat
 def test_failed_run_stores_no_capability_change(source, monkeypatch):
     monkeypatch.setitem(registry.SOURCES, "example-api", FakeApiClient)
     FakeApiClient.response = ScrapeResult(offers=[scraped(f"i{n}") for n in range(4)])
-    services.source_scrape(slug="example-api")
+    runs.source_scrape(slug="example-api")
     # Three of four offers missing: refused as a shrunken response, and the facts it carried with it too.
     FakeApiClient.response = ScrapeResult(offers=[scraped("i0")], capabilities=[paid()],
                                           kubernetes_facts={"kubernetes_versions": ["1.33"]})
-    run = services.source_scrape(slug="example-api")
+    run = runs.source_scrape(slug="example-api")
     assert run.status == RunStatus.FAILED and "would deactivate 3 of 4" in run.error
     assert Capability.objects.get(provider=source.provider, key="control_plane_fee").value == "free"
     assert not CapabilityChange.objects.exists() and not KubernetesFact.objects.exists()

@@ -9,7 +9,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from providers import selectors, services
+from providers import exchange_rates, facts_sync, ingest, runs, selectors
 from providers.models import ExchangeRate, Offer, RunStatus, ScrapeRun
 from scrapers import ecb
 from scrapers.base import SchemaScrapeError, TransientScrapeError
@@ -33,7 +33,7 @@ def stored() -> list[tuple]:
 
 
 def test_offline_sync_stores_the_bundled_ecb_day():
-    assert services.exchange_rates_sync(offline=True) == 29
+    assert exchange_rates.exchange_rates_sync(offline=True) == 29
     assert ExchangeRate.objects.count() == 29
     usd = ExchangeRate.objects.get(currency="USD")
     assert (usd.date, usd.per_eur, usd.source_url) == (date(2026, 7, 6), Decimal("1.1415"), ecb.DAILY_URL)
@@ -41,23 +41,24 @@ def test_offline_sync_stores_the_bundled_ecb_day():
 
 
 def test_running_twice_changes_nothing():
-    services.exchange_rates_sync(offline=True)
+    exchange_rates.exchange_rates_sync(offline=True)
     before = stored()
-    assert services.exchange_rates_sync(offline=True) == 29
+    assert exchange_rates.exchange_rates_sync(offline=True) == 29
     assert stored() == before
 
 
 def test_new_day_is_added_and_becomes_the_latest():
-    services.exchange_rates_sync(offline=True)
-    services.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.16"), ("CNY", "8.2"))))))
+    exchange_rates.exchange_rates_sync(offline=True)
+    exchange_rates.exchange_rates_sync(
+        transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.16"), ("CNY", "8.2"))))))
     assert ExchangeRate.objects.count() == 31  # the bundled 29 and the new day's 2
     assert selectors.exchange_rate_date() == date(2026, 11, 27)
     assert selectors.exchange_rates_latest() == {"USD": Decimal("1.16"), "CNY": Decimal("8.2")}
 
 
 def test_a_corrected_rate_for_the_same_day_replaces_the_old_value():
-    services.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.16"),)))))
-    services.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.1612"),)))))
+    exchange_rates.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.16"),)))))
+    exchange_rates.exchange_rates_sync(transport=serving(ecb_xml(day_cube("2026-11-27", (("USD", "1.1612"),)))))
     assert stored() == [("USD", date(2026, 11, 27), Decimal("1.161200"), ecb.DAILY_URL)]
 
 
@@ -69,24 +70,24 @@ def test_a_corrected_rate_for_the_same_day_replaces_the_old_value():
     ("busy", 503, TransientScrapeError),
 ])
 def test_broken_response_raises_and_keeps_the_stored_rates(body, status, error):
-    services.exchange_rates_sync(offline=True)
+    exchange_rates.exchange_rates_sync(offline=True)
     before = stored()
     with pytest.raises(error):
-        services.exchange_rates_sync(transport=serving(body, status))
+        exchange_rates.exchange_rates_sync(transport=serving(body, status))
     assert stored() == before
 
 
 def test_curated_cny_offer_gets_usd_price_once_rates_are_loaded():
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    run = services.source_scrape(slug="curated-baidu", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    run = runs.source_scrape(slug="curated-baidu", offline=True)
     assert run.status == RunStatus.SUCCEEDED and run.source.kind == "curated"
     offer = Offer.objects.get(source__slug="curated-baidu")
     assert (offer.price_hour, offer.currency, offer.price_hour_usd) == (Decimal("11.10"), "CNY", None)
     assert offer.gpu.slug == "v100" and (offer.country, offer.continent) == ("CN", "AS")
 
-    services.exchange_rates_sync(offline=True)
-    services.source_scrape(slug="curated-baidu", offline=True)
+    exchange_rates.exchange_rates_sync(offline=True)
+    runs.source_scrape(slug="curated-baidu", offline=True)
     offer.refresh_from_db()
     # 11.10 CNY / 7.7573 CNY per EUR * 1.1415 USD per EUR (ECB, 2026-07-06)
     assert offer.price_hour_usd == Decimal("1.63338")
@@ -95,12 +96,12 @@ def test_curated_cny_offer_gets_usd_price_once_rates_are_loaded():
 
 
 def test_eur_offer_gets_usd_price_after_sync():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     source = DataSourceFactory(slug="test-eur", provider__slug="hetzner")
-    services.exchange_rates_sync(offline=True)
+    exchange_rates.exchange_rates_sync(offline=True)
     now = timezone.now()
     run = ScrapeRun.objects.create(source=source, started_at=now)
     with transaction.atomic():
-        services.offers_sync(source=source, run=run, result=result(scraped(currency="EUR", price="10")), now=now)
+        ingest.offers_sync(source=source, run=run, result=result(scraped(currency="EUR", price="10")), now=now)
     # 10 EUR * 1.1415 USD per EUR (ECB, 2026-07-06)
     assert Offer.objects.get(source=source).price_hour_usd == Decimal("11.41500")

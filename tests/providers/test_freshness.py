@@ -8,7 +8,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
-from providers import selectors, services
+from providers import facts_sync, runs, selectors
 from providers.models import DataSource, Offer, RunStatus, ScrapeRun
 from scrapers import registry
 from scrapers.base import SourceInfo
@@ -52,13 +52,13 @@ def replay(monkeypatch):
 
 def test_success_sets_last_success_and_a_failure_keeps_it(replay):
     replay.response = result(scraped("a"), scraped("b"))
-    run = services.source_scrape(slug="replay-api")
+    run = runs.source_scrape(slug="replay-api")
     source = DataSource.objects.get(slug="replay-api")
     assert source.last_success_at == run.started_at
     from scrapers.base import SchemaScrapeError
 
     replay.response = SchemaScrapeError("column Price renamed")
-    failed = services.source_scrape(slug="replay-api")
+    failed = runs.source_scrape(slug="replay-api")
     assert failed.status == RunStatus.FAILED and failed.error == "SchemaScrapeError: column Price renamed"
     assert DataSource.objects.get(slug="replay-api").last_success_at == run.started_at
     assert Offer.objects.filter(source=source, is_active=True).count() == 2
@@ -66,9 +66,9 @@ def test_success_sets_last_success_and_a_failure_keeps_it(replay):
 
 def test_empty_response_is_refused_and_keeps_offers(replay):
     replay.response = result(scraped("a"))
-    services.source_scrape(slug="replay-api")
+    runs.source_scrape(slug="replay-api")
     replay.response = result()
-    run = services.source_scrape(slug="replay-api")
+    run = runs.source_scrape(slug="replay-api")
     assert run.status == RunStatus.FAILED and "empty" in run.error
     assert Offer.objects.filter(is_active=True).count() == 1
 
@@ -78,7 +78,7 @@ def test_bad_rows_are_refused_alone_with_their_reason(replay):
         scraped("ok"), scraped("ok"), scraped("", region="r"), scraped("huge", price="123456789"),
         scraped("odd", availability="plenty"), scraped("cur", currency="dollars"), scraped("x" * 121),
     )
-    run = services.source_scrape(slug="replay-api")
+    run = runs.source_scrape(slug="replay-api")
     assert run.status == RunStatus.SUCCEEDED and (run.created, run.skipped) == (1, 6)
     reasons = " | ".join(run.rejections)
     for expected in ("repeats", "instance_type is blank", "price_hour 123456789 is out of range",
@@ -87,12 +87,12 @@ def test_bad_rows_are_refused_alone_with_their_reason(replay):
 
 
 def test_a_failing_source_leaves_other_sources_unaffected(replay):
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
     replay.response = httpx.ConnectError("boom")  # an unexpected error class: an internal error
     with pytest.raises(httpx.ConnectError):
-        services.source_scrape(slug="replay-api")
-    run = services.source_scrape(slug="skypilot-lambda", offline=True)
+        runs.source_scrape(slug="replay-api")
+    run = runs.source_scrape(slug="skypilot-lambda", offline=True)
     assert run.status == RunStatus.SUCCEEDED and run.created > 0
     assert ScrapeRun.objects.get(source__slug="replay-api").status == RunStatus.FAILED
 
@@ -100,7 +100,7 @@ def test_a_failing_source_leaves_other_sources_unaffected(replay):
 def test_a_run_left_running_by_a_killed_worker_is_marked_interrupted(replay):
     stuck = ScrapeRun.objects.create(source=DataSource.objects.get(slug="replay-api"), started_at=timezone.now())
     replay.response = result(scraped("a"))
-    services.source_scrape(slug="replay-api")
+    runs.source_scrape(slug="replay-api")
     stuck.refresh_from_db()
     assert stuck.status == RunStatus.FAILED and "interrupted" in stuck.error
 
@@ -123,14 +123,14 @@ def test_a_replayed_recording_dates_its_prices_by_the_day_it_was_captured_a_live
 
     from scrapers.http import RecordedTransport
 
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.source_scrape(slug=slug, offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    runs.source_scrape(slug=slug, offline=True)
     captured = datetime.fromisoformat(registry.RECORDED_ON[slug]).replace(tzinfo=UTC)
     replayed = Offer.objects.filter(source__slug=slug)
     assert replayed and {offer.price_as_of for offer in replayed} == {captured}
     assert not selectors.offer_list().filter(source__slug=slug, price_as_of__gte=timezone.now() - timedelta(days=1))
     if key := registry.SOURCES[slug].info.api_key_env:
         monkeypatch.setenv(key, "a-token")
-    services.source_scrape(slug=slug, transport=RecordedTransport(registry.recorded_routes(slug)))
+    runs.source_scrape(slug=slug, transport=RecordedTransport(registry.recorded_routes(slug)))
     assert {offer.price_as_of for offer in Offer.objects.filter(source__slug=slug)} == {None}

@@ -8,7 +8,7 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
-from providers import services
+from providers import facts_sync, ingest
 from providers.models import Offer, ScrapeRun
 from tests.factories import DataSourceFactory, result, scraped
 
@@ -17,14 +17,14 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture(autouse=True)
 def catalog():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
 
 
 def sync(source, res, now=None):
     now = now or timezone.now()
     run = ScrapeRun.objects.create(source=source, started_at=now)
     with transaction.atomic():
-        return services.offers_sync(source=source, run=run, result=res, now=now)
+        return ingest.offers_sync(source=source, run=run, result=res, now=now)
 
 
 def test_a_gpu_count_that_contradicts_the_sizes_own_page_is_corrected_with_the_reason():

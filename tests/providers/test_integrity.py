@@ -12,8 +12,9 @@ from django.core.management import call_command
 from django.db import connection, transaction
 from django.utils import timezone
 
-from providers import services
+from providers import facts_sync, ingest, runs
 from providers.models import Offer, PriceObservation, RunStatus, ScrapeRun
+from providers.snapshot import snapshot_load
 from scrapers import skypilot, upstream
 from scrapers.base import TransientScrapeError
 from scrapers.http import build_client
@@ -57,12 +58,12 @@ def with_price(body: bytes, nth: int, price: str) -> bytes:
 
 @pytest.fixture
 def catalog():
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
 
 
 def live(body: bytes, **kwargs) -> ScrapeRun:
-    return services.source_scrape(slug=SLUG, transport=answering(body), **kwargs)
+    return runs.source_scrape(slug=SLUG, transport=answering(body), **kwargs)
 
 
 
@@ -71,18 +72,18 @@ def live(body: bytes, **kwargs) -> ScrapeRun:
 
 @pytest.mark.django_db
 def test_snapshot_on_restart_never_rewinds_a_source_that_stored_a_live_answer(catalog):
-    services.snapshot_load()
+    snapshot_load()
     changed = with_price(recorded_csv(), 1, "123.45")
     assert live(changed).status == RunStatus.SUCCEEDED
     offer = Offer.objects.get(source__slug=SLUG, price_hour="123.45")
     history, last_seen = PriceObservation.objects.count(), offer.last_seen
 
-    runs, skipped = services.snapshot_load()  # what the web container did on every start
+    replayed, skipped = snapshot_load()  # what the web container did on every start
 
     offer.refresh_from_db()
     assert str(offer.price_hour) == "123.45000" and offer.last_seen == last_seen
     assert PriceObservation.objects.count() == history
-    assert SLUG not in {run.source.slug for run in runs}
+    assert SLUG not in {run.source.slug for run in replayed}
     assert any(reason.startswith(f"{SLUG}:") and "live answer" in reason for reason in skipped)
 
 
@@ -91,17 +92,17 @@ def test_snapshot_on_restart_never_rewinds_a_source_that_stored_a_live_answer(ca
 
 @pytest.mark.django_db
 def test_a_row_refused_for_an_absurd_value_leaves_its_offer_untouched():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     source = DataSourceFactory(slug="test-api", provider__slug="lambda")
     rows = [scraped(f"i{n}") for n in range(10)]
     run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
     with transaction.atomic():
-        services.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
+        ingest.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
     before = Offer.objects.get(instance_type="i3")
     absurd = [*rows[:3], scraped("i3", price="99999999"), *rows[4:]]
     later = ScrapeRun.objects.create(source=source, started_at=timezone.now())
     with transaction.atomic():
-        counts = services.offers_sync(source=source, run=later, result=result(*absurd), now=later.started_at)
+        counts = ingest.offers_sync(source=source, run=later, result=result(*absurd), now=later.started_at)
     after = Offer.objects.get(instance_type="i3")
     assert counts.skipped == 1 and counts.deactivated == 0
     assert after.is_active and after.price_hour == before.price_hour and after.last_seen == before.last_seen
@@ -109,17 +110,17 @@ def test_a_row_refused_for_an_absurd_value_leaves_its_offer_untouched():
 
 @pytest.mark.django_db
 def test_an_instance_type_the_client_refuses_keeps_its_offers_in_every_region():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     source = DataSourceFactory(slug="test-api", provider__slug="lambda")
     rows = [scraped("a", region="r1"), scraped("a", region="r2"), *[scraped(f"i{n}") for n in range(8)]]
     run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
     with transaction.atomic():
-        services.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
+        ingest.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
     answer = result(*rows[2:])
     answer.rejected_instance_types.add("a")  # the client could not read type "a" this time
     later = ScrapeRun.objects.create(source=source, started_at=timezone.now())
     with transaction.atomic():
-        counts = services.offers_sync(source=source, run=later, result=answer, now=later.started_at)
+        counts = ingest.offers_sync(source=source, run=later, result=answer, now=later.started_at)
     assert counts.deactivated == 0
     assert Offer.objects.filter(instance_type="a", is_active=True).count() == 2
 
@@ -161,18 +162,18 @@ def test_a_catalog_listing_55_percent_of_its_rows_is_refused_as_partial(catalog)
 
 @pytest.mark.django_db
 def test_shrink_guard_is_per_kind_of_source():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     for kind, lost, refused in [("catalog", 2, True), ("catalog", 1, False), ("api", 2, False), ("api", 3, True)]:
         source = DataSourceFactory(slug=f"s-{kind}-{lost}", kind=kind, provider__slug="lambda")
         rows = [scraped(f"i{n}") for n in range(10)]
         run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
         with transaction.atomic():
-            services.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
+            ingest.offers_sync(source=source, run=run, result=result(*rows), now=run.started_at)
         second = ScrapeRun.objects.create(source=source, started_at=timezone.now())
         try:
             with transaction.atomic():
-                services.offers_sync(source=source, run=second, result=result(*rows[lost:]), now=second.started_at)
-        except services.ShrinkRefusedError:
+                ingest.offers_sync(source=source, run=second, result=result(*rows[lost:]), now=second.started_at)
+        except ingest.ShrinkRefusedError:
             assert refused, (kind, lost)
         else:
             assert not refused, (kind, lost)
@@ -195,7 +196,7 @@ def test_manage_py_scrape_skips_while_another_run_of_the_source_is_in_progress(c
 
     def run_first():
         try:
-            first["run"] = services.source_scrape(slug=SLUG, transport=httpx.MockTransport(slow))
+            first["run"] = runs.source_scrape(slug=SLUG, transport=httpx.MockTransport(slow))
         finally:
             connection.close()
 
@@ -205,7 +206,7 @@ def test_manage_py_scrape_skips_while_another_run_of_the_source_is_in_progress(c
         assert inside.wait(30)
         with pytest.raises(Exception):  # noqa: B017 - CommandError: the run is counted as not done
             call_command("scrape", SLUG, "--offline")
-        snapshot_runs, skipped = services.snapshot_load()
+        snapshot_runs, skipped = snapshot_load()
     finally:
         release.set()
         thread.join(30)
@@ -218,18 +219,18 @@ def test_manage_py_scrape_skips_while_another_run_of_the_source_is_in_progress(c
 
 @pytest.mark.django_db(transaction=True)
 def test_the_source_lock_is_free_again_after_a_run():
-    with services.source_lock("x") as first:
+    with runs.source_lock("x") as first:
         holder: dict = {}
 
         def other():
-            with services.source_lock("x") as got:
+            with runs.source_lock("x") as got:
                 holder["other"] = got
             connection.close()
 
         thread = threading.Thread(target=other)
         thread.start()
         thread.join(10)
-    with services.source_lock("x") as again:
+    with runs.source_lock("x") as again:
         assert (first, holder["other"], again) == (True, False, True)
 
 

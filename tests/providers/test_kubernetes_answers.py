@@ -1,6 +1,6 @@
-"""Per-offer Kubernetes answers (providers.kubernetes, stored by services.offer_kubernetes_refresh, read through
-selectors.offer_kubernetes_answers): every derivation rule and every state, on the real test database, and the
-triggers that recompute them (ingest, a provider cell, an instance fact, a provider API's node sizes)."""
+"""Per-offer Kubernetes answers (providers.kubernetes, stored by kubernetes_profiles.offer_kubernetes_refresh,
+read through selectors.offer_kubernetes_answers): every derivation rule and every state, on the real test database,
+and the triggers that recompute them (ingest, a provider cell, an instance fact, a provider API's node sizes)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ from decimal import Decimal
 import pytest
 from django.utils import timezone
 
-from providers import selectors, services
+from providers import facts_sync, kubernetes_profiles, selectors
 from providers.curated import CuratedDataError, InstanceFactRecord, parse_instance_types
+from providers.ingest import offers_sync
 from providers.models import Capability, KubernetesFact, KubernetesProfile, Offer
 from tests.api.conftest import capabilities, gpu, instance_facts, offer
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -119,7 +120,7 @@ def test_mig_on_a_fraction_of_a_gpu_is_offered_but_not_on_this_machine(gpus):
     share = machine("s", MANAGED, "h100.slice", gpus["h100"], count="1", facts={"h100.*": {"managed_node": "yes"}})
     assert share["mig"].state == "yes"
     provider = ProviderFactory(slug="s")
-    services.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
+    facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
         InstanceFactRecord("h100.*", "managed_node", "yes", source_url="https://example.org/n",
                            verified_on=date(2026, 1, 1), confidence="documented"),
         InstanceFactRecord("h100.slice", "gpu_share", "0.25", Decimal("0.25"), source_url="https://example.org/share",
@@ -154,7 +155,7 @@ def efa_machine(gpus, instance_type, **fabric):
     capabilities(provider, offering="managed", efa="yes")
     source = DataSourceFactory(slug=f"{provider.slug}-src", provider=provider)
     item = offer(instance_type, provider, source, gpus["h100"], count="8", price="98")
-    services.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[InstanceFactRecord(
+    facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[InstanceFactRecord(
         instance_type, "fabric", "efa", source_url="https://example.org/efa", verified_on=date(2026, 8, 1),
         confidence="third_party", **fabric)])
     return selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
@@ -243,7 +244,7 @@ def test_an_exact_type_beats_a_pattern_and_a_provider_api_fact_beats_a_curated_o
                                   value=["gpu-b"], source_url="https://api.example.org/options",
                                   fetched_at=timezone.now())
     other = offer("gpu-b", provider, source, gpus["h100"], count="8", price="9")
-    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    kubernetes_profiles.offer_kubernetes_refresh(provider_ids=[provider.pk])
     node = selectors.offer_kubernetes_answers(offer_ids=[other.id])[other.id]["managed_node"]
     assert node.state == "yes" and node.sources[0] == "https://api.example.org/options"
 
@@ -259,7 +260,7 @@ def test_answers_follow_a_changed_provider_cell_and_a_new_ingest(gpus):
                                                       source_url=f"https://example.org/{key}",
                                                       verified_on=date(2026, 1, 2), confidence="documented")
                                 for key, value in MANAGED.items()})
-    services.providers_sync(records=[record])
+    facts_sync.providers_sync(records=[record])
     item = Offer.objects.get(provider__slug="m")
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["spot_nodes"].state == "no"
 
@@ -276,7 +277,7 @@ def test_offers_sync_derives_the_answers_of_new_offers(gpus):
     run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
     result = ScrapeResult(offers=[ScrapedOffer(instance_type="h.8", region="r1", gpu_name="H100", gpu_count=Decimal(8),
                                                currency="USD", price_hour=Decimal("20"))])
-    services.offers_sync(source=source, run=run, result=result, now=timezone.now())
+    offers_sync(source=source, run=run, result=result, now=timezone.now())
     item = Offer.objects.get(source=source)
     assert item.kubernetes_profile is not None
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["mig"].state == "yes"
@@ -295,7 +296,7 @@ def test_an_ingest_takes_the_form_factor_of_the_instance_fact_when_the_source_an
     result = ScrapeResult(offers=[ScrapedOffer(instance_type=name, region="r1", gpu_name="Z9", gpu_count=Decimal(8),
                                                currency="USD", price_hour=Decimal("20"))
                                   for name in ("big.8", "odd.8", "plain.8")])
-    services.offers_sync(source=source, run=run, result=result, now=timezone.now())
+    offers_sync(source=source, run=run, result=result, now=timezone.now())
     forms = dict(Offer.objects.filter(source=source).values_list("instance_type", "form_factor"))
     assert forms == {"big.8": "sxm", "odd.8": "", "plain.8": ""}  # an offer stores sxm, pcie or nvl only
 
@@ -317,7 +318,7 @@ def test_an_ingest_writes_offers_with_their_profile_and_moves_a_changed_machine(
         run = ScrapeRun.objects.create(source=source, started_at=timezone.now())
         offers = [ScrapedOffer(instance_type=t, region=r, gpu_name="H100", gpu_count=Decimal(n), currency="USD",
                                price_hour=Decimal(price)) for t, r, n, price in rows]
-        return services.offers_sync(source=source, run=run, result=ScrapeResult(offers=offers), now=timezone.now())
+        return offers_sync(source=source, run=run, result=ScrapeResult(offers=offers), now=timezone.now())
 
     ingest(("h.8", "r1", 8, "20"), ("h.8", "r2", 8, "21"))
     first = KubernetesProfile.objects.get(provider=provider)
@@ -346,10 +347,10 @@ def test_offers_of_one_machine_share_one_profile_and_unused_profiles_go(gpus):
     provider = ProviderFactory(slug="m")
     source = Offer.objects.get(provider=provider).source
     offer("h.8", provider, source, gpus["h100"], count="8", price="9", region="r2")
-    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    kubernetes_profiles.offer_kubernetes_refresh(provider_ids=[provider.pk])
     assert Offer.objects.filter(provider=provider).values("kubernetes_profile").distinct().count() == 1
     Offer.objects.filter(provider=provider).delete()
-    services.offer_kubernetes_refresh(provider_ids=[provider.pk])
+    kubernetes_profiles.offer_kubernetes_refresh(provider_ids=[provider.pk])
     assert not KubernetesProfile.objects.filter(provider=provider).exists()
 
 
@@ -369,7 +370,7 @@ def offer_on_an_inferred_managed_node(gpus):
     provider = ProviderFactory(slug="inf")
     capabilities(provider, **MANAGED)
     item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
-    services.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
+    facts_sync.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
         "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
         confidence="inferred")])
     return item
@@ -454,7 +455,7 @@ def test_the_new_fabric_fields_gpu_link_and_gpu_memory_load_and_are_stored(gpus)
          "gpu_memory_gb": {"value": 141, **SOURCED}},
     ]}, origin="fab.toml", today=date(2026, 12, 4))
     ProviderFactory(slug="fab")
-    services.instance_types_sync(files=[parsed])
+    facts_sync.instance_types_sync(files=[parsed])
     stored = {(row.pattern, row.key): row for row in InstanceTypeFact.objects.filter(provider__slug="fab")}
     efa = stored["p.48", "fabric"]
     assert (efa.value, efa.interfaces, efa.bandwidth_gbps, efa.gpudirect_rdma, efa.number) == (

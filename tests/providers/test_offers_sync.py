@@ -10,7 +10,7 @@ from django.db import transaction
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from providers import services
+from providers import facts_sync, ingest, runs
 from providers.models import ExchangeRate, GpuModel, Offer, PriceObservation, RunStatus, ScrapeRun
 from scrapers.base import ScrapedOffer, ScrapeResult
 from tests.factories import DataSourceFactory, result, scraped
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def source():
-    services.gpu_catalog_sync()
+    facts_sync.gpu_catalog_sync()
     return DataSourceFactory(slug="test-api", provider__slug="lambda")
 
 
@@ -28,7 +28,7 @@ def sync(source, res, now=None):
     now = now or timezone.now()
     run = ScrapeRun.objects.create(source=source, started_at=now)
     with transaction.atomic():
-        return services.offers_sync(source=source, run=run, result=res, now=now)
+        return ingest.offers_sync(source=source, run=run, result=res, now=now)
 
 
 def test_first_sync_creates_offers_with_normalised_prices_and_history(source):
@@ -91,7 +91,7 @@ def test_offer_missing_from_response_is_deactivated_not_deleted_and_comes_back(s
 
 def test_response_that_would_deactivate_more_than_half_is_refused(source):
     sync(source, result(*[scraped(f"i{n}") for n in range(10)]))
-    with pytest.raises(services.ShrinkRefusedError, match="would deactivate 6 of 10"):
+    with pytest.raises(ingest.ShrinkRefusedError, match="would deactivate 6 of 10"):
         sync(source, result(*[scraped(f"i{n}") for n in range(4)]))
     assert Offer.objects.filter(is_active=True).count() == 10
 
@@ -131,15 +131,15 @@ def test_currency_without_rate_leaves_usd_unknown(source):
 
 
 def test_failed_scrape_keeps_offers_and_records_reason(source, monkeypatch):
-    services.providers_sync()
-    services.source_scrape(slug="skypilot-lambda", offline=True)
+    facts_sync.providers_sync()
+    runs.source_scrape(slug="skypilot-lambda", offline=True)
     active = Offer.objects.filter(source__slug="skypilot-lambda", is_active=True).count()
     assert active == 374
 
     import httpx
 
     broken = httpx.MockTransport(lambda request: httpx.Response(200, text="<html>we are down</html>"))
-    run = services.source_scrape(slug="skypilot-lambda", transport=broken)
+    run = runs.source_scrape(slug="skypilot-lambda", transport=broken)
     assert run.status == RunStatus.FAILED
     assert "no GPU rows" in run.error or "columns missing" in run.error
     assert Offer.objects.filter(source__slug="skypilot-lambda", is_active=True).count() == active
@@ -150,10 +150,10 @@ def test_transient_failure_is_recorded_then_raised_for_retry(source):
 
     from scrapers.base import TransientScrapeError
 
-    services.providers_sync()
+    facts_sync.providers_sync()
     down = httpx.MockTransport(lambda request: httpx.Response(503, text="busy"))
     with pytest.raises(TransientScrapeError):
-        services.source_scrape(slug="skypilot-lambda", transport=down)
+        runs.source_scrape(slug="skypilot-lambda", transport=down)
     run = ScrapeRun.objects.get(source__slug="skypilot-lambda")
     assert run.status == RunStatus.FAILED and "503" in run.error
 
@@ -236,8 +236,8 @@ def test_a_shrunk_stream_is_refused_before_anything_is_written(source):
 
     # Four old offers at a new price and two new ones: the response would deactivate 6 of 10.
     stream = (scraped(f"i{n}", price="9.99") if n < 4 else scraped(f"new-{n}") for n in range(6))
-    with CaptureQueriesContext(connection) as ctx, pytest.raises(services.ShrinkRefusedError,
-                                                                 match="lists 6 offers but would deactivate 6 of 10"):
+    with CaptureQueriesContext(connection) as ctx, pytest.raises(ingest.ShrinkRefusedError,
+                                                               match="lists 6 offers but would deactivate 6 of 10"):
         sync(source, ScrapeResult(offers=stream))
     writes = [q["sql"] for q in ctx.captured_queries
               if q["sql"].lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE", "COPY"))
@@ -249,6 +249,6 @@ def test_a_shrunk_stream_is_refused_before_anything_is_written(source):
 
 def test_an_empty_stream_is_refused(source):
     sync(source, result(scraped()))
-    with pytest.raises(services.ShrinkRefusedError, match="empty"):
+    with pytest.raises(ingest.ShrinkRefusedError, match="empty"):
         sync(source, ScrapeResult(offers=iter(())))
     assert Offer.objects.get().is_active

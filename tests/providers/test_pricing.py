@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from providers import pricing, services
+from providers import facts_sync, pricing, runs
 from providers.models import DataSource, Offer, PriceObservation
+from providers.snapshot import snapshot_load
 from scrapers import registry
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,9 +81,9 @@ def test_old_is_the_prices_own_age_past_the_threshold_and_undated_is_not_old():
 
 @pytest.mark.django_db
 def test_a_replayed_catalog_dates_matching_rows_with_the_evidence_on_the_source_and_history_on_that_day():
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    run = services.source_scrape(slug="skypilot-nebius", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    run = runs.source_scrape(slug="skypilot-nebius", offline=True)
     assert run.status == "succeeded", run.error
     offers = Offer.objects.filter(source__slug="skypilot-nebius")
     dated = offers.filter(price_dated_by=pricing.INFERRED)
@@ -99,9 +100,9 @@ def test_a_replayed_catalog_dates_matching_rows_with_the_evidence_on_the_source_
 
 @pytest.mark.django_db
 def test_the_api_and_the_offer_page_say_how_a_price_is_dated(client):
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.source_scrape(slug="skypilot-nebius", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    runs.source_scrape(slug="skypilot-nebius", offline=True)
     offer = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by=pricing.INFERRED).first()
     body = client.get(f"/api/v1/offers/{offer.pk}/").json()
     assert body["price_dated_by"] == "inferred" and body["price_is_old"] is True  # 2025-05-29 is long past
@@ -131,10 +132,10 @@ def test_retirements_are_per_size_and_nvv3_nvv4_are_not_part_of_the_2023_nv_reti
 
 @pytest.mark.django_db
 def test_retired_types_leave_the_live_list_keep_their_history_and_their_page_says_retired(client):
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.instance_types_sync()
-    run = services.source_scrape(slug="skypilot-azure", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    facts_sync.instance_types_sync()
+    run = runs.source_scrape(slug="skypilot-azure", offline=True)
     assert run.status == "succeeded", run.error
     azure = Offer.objects.filter(source__slug="skypilot-azure")
     retired = azure.filter(instance_type__in=["Standard_NC6", "Standard_NC24r_Promo", "Standard_NC6s_v3",
@@ -150,7 +151,7 @@ def test_retired_types_leave_the_live_list_keep_their_history_and_their_page_say
     assert "Retired on Sept. 30, 2025" in page and "ncv3-nc6s-nc12s-nc24s-retirement" in page
     assert client.get(f"/api/v1/offers/{offer.pk}/").json()["retires_on"] == "2025-09-30"
     # A second run changes nothing: the retired rows stay inactive, no history is added.
-    again = services.source_scrape(slug="skypilot-azure", offline=True)
+    again = runs.source_scrape(slug="skypilot-azure", offline=True)
     assert again.created == again.updated == again.deactivated == 0
 
 
@@ -189,7 +190,7 @@ def test_one_price_per_machine_follows_the_written_precedence():
 def test_the_snapshot_has_one_live_price_per_machine_and_the_other_source_says_why_not(client):
     """DigitalOcean: SkyPilot's older copy prices the 8x H100 at $5.95/GPU in tor1, DigitalOcean's API (2025-08-29)
     at $2.99 and lists the size only in nyc1: the copy is kept, not live, and its page says why."""
-    services.snapshot_load()
+    snapshot_load()
     live = Offer.objects.filter(is_active=True)
     machines = live.values_list("provider_id", "instance_type", "region")
     assert len(set(machines)) == len(machines)
@@ -222,11 +223,11 @@ def test_memory_is_as_sold_with_the_reported_usable_figure_beside_it():
 
 @pytest.mark.django_db
 def test_a10g_and_l4_offers_pass_a_24_gb_filter_and_vultr_slices_show_the_slice_memory(client):
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.instance_types_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    facts_sync.instance_types_sync()
     for slug in ("aws-catalog", "vultr"):
-        assert services.source_scrape(slug=slug, offline=True).status == "succeeded"
+        assert runs.source_scrape(slug=slug, offline=True).status == "succeeded"
     a10g = Offer.objects.filter(gpu__slug="a10g", is_active=True)
     assert a10g.exists() and set(a10g.values_list("gpu_memory_gb", "gpu_memory_usable_gb")) == {
         (Decimal("24.0"), Decimal("22.4"))}
@@ -240,9 +241,9 @@ def test_a10g_and_l4_offers_pass_a_24_gb_filter_and_vultr_slices_show_the_slice_
 
 @pytest.mark.django_db
 def test_the_sources_page_shows_each_sources_dating_evidence(client):
-    services.gpu_catalog_sync()
-    services.providers_sync()
-    services.source_scrape(slug="skypilot-nebius", offline=True)
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    runs.source_scrape(slug="skypilot-nebius", offline=True)
     page = client.get("/sources/").content.decode()
     assert "~ dates inferred from content" in page and "cloud-gpus.com" in page
     assert "https://github.com/cloud-gpus/cloud-gpus.github.io/blob/ccc764cc" in page

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from providers import services
+from providers import facts_sync
 from providers.models import Capability, CapabilityChange, DataSource, GpuModel, Offer, PriceObservation, Provider
+from providers.snapshot import snapshot_load
 from tests.served import served_like_make_run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +31,7 @@ def offer_state():
 
 @pytest.mark.django_db
 def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_nothing():
-    runs, _ = services.snapshot_load()
+    runs, _ = snapshot_load()
     assert all(run.status == "succeeded" for run in runs), [(r.source.slug, r.error) for r in runs]
     providers_with_offers = Provider.objects.filter(offers__is_active=True).distinct().count()
     assert providers_with_offers >= 12
@@ -60,7 +61,7 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
               sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
               AvailabilityChange.objects.count())
-    second, _ = services.snapshot_load()
+    second, _ = snapshot_load()
     assert all(run.created == run.updated == run.deactivated == 0 for run in second)
     after = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
              sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),
@@ -75,11 +76,11 @@ def test_editing_a_curated_cell_records_the_change(tmp_path):
     from providers.curated import load_providers
 
     records = load_providers()
-    services.providers_sync(records=records)
+    facts_sync.providers_sync(records=records)
     aws = next(record for record in records if record.slug == "aws")
     cells = dict(aws.capabilities)
     cells["mig"] = replace(cells["mig"], value="no" if cells["mig"].value != "no" else "yes")
-    services.providers_sync(records=[replace(aws, capabilities=cells)])
+    facts_sync.providers_sync(records=[replace(aws, capabilities=cells)])
     change = CapabilityChange.objects.filter(provider__slug="aws", key="mig").latest("changed_at")
     assert change.new_value == cells["mig"].value and change.old_value != change.new_value
 
@@ -137,7 +138,7 @@ def test_the_snapshot_prices_26_providers_and_no_gpu_count_contradicts_its_skus_
     from scrapers import aws_catalog, azure, gcp_catalog
     from scrapers.upstream import RECORDED
 
-    services.snapshot_load()
+    snapshot_load()
     priced = Provider.objects.filter(offers__is_active=True, offers__price_hour_usd__isnull=False).distinct()
     assert priced.count() >= 26, sorted(priced.values_list("slug", flat=True))
     active = Offer.objects.filter(is_active=True)

@@ -11,7 +11,7 @@ import pytest
 from celery.exceptions import Retry
 
 from comparator.celery import BEAT_SCHEDULE, app
-from providers import services, tasks
+from providers import facts_sync, runs, tasks
 from providers.models import Capability, ExchangeRate, LinkCheck, ScrapeRun
 from scrapers import registry
 from tests.factories import ProviderFactory
@@ -23,8 +23,8 @@ SLUG = "skypilot-lambda"
 
 @pytest.fixture
 def lambda_provider():
-    services.gpu_catalog_sync()
-    services.providers_sync()
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
 
 
 @pytest.fixture
@@ -57,7 +57,7 @@ def test_second_run_of_the_same_source_skips_while_the_first_holds_the_lock(lamb
     held, release = threading.Event(), threading.Event()
 
     def first_run():  # the lock every path takes, held from another connection as another run would
-        with services.source_lock(SLUG):
+        with runs.source_lock(SLUG):
             held.set()
             release.wait(30)
         connection.close()

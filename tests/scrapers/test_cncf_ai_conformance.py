@@ -7,7 +7,7 @@ from datetime import date
 import httpx
 import pytest
 
-from providers import services
+from providers import facts_sync, runs
 from providers.capabilities import QUESTIONS
 from providers.curated import PROVIDERS_DIR
 from providers.models import Capability, RunStatus
@@ -104,9 +104,9 @@ def test_the_conformance_sources_always_run_and_are_in_the_snapshot():
 
 @pytest.mark.django_db
 def test_offline_replay_stores_the_dataset_cells_beside_curated_answers(settings):
-    services.providers_sync()
+    facts_sync.providers_sync()
     curated_gang = Capability.objects.get(provider__slug="coreweave", key="gang_scheduling")
-    run = services.source_scrape(slug="cncf-ai-coreweave", offline=True)
+    run = runs.source_scrape(slug="cncf-ai-coreweave", offline=True)
     assert run.status == RunStatus.SUCCEEDED
     cells = {cell.key: cell for cell in Capability.objects.filter(provider__slug="coreweave")}
     assert (cells["dra"].value, cells["dra"].origin, cells["dra"].verified_on) == ("yes", "dataset", cncf.AS_OF)
@@ -116,19 +116,19 @@ def test_offline_replay_stores_the_dataset_cells_beside_curated_answers(settings
         "curated", curated_gang.source_url)
     # Loading the curated files again keeps the dataset's cells where the files know nothing, and a second replay
     # changes nothing.
-    services.providers_sync()
+    facts_sync.providers_sync()
     assert Capability.objects.get(provider__slug="coreweave", key="dra").origin == "dataset"
-    again = services.source_scrape(slug="cncf-ai-coreweave", offline=True)
+    again = runs.source_scrape(slug="cncf-ai-coreweave", offline=True)
     assert again.capabilities_changed == 0
 
 
 @pytest.mark.django_db
 def test_a_malformed_file_fails_the_run_and_keeps_the_stored_cells():
-    services.providers_sync()
-    services.source_scrape(slug="cncf-ai-linode", offline=True)
+    facts_sync.providers_sync()
+    runs.source_scrape(slug="cncf-ai-linode", offline=True)
     routes = cncf.CLIENTS["cncf-ai-linode"].recorded()
     broken = {f"{cncf.RAW}/v1.34/lke/PRODUCT.yaml": httpx.Response(200, text="metadata: [unclosed")}
     transport = httpx.MockTransport(lambda request: answer(routes, broken, str(request.url)))
-    run = services.source_scrape(slug="cncf-ai-linode", transport=transport)
+    run = runs.source_scrape(slug="cncf-ai-linode", transport=transport)
     assert run.status == RunStatus.FAILED and "SchemaScrapeError" in run.error
     assert Capability.objects.get(provider__slug="linode", key="dra").value == "yes"

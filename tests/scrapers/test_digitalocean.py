@@ -124,7 +124,7 @@ def test_absurd_rows_are_rejected_with_reasons():
         size(slug="nan", price_hourly="abc"))
     result = client({digitalocean.SIZES_URL: payload}).fetch()
     assert sorted(reason.split(":")[0] for reason in result.rejected) == ["free", "nan", "nogpu", "novram", "oddunit"]
-    # Named, so the offers stored for them are left as they are (providers.services.offers_sync).
+    # Named, so the offers stored for them are left as they are (providers.ingest.offers_sync).
     assert result.rejected_instance_types == {"free", "nan", "nogpu", "novram", "oddunit"}
     assert [o.instance_type for o in result.offers] == ["gpu-h100x1-80gb"]
 

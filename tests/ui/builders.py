@@ -98,7 +98,7 @@ def catalog():
     instance_facts(acme, {"acme.h100x8": {"managed_node": "yes", "fabric": "infiniband"},
                           "acme.l4": {"managed_node": "yes", "fabric": "none"}})
     instance_facts(dear, {"dear.*": {"managed_node": "yes"}})
-    from providers.services import offer_kubernetes_refresh
+    from providers.kubernetes_profiles import offer_kubernetes_refresh
 
     offer_kubernetes_refresh()  # the providers without instance facts too
     return objects

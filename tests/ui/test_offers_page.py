@@ -243,7 +243,7 @@ def test_offers_page_runs_the_same_number_of_queries_whatever_the_number_of_rows
     for index in range(30):
         prov = builders.provider(f"extra-{index}", caps={"mig": "yes"})
         builders.offer(prov, builders.source(prov), data["h100"], f"x{index}", "3.00")
-    from providers.services import offer_kubernetes_refresh
+    from providers.kubernetes_profiles import offer_kubernetes_refresh
 
     offer_kubernetes_refresh()
     assert count_queries() == few

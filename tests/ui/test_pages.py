@@ -246,11 +246,11 @@ def _checked(data, states, *, minutes_ago):
     from django.db import transaction
     from django.utils import timezone
 
-    from providers import services
+    from providers import availability_sync
     from scrapers.availability import ScrapedAvailability
 
     with transaction.atomic():
-        services.availability_apply(
+        availability_sync.availability_apply(
             source=data["acme_h100"].source, now=timezone.now() - timedelta(minutes=minutes_ago),
             states=[ScrapedAvailability(key, "us-east-1", *value) for key, value in states.items()])
 

@@ -5,15 +5,15 @@ nothing the second time, and never replays a source that has stored a live answe
 from django.core.management.base import BaseCommand
 
 from nodesoftware.summary import data_check
-from providers import services
 from providers.models import GpuModel, Provider
+from providers.snapshot import snapshot_load
 
 
 class Command(BaseCommand):
     help = "Load the bundled snapshot: GPU catalog, curated Kubernetes capabilities and recorded catalog offers."
 
     def handle(self, *args, **options):
-        runs, skipped = services.snapshot_load()
+        runs, skipped = snapshot_load()
         for reason in skipped:
             self.stdout.write(f"skipped {reason}")
         for run in runs:

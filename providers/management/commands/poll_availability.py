@@ -1,9 +1,9 @@
 """`manage.py poll_availability [source ...] [--offline]`: poll sources' stock synchronously, the same code the
-Celery task runs (providers.services.availability_poll)."""
+Celery task runs (providers.runs.availability_poll)."""
 
 from django.core.management.base import BaseCommand, CommandError
 
-from providers import services
+from providers import runs
 from scrapers import registry
 from scrapers.base import TransientScrapeError
 
@@ -25,7 +25,7 @@ class Command(BaseCommand):
         failed = 0
         for slug in options["sources"] or default:
             try:
-                poll = services.availability_poll(slug=slug, offline=options["offline"])
+                poll = runs.availability_poll(slug=slug, offline=options["offline"])
             except TransientScrapeError as exc:
                 self.stderr.write(f"{slug}: failed (transient, retry later): {exc}; last known states kept")
                 failed += 1

@@ -2,7 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
-from providers import services
+from providers import runs
 from scrapers import registry
 from scrapers.base import TransientScrapeError
 
@@ -24,9 +24,9 @@ class Command(BaseCommand):
         failed = 0
         for slug in options["sources"] or list(registry.SOURCES):
             try:
-                run = services.source_scrape(slug=slug, offline=options["offline"],
-                                             allow_shrink=options["allow_shrink"])
-            except services.RunSkippedError as exc:
+                run = runs.source_scrape(slug=slug, offline=options["offline"],
+                                         allow_shrink=options["allow_shrink"])
+            except runs.RunSkippedError as exc:
                 self.stderr.write(f"skipped: {exc}")
                 failed += 1
                 continue

@@ -1,0 +1,730 @@
+"""The one ingestion service every scraper's answer goes through: `offers_sync` stores one source's offers.
+
+Idempotent upsert on the natural key (source, instance type, region), history (PriceObservation) only on change,
+never deletes, refuses an empty or partial response (the shrink guard, MAX_DEACTIVATED_SHARE). Each row is checked
+(`_offer_problem`) and normalised (`OfferNormaliser`: GPU model, place, USD prices, price date, SKU facts) before it
+is compared with the stored offer. Runs call it through providers.runs.source_scrape.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import pickle
+import tempfile
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import UTC, date, datetime, time
+from decimal import Decimal
+
+from django.db import connection
+from django.utils import timezone
+
+from scrapers.base import ScrapedOffer, ScrapeError, ScrapeResult
+from scrapers.normalize import (
+    GpuResolver,
+    default_gpu_resolver,
+    form_factor_in,
+    per_gpu,
+    quantize_money,
+    region_geography,
+    sku_facts,
+    to_usd,
+)
+
+from . import pricing
+from .bulk import BATCH_SIZE
+from .kubernetes_profiles import offer_kubernetes_refresh, offer_profiles_for
+from .models import Availability, DataSource, GpuModel, KubernetesProfile, Offer, PriceObservation, ScrapeRun
+from .selectors import exchange_rates_latest
+
+# The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and
+# more than one offer) is refused as partial, per kind of source: a catalog is a whole file regenerated from the
+# provider's API, in which a tenth of the configurations vanishing at once is a broken copy far more often than news;
+# a provider API's list follows what is on sale now, which moves more, but a quarter gone at once is a partial page
+# far more often than a sale ending; a curated table is our own file. A real shrink past the guard is accepted by an
+# operator with `manage.py scrape <source> --allow-shrink`.
+MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
+
+OFFER_FIELDS = (
+    "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
+    "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
+    "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_dated_by",
+    "price_source_url",
+    "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
+    "gpu_memory_usable_gb",
+)
+HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
+
+
+class ShrinkRefusedError(ScrapeError):
+    """The response would deactivate too many offers; it is treated as a broken response."""
+
+
+# How many refusal reasons a run keeps for reviewers (the counts are always complete).
+MAX_REJECTIONS_KEPT = 50
+# Row limits of the Offer columns: a value past them would make PostgreSQL refuse the whole batch, so such a row is
+# refused alone instead (max_digits minus decimal_places, as powers of ten).
+OFFER_LIMITS = {
+    "gpu_count": Decimal(10) ** 3, "gpu_memory_gb": Decimal(10) ** 7, "vcpus": Decimal(10) ** 5,
+    "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
+}
+AVAILABILITIES = {choice.value for choice in Availability}
+FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
+# Position of the fields offers_sync needs by index in a row of OFFER_FIELDS values.
+_ACTIVE = OFFER_FIELDS.index("is_active")
+_AS_OF = OFFER_FIELDS.index("price_as_of")
+_AVAILABILITY = OFFER_FIELDS.index("availability")
+_GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
+_HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
+
+
+@dataclass
+class SyncCounts:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    deactivated: int = 0
+    skipped: int = 0
+    corrected: int = 0
+    unknown_gpus: Counter = field(default_factory=Counter)
+    capabilities_changed: int = 0
+    capabilities_rejected: int = 0
+    facts_stored: int = 0
+    rejections: list[str] = field(default_factory=list)
+
+    def note(self, reason: str) -> None:
+        if len(self.rejections) < MAX_REJECTIONS_KEPT:
+            self.rejections.append(reason)
+
+
+def offers_sync(
+    *, source: DataSource, run: ScrapeRun, result: ScrapeResult, now: datetime, resolver: GpuResolver | None = None,
+    allow_shrink: bool = False, recorded_on: date | None = None,
+) -> SyncCounts:
+    """Upsert one source's offers on (source, instance_type, region) in bulk; call inside a transaction.
+
+    - new offers are created, changed ones updated, history appended only when price or availability changed;
+    - every offer the response lists gets last_seen = now; last_run is the run that last created or changed it;
+    - offers the response no longer lists are deactivated (never deleted), unless that would be more than the share
+      MAX_DEACTIVATED_SHARE allows the source's kind (and more than one offer), which raises ShrinkRefusedError and
+      leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all;
+    - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
+      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
+      describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
+      client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
+    - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
+
+    `result.offers` is read once, in order, and may be any iterable: a client may hand a generator that parses as it
+    goes (then what it refuses may be appended to `result.rejected`, `rejected_keys` and the like while it is read),
+    and no offer is kept once it is compared. Memory stays flat in the number of offers (bench/ingest.py: under
+    1 GiB at 1,000,000 from a generator): the source's stored offers are read first, in chunks, into a key -> index
+    map over arrays (id, a hash of the stored values, a hash of the history fields, the stored stock); each incoming
+    row is normalised and its hash compared there and then; the rows to write (changed or new) are spilled to a
+    temporary file as they are found. Nothing is written to the database until the whole response has been read
+    and the shrink guard has passed; then the spilled rows are written in batches and one COPY. The number of
+    queries grows with the number of batches only. An unchanged re-run writes nothing but last_seen.
+    """
+    normaliser = OfferNormaliser(
+        source=source,
+        resolver=resolver or default_gpu_resolver(),
+        gpu_ids=dict(GpuModel.objects.values_list("slug", "id")),
+        rates=exchange_rates_latest(),
+        as_of=_default_as_of(source, recorded_on),
+        today=now.date(),
+    )
+    counts = SyncCounts(skipped=len(result.rejected), corrected=len(result.corrections))
+    noted_rejected, noted_corrections = len(result.rejected), len(result.corrections)
+    for reason in (*result.rejected, *result.corrections):
+        counts.note(reason)
+    stored = _StoredOffers.read(source)
+    others = _same_sku_elsewhere(source=source)
+    # A live answer that states no date is as fresh as this run; a replay or a file at a commit is undated.
+    read_live = now if not run.offline and not source.revision else None
+    api_regions = {} if source.kind == "api" else _api_regions(source=source)
+    listed_regions: dict[str, set[str]] = {}
+
+    # One pass over the response. `seen` marks stored offers the response names (LISTED, or NAMED when the row was
+    # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer.
+    seen = bytearray(len(stored))
+    seen_new: set[tuple[str, str]] = set()
+    refused: set[tuple[str, str]] = set()  # keys of refused rows: the source still lists these offers
+    displaced: list[int] = []
+    # The machines (instance type, GPU model, GPU count) of the rows to write: each gets its Kubernetes profile in
+    # the same write (a few thousand at most, however many offers).
+    machines: set[tuple] = set()
+    rows = listed = 0
+    history_of = operator.itemgetter(*_HISTORY)
+    with _Spill() as changed, _Spill() as created:
+        for scraped in result.offers:
+            rows += 1
+            key = (scraped.instance_type, scraped.region)
+            index = stored.index.get(key)
+            repeated = seen[index] if index is not None else key in seen_new
+            problem = _offer_problem(scraped) or ("repeats an earlier row's key" if repeated else None)
+            if problem:
+                if not repeated:
+                    refused.add(key)
+                counts.skipped += 1
+                counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
+                continue
+            listed += 1
+            values = normaliser.values(scraped, counts)
+            # One live price per machine (providers/pricing.py): another source's live offer of the same SKU and
+            # region, or the provider's own API listing this size elsewhere only, decides whether this row is live.
+            other = others.get(key)
+            if other is not None:
+                other_id, held = other
+                incoming = pricing.Candidate(source.slug, source.kind, values[_AS_OF] or read_live)
+                winner, reason = pricing.preferred(held, incoming)
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: {reason}")
+                if winner is incoming:
+                    displaced.append(other_id)
+                else:
+                    values = _inactive(values)
+            elif key[0] in api_regions and key[1] not in api_regions[key[0]] and "" not in api_regions[key[0]]:
+                counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only "
+                            f"in {', '.join(sorted(api_regions[key[0]])) or 'no region'}")
+                values = _inactive(values)
+            if source.kind == "api":
+                listed_regions.setdefault(key[0], set()).add(key[1])
+            machine = (key[0], values[_GPU], values[_GPU_COUNT])
+            if index is None:
+                seen_new.add(key)
+                created.add((source.pk, *key, *values, now, now, run.pk))
+                machines.add(machine)
+                continue
+            seen[index] = LISTED
+            kept = None
+            if values[_AVAILABILITY] == Availability.UNKNOWN:
+                # A price answer that says nothing about stock (Linode's and Vultr's plan lists) keeps what the last
+                # check found: the availability poll states it, with its age, and a price run must not wipe it back
+                # to unknown.
+                kept = stored.stock(index)
+                values = _with_availability(values, kept)
+            if hash(values) == stored.hashes[index]:
+                counts.unchanged += 1
+            else:
+                changed.add((stored.ids[index], hash(history_of(values)) != stored.history[index], values, machine))
+                machines.add(machine)
+        seen_new.clear()
+        # A generator may have noted what it refused while it was read.
+        for reason in (*result.rejected[noted_rejected:], *result.corrections[noted_corrections:]):
+            counts.note(reason)
+        counts.skipped += len(result.rejected) - noted_rejected
+        counts.corrected += len(result.corrections) - noted_corrections
+        if not rows and not result.capabilities and not result.kubernetes_facts:
+            raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
+        refused |= result.rejected_keys
+        rejected_types = result.rejected_instance_types
+        unseen_active: list[int] = []
+        unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
+        for key, index in stored.index.items():
+            if seen[index] == LISTED:
+                continue
+            if key in refused or key[0] in rejected_types:
+                unread.append(stored.ids[index])
+            elif stored.active[index]:
+                unseen_active.append(stored.ids[index])
+        share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
+        if not allow_shrink and len(unseen_active) > max(1, share * stored.active_count):
+            raise ShrinkRefusedError(
+                f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
+                f"{stored.active_count} active ones (a {source.kind} source may lose at most {share:.0%} at once); "
+                "refusing it as a broken or partial response"
+            )
+        del stored, seen
+
+        # Writes, in batches, from the spilled rows.
+        profiles = offer_profiles_for(source, machines, now=now)
+        for batch in changed.batches():
+            updated = [Offer(pk=pk, last_seen=now, last_run=run, kubernetes_profile_id=profiles[machine],
+                             **dict(zip(OFFER_FIELDS, values, strict=True)))
+                       for pk, _, values, machine in batch]
+            _offers_update(updated)
+            PriceObservation.objects.bulk_create(
+                [_observation(offer, run, now) for offer, (_, history, _, _) in zip(updated, batch, strict=True)
+                 if history])
+        if created.count:
+            _offers_create((*row, profiles[row[1], row[3 + _GPU], row[3 + _GPU_COUNT]])
+                           for batch in created.batches() for row in batch)
+    if listed_regions:
+        # The provider's API lists each size's regions: another source's copy of a size it lists, in a region it
+        # does not list, is not live (DigitalOcean's `regions`; kept with its history as another source).
+        displaced += _elsewhere_than_listed(source=source, listed=listed_regions, counts=counts)
+    if displaced:
+        Offer.objects.filter(id__in=displaced).update(is_active=False)
+    for start in range(0, len(unseen_active), BATCH_SIZE):
+        Offer.objects.filter(id__in=unseen_active[start:start + BATCH_SIZE]).update(is_active=False)
+    # Unchanged offers were seen too; created and updated ones already carry `now`. Only last_seen, which is in no
+    # index, so PostgreSQL can rewrite the rows in place (see migration 0003); last_run keeps the run that last
+    # created or changed the offer. A refused row's offer keeps its old last_seen too: its stored price was not
+    # confirmed by this answer.
+    Offer.objects.filter(source=source, is_active=True, last_seen__lt=now).exclude(id__in=unread).update(last_seen=now)
+    if created.count:
+        _history_of_created(source=source, run=run, now=now)
+    counts.created, counts.updated, counts.deactivated = created.count, changed.count, len(unseen_active)
+    if changed.count:
+        # A changed offer may have left its machine's profile (a new GPU count): drop profiles no offer uses.
+        KubernetesProfile.objects.filter(provider_id=source.provider_id, offers__isnull=True).delete()
+    if Offer.objects.filter(source=source, kubernetes_profile__isnull=True).exists():
+        # Offers stored before their machine had a profile (not by offers_sync): give them theirs.
+        offer_kubernetes_refresh(source_ids=[source.pk], now=now)
+    return counts
+
+
+# How a stored offer was named by the response being read (offers_sync's `seen`).
+LISTED, NAMED = 1, 2
+_NO_COUNT = -(2**63)  # available_count None in _StoredOffers' array
+
+
+class _StoredOffers:
+    """A source's stored offers as offers_sync compares them, in about 100 bytes an offer besides the keys: key ->
+    index into arrays of ids, hashes of the stored OFFER_FIELDS values and of their history fields, the stored stock
+    (availability, available_count) and whether the offer is active. Read in key-less chunks, never as models.
+
+    Hashes compare as the values do (Python's hash agrees with ==: Decimal("3.99000") and Decimal("3.99") are one
+    price); two different tuples of values hashing alike, the odds of which are about one in 2**61 per changed row,
+    would leave that change unstored until the offer changes again.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, str], int] = {}
+        self.ids = array("q")
+        self.hashes = array("q")
+        self.history = array("q")
+        self.counts = array("q")
+        self.states = bytearray()
+        self.active = bytearray()
+        self.active_count = 0
+        self._state_names: list[str] = []
+        self._state_codes: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    @classmethod
+    def read(cls, source: DataSource) -> _StoredOffers:
+        stored = cls()
+        history_of = operator.itemgetter(*_HISTORY)
+        rows = (Offer.objects.filter(source=source).order_by()
+                .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
+        for pk, instance_type, region, *values in rows:
+            values = tuple(values)
+            stored.index[(instance_type, region)] = len(stored.ids)
+            stored.ids.append(pk)
+            stored.hashes.append(hash(values))
+            stored.history.append(hash(history_of(values)))
+            state, count = values[_AVAILABILITY], values[_AVAILABILITY + 1]
+            code = stored._state_codes.get(state)
+            if code is None:
+                code = stored._state_codes[state] = len(stored._state_names)
+                stored._state_names.append(state)
+            stored.states.append(code)
+            stored.counts.append(_NO_COUNT if count is None else count)
+            stored.active.append(bool(values[_ACTIVE]))
+            stored.active_count += bool(values[_ACTIVE])
+        return stored
+
+    def stock(self, index: int) -> tuple[str, int | None]:
+        count = self.counts[index]
+        return self._state_names[self.states[index]], None if count == _NO_COUNT else count
+
+
+class _Spill:
+    """Rows offers_sync will write, kept on disk (a temporary file, pickled a batch at a time) until the whole
+    response has been read and the shrink guard has passed, so memory does not grow with them."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._file = None
+        self._batch: list[tuple] = []
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._file is not None:
+            self._file.close()
+
+    def add(self, row: tuple) -> None:
+        self._batch.append(row)
+        self.count += 1
+        if len(self._batch) == BATCH_SIZE:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()
+        pickle.dump(self._batch, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._batch = []
+
+    def batches(self) -> Iterator[list[tuple]]:
+        """The rows added, in order, a batch at a time (read once)."""
+        if self._file is not None:
+            self._file.seek(0)
+            while True:
+                try:
+                    yield pickle.load(self._file)
+                except EOFError:
+                    break
+        if self._batch:
+            yield self._batch
+
+
+def _with_availability(values: tuple, kept: tuple) -> tuple:
+    """`values` with the stored (availability, available_count) in place of the response's."""
+    return (*values[:_AVAILABILITY], *kept, *values[_AVAILABILITY + 2:])
+
+
+def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[int, pricing.Candidate]]:
+    """The provider's offers active under its other sources, by key: (id, its candidacy for providers.pricing).
+
+    One provider's SKU in one region is one machine with one live price, whichever of its sources lists it
+    (DigitalOcean's API and SkyPilot's copy of it; curated tables beside a catalog). offers_sync asks
+    pricing.preferred which of the two is live; the other is stored inactive (or deactivated) with its history,
+    shown as another source on the offer page, the reason kept on the run. Most providers have one source: one query
+    that finds nothing."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True).exclude(source=source)
+    found = {}
+    for pk, instance_type, region, slug, kind, as_of, seen, revision, success in others.values_list(
+            "id", "instance_type", "region", "source__slug", "source__kind", "price_as_of", "last_seen",
+            "source__revision", "source__last_success_at"):
+        read_live = seen if success is not None and not revision else None
+        found[instance_type, region] = (pk, pricing.Candidate(slug, kind, as_of or read_live))
+    return found
+
+
+def _api_regions(*, source: DataSource) -> dict[str, set[str]]:
+    """Instance type -> the regions the provider's own API lists it in (its active API offers), for the provider
+    of a source that is not an API."""
+    regions: dict[str, set[str]] = {}
+    for instance_type, region in Offer.objects.filter(
+            provider_id=source.provider_id, is_active=True, source__kind="api").values_list("instance_type", "region"):
+        regions.setdefault(instance_type, set()).add(region)
+    return regions
+
+
+def _elsewhere_than_listed(*, source: DataSource, listed: dict[str, set[str]], counts: SyncCounts) -> list[int]:
+    """Ids of the provider's live offers from non-API sources, of a size the API `source` lists, in a region it does
+    not list it in: they stop being live (each noted on the run)."""
+    others = Offer.objects.filter(provider_id=source.provider_id, is_active=True, instance_type__in=list(listed)) \
+        .exclude(source__kind="api").values_list("id", "instance_type", "region", "source__slug")
+    ids = []
+    for pk, instance_type, region, slug in others:
+        # An API row without a region (RunPod, Linode's type list) does not say where the size is sold.
+        if region not in listed[instance_type] and "" not in listed[instance_type]:
+            ids.append(pk)
+            counts.note(f"offer {instance_type!r} in {region!r}: {slug}'s copy is not live: the provider's own API "
+                        f"lists this size only in {', '.join(sorted(listed[instance_type]))}")
+    return ids
+
+
+def _inactive(values: tuple) -> tuple:
+    """`values` of a row stored as not live (another source's price for the machine is)."""
+    return (*values[:_ACTIVE], False, *values[_ACTIVE + 1:])
+
+
+UPDATED_FIELDS = (*OFFER_FIELDS, "last_seen", "last_run_id", "kubernetes_profile_id")
+CREATED_COLUMNS = ("source_id", "instance_type", "region", *OFFER_FIELDS, "first_seen", "last_seen", "last_run_id",
+                   "kubernetes_profile_id")
+HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "currency",
+                   "availability", "available_count")
+
+
+def _offers_create(rows: Iterable[tuple]) -> None:
+    """Insert new offers given as tuples in CREATED_COLUMNS order, read from `rows` as they are written.
+
+    On PostgreSQL through one COPY, the fastest way it takes rows (no model instances, no per-value preparation);
+    elsewhere bulk_create, a batch at a time. Values were range-checked by _offer_problem, so one bad row cannot
+    sink a batch.
+    """
+    if connection.vendor != "postgresql":
+        rows = iter(rows)
+        while batch := list(itertools.islice(rows, BATCH_SIZE)):
+            Offer.objects.bulk_create([Offer(**dict(zip(CREATED_COLUMNS, row, strict=True))) for row in batch])
+        return
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    columns = ", ".join(connection.ops.quote_name(Offer._meta.get_field(name).column) for name in CREATED_COLUMNS)
+    with connection.cursor() as cursor:
+        # cursor.cursor is psycopg's own cursor under Django's wrapper.
+        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+
+
+def _history_of_created(*, source: DataSource, run: ScrapeRun, now: datetime) -> None:
+    """The first history row of every offer this run created, copied inside the database (portable SQL): the
+    offers were created with first_seen = now and last_run = run, which no older offer of the source has. Each row
+    is dated like _observation dates it: the data's own date when it states an earlier one, else now."""
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(name) for name in HISTORY_COLUMNS)
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    as_of = quote("price_as_of")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {quote(PriceObservation._meta.db_table)} (offer_id, observed_at, run_id, {columns}) "
+            f"SELECT id, CASE WHEN {as_of} IS NOT NULL AND {as_of} < %s THEN {as_of} ELSE %s END, %s, {columns} "
+            f"FROM {quote(Offer._meta.db_table)} WHERE source_id = %s AND first_seen = %s AND last_run_id = %s",
+            # Adapted as the ORM would (SQLite stores datetimes as text in its own format).
+            [stamp, stamp, run.pk, source.pk, stamp, run.pk],
+        )
+
+
+def _offers_update(offers: list[Offer]) -> None:
+    """Write changed offers back in batches.
+
+    On PostgreSQL one `UPDATE ... FROM unnest(arrays)` per batch: Django's bulk_update builds a CASE WHEN per
+    column with a branch per row, which PostgreSQL evaluates row by row (bench/ingest.py: ~10x slower at 5,000
+    changed offers). Elsewhere (SQLite, the embedded default) bulk_update does it portably.
+    """
+    if not offers:
+        return
+    if connection.vendor != "postgresql":
+        Offer.objects.bulk_update(offers, list(UPDATED_FIELDS), batch_size=BATCH_SIZE)
+        return
+    fields = [Offer._meta.get_field(name) for name in UPDATED_FIELDS]
+    table = connection.ops.quote_name(Offer._meta.db_table)
+    names = [connection.ops.quote_name(field.column) for field in fields]
+    sql = (
+        f"UPDATE {table} AS o SET {', '.join(f'{name} = v.{name}' for name in names)} "
+        f"FROM unnest(%s::bigint[], {', '.join(f'%s::{field.db_type(connection)}[]' for field in fields)}) "
+        f"AS v(id, {', '.join(names)}) WHERE o.id = v.id"
+    )
+    with connection.cursor() as cursor:
+        for start in range(0, len(offers), BATCH_SIZE):
+            batch = offers[start:start + BATCH_SIZE]
+            columns = [[offer.pk for offer in batch]]
+            columns += [[getattr(offer, field.attname) for offer in batch] for field in fields]
+            cursor.execute(sql, columns)
+
+
+def _default_as_of(source: DataSource, recorded_on: date | None = None) -> datetime | None:
+    """The date of rows that state none: the day a replayed recording was captured (`recorded_on`), else the
+    source's stated as-of date, else None. A live answer with no stated date is as fresh as the run that read it,
+    which `last_seen` and the source's `last_success_at` already say (storing the fetch time here would rewrite
+    every offer on every run); a replayed recording whose capture day is not known has none, so "seen within the
+    last hour" never matches a replay (OfferFilterSet.filter_seen_within)."""
+    as_of = recorded_on or source.as_of
+    if isinstance(as_of, str):  # as source_register set it, before a reload
+        as_of = date.fromisoformat(as_of) if as_of else None
+    if as_of:
+        return datetime.combine(as_of, time.min, tzinfo=UTC)
+    return None
+
+
+def _offer_problem(scraped: ScrapedOffer) -> str | None:
+    """Why a row cannot be stored as it is, or None. Checked before anything is written."""
+    # A blank region is allowed: it means the source ties the price to no region (RunPod prices are the same
+    # everywhere; Linode's type list does not say where a GPU plan is sold). Pages show it as "not stated".
+    for name, limit in (("instance_type", 120), ("region", 120)):
+        value = getattr(scraped, name)
+        if not isinstance(value, str) or (name == "instance_type" and not value.strip()):
+            return f"{name} is blank"
+        if len(value) > limit:
+            return f"{name} is longer than {limit} characters"
+    if not isinstance(scraped.currency, str) or len(scraped.currency) != 3 or not scraped.currency.isalpha():
+        return f"currency {scraped.currency!r} is not an ISO 4217 code"
+    if scraped.availability not in AVAILABILITIES:
+        return f"availability {scraped.availability!r} must be one of {sorted(AVAILABILITIES)}"
+    if scraped.available_count is not None and not 0 <= scraped.available_count < 2**31:
+        return f"available_count {scraped.available_count!r} is out of range"
+    for name, limit in OFFER_LIMITS.items():
+        value = getattr(scraped, name)
+        if value is not None and not (value.is_finite() and -limit < value < limit):
+            return f"{name} {value} is out of range"
+    if scraped.gpu_fraction is not None and not (0 < scraped.gpu_fraction < 1):
+        return f"gpu_fraction {scraped.gpu_fraction} must be a share of one GPU, between 0 and 1"
+    if scraped.form_factor not in FORM_FACTORS:
+        return f"form_factor {scraped.form_factor!r} must be one of {sorted(FORM_FACTORS)}"
+    if scraped.efa_interfaces is not None and not 0 <= scraped.efa_interfaces < 2**15:
+        return f"efa_interfaces {scraped.efa_interfaces!r} is out of range"
+    if scraped.spot_savings_pct is not None and not 0 <= scraped.spot_savings_pct <= 100:
+        return f"spot_savings_pct {scraped.spot_savings_pct!r} is not a percentage"
+    if len(scraped.spot_interruption) > 12 or len(scraped.price_source_url) > 500:
+        return "spot_interruption or price_source_url too long"
+    return None
+
+
+class OfferNormaliser:
+    """Turns a ScrapedOffer into the tuple of OFFER_FIELDS values stored for it.
+
+    GPU names and regions repeat across thousands of rows, so their lookups are memoised per run.
+    """
+
+    def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
+                 rates: dict[str, Decimal], as_of: datetime | None = None, today: date | None = None):
+        self.source = source
+        # The day retirements are judged on (a type retired on or before it is not live).
+        self.today = today or timezone.now().date()
+        # The data's date for rows that state none (see offers_sync).
+        self.as_of = as_of
+        self.sku = sku_facts(source.provider.slug)
+        self.resolver = resolver
+        self.gpu_ids = gpu_ids
+        self.rates = rates
+        self._gpus: dict[tuple[str, Decimal | None, str], str | None] = {}
+        self._places: dict[str, tuple[str, str]] = {}
+        # GPU counts the instance-type layer states from the SKU (providers/data/instance_types): they win over a
+        # catalog row's count (SkyPilot's Azure rows give the 8-GPU ND96isr_H100_v5 12 GPUs).
+        from . import kubernetes as k8s
+        from .models import InstanceTypeFact
+
+        # Likewise the form factor the SKU's fact states, where the source and the names state none.
+        self._sku_facts = [k8s.Fact(**fact) for fact in InstanceTypeFact.objects.filter(
+            provider_id=source.provider_id, key__in=["gpu_count", "form_factor"]).values(
+            "pattern", "key", "value", "number", "source_url", "confidence", "origin")]
+        self._sku_counts: dict[str, Decimal | None] = {}
+        self._sku_forms: dict[str, str] = {}
+        # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
+        self._provider_id = source.provider_id
+        self._provider_slug = source.provider.slug
+        # The memory sizes of each GPU family: an entry whose variant is unspecified stands for one size only when its
+        # family has one (the A10G), not for the A100's 40 and 80 GB.
+        self._family_memory: dict[str, set] = {}
+        for spec in resolver.specs.values():
+            self._family_memory.setdefault(spec.family, set()).add(spec.memory_gb)
+        self._forms: dict[tuple[str, str], str] = {}
+
+    def sku_gpu_count(self, instance_type: str) -> Decimal | None:
+        if not self._sku_facts:
+            return None
+        if instance_type not in self._sku_counts:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("gpu_count")
+            self._sku_counts[instance_type] = fact.number if fact is not None else None
+        return self._sku_counts[instance_type]
+
+    def sku_form_factor(self, instance_type: str) -> str:
+        """The instance fact's form factor when it is one an offer stores (sxm, pcie, nvl), else ""."""
+        if not self._sku_facts:
+            return ""
+        if instance_type not in self._sku_forms:
+            from . import kubernetes as k8s
+
+            fact = k8s.facts_for(instance_type, self._sku_facts).get("form_factor")
+            self._sku_forms[instance_type] = fact.value if fact is not None and fact.value in FORM_FACTORS else ""
+        return self._sku_forms[instance_type]
+
+    def values(self, scraped: ScrapedOffer, counts: SyncCounts) -> tuple:
+        scraped = self.checked(scraped, counts)
+        # The form factor the source states, else the one the instance or GPU name spells (gpu_8x_h100_sxm5).
+        form = scraped.form_factor
+        if not form:
+            names = (scraped.instance_type, scraped.gpu_name)
+            form = self._forms.get(names)
+            if form is None:
+                form = self._forms[names] = form_factor_in(*names)
+            form = form or self.sku_form_factor(scraped.instance_type)
+        # A slice of a GPU reports the slice's memory; the model is named by a whole one's.
+        memory_of_one = scraped.gpu_memory_gb
+        if memory_of_one is not None and scraped.gpu_fraction:
+            memory_of_one = memory_of_one / scraped.gpu_fraction
+        gpu_key = (scraped.gpu_name, memory_of_one, form)
+        if gpu_key not in self._gpus:
+            self._gpus[gpu_key] = self.resolver.resolve(scraped.gpu_name, memory_of_one, form)
+        slug = self._gpus[gpu_key]
+        if slug is None:
+            known_name = memory_of_one is not None and self.resolver.resolve(scraped.gpu_name) is not None
+            # "RTX4090" is known, an RTX 4090 with 48 GB is not: say which memory made it unknown.
+            counts.unknown_gpus[f"{scraped.gpu_name} ({memory_of_one:g} GB)" if known_name
+                                else scraped.gpu_name] += 1
+        elif not form and self.resolver.specs[slug].form_factor.lower() in FORM_FACTORS:
+            form = self.resolver.specs[slug].form_factor.lower()  # the catalog entry is one form factor
+        place = self._places.get(scraped.region)
+        if place is None:
+            geography = region_geography(self.source.provider.slug, scraped.region)
+            place = self._places[scraped.region] = (geography.country, geography.continent)
+        price_usd = to_usd(scraped.price_hour, scraped.currency, self.rates)
+        spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
+        exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
+        gpu_count = exact_count.quantize(Decimal("0.001"))
+        spec = self.resolver.specs[slug] if slug is not None else None
+        memory, usable = pricing.memory_as_sold(
+            scraped.gpu_memory_gb, spec, scraped.gpu_fraction,
+            variant_unknown=spec is not None and spec.form_factor == "unspecified"
+            and len(self._family_memory.get(spec.family, ())) > 1)
+        if memory is None and slug is not None:
+            # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
+            # the entry itself is a "form factor not stated" guess-free placeholder whose variants differ in memory.
+            spec = self.resolver.specs[slug]
+            if spec.form_factor != "unspecified":
+                memory = spec.memory_gb
+        # The order is OFFER_FIELDS'.
+        return (
+            self._provider_id,
+            place[0],
+            place[1],
+            self.gpu_ids.get(slug) if slug else None,
+            scraped.gpu_name[:100],
+            gpu_count,
+            _q(memory, "0.1"),
+            _q(scraped.vcpus, "0.01"),
+            _q(scraped.ram_gb, "0.01"),
+            scraped.currency,
+            quantize_money(scraped.price_hour),
+            quantize_money(scraped.spot_price_hour),
+            price_usd,
+            spot_usd,
+            per_gpu(price_usd, exact_count),
+            per_gpu(spot_usd, exact_count),
+            scraped.availability,
+            scraped.available_count,
+            # A retired type leaves the live list; its row and history are kept (providers/data/retirements.toml).
+            not pricing.is_retired(self._provider_slug, scraped.instance_type, self.today),
+            *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
+                                instance_type=scraped.instance_type, gpu_name=scraped.gpu_name,
+                                price_hour=scraped.price_hour, gpu_count=exact_count),
+            scraped.price_source_url[:500],
+            _q(scraped.gpu_fraction, "0.0001"),
+            form,
+            scraped.efa_interfaces,
+            scraped.spot_savings_pct,
+            scraped.spot_interruption,
+            scraped.spot_as_of,
+            _q(usable, "0.1"),
+        )
+
+
+    def checked(self, scraped: ScrapedOffer, counts: SyncCounts) -> ScrapedOffer:
+        """The sanity rules every row passes, each correction counted and its reason kept on the run:
+        - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
+          (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
+        - a spot price equal to the on-demand price is not a spot price (the source filled the column)."""
+        where = f"offer {scraped.instance_type!r} in {scraped.region!r}"
+        facts = self.sku.get(scraped.instance_type)
+        if facts is not None and (scraped.gpu_count, scraped.gpu_fraction) != (facts.gpu_count, facts.gpu_fraction):
+            counts.corrected += 1
+            counts.note(f"{where}: GPU count {scraped.gpu_count:g} corrected to {facts.gpu_count:g}, as the size's "
+                        f"own page states ({facts.source_url})")
+            scraped = replace(scraped, gpu_count=facts.gpu_count, gpu_fraction=facts.gpu_fraction)
+        if scraped.spot_price_hour is not None and scraped.spot_price_hour == scraped.price_hour:
+            counts.corrected += 1
+            counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
+                        f"left out")
+            scraped = replace(scraped, spot_price_hour=None)
+        return scraped
+
+
+def _q(value: Decimal | None, places: str) -> Decimal | None:
+    return None if value is None else value.quantize(Decimal(places))
+
+
+def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservation:
+    """The history row of a changed offer, dated by the data's own date when it states one before `now` (a dated
+    file's price held from then: CoreWeave's daily scrapes replayed in order make a real history), else `now`."""
+    return PriceObservation(
+        offer_id=offer.pk,
+        observed_at=offer.price_as_of if offer.price_as_of and offer.price_as_of < now else now,
+        price_hour=offer.price_hour,
+        spot_price_hour=offer.spot_price_hour,
+        price_hour_usd=offer.price_hour_usd,
+        spot_price_hour_usd=offer.spot_price_hour_usd,
+        currency=offer.currency,
+        availability=offer.availability,
+        available_count=offer.available_count,
+        run=run,
+    )

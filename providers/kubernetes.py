@@ -99,6 +99,10 @@ QUESTION_LABELS = {
 MANAGED_FEATURES = ("vendor_sharing", "gpu_operator", "node_autoscaling", "scale_to_zero", "spot_nodes",
                     "rwx_storage", "gang_scheduling")
 GPU_OPERATOR_YES = ("preinstalled", "add_on")
+# Features that exist only as part of a managed Kubernetes service: a machine that cannot be its node has none of
+# them, even where we do not know whether the service has them. Not the GPU features (MIG, MPS, time-slicing), the
+# driver or shared storage, which a machine outside the service can still have in the user's own cluster.
+SERVICE_ONLY = frozenset({"vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes", "gang_scheduling"})
 
 
 # The reasons are English; derive() under translated(gettext) writes them in that translation's language (the
@@ -300,9 +304,18 @@ def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[
                              "cluster.").format(instance_type=instance_type))
 
 
-def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str) -> Answer | None:
-    """The answer when the provider's own cell already decides it (unknown, n/a, no); None when it says yes."""
+def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str, node: Answer | None = None,
+                      instance_type: str = "") -> Answer | None:
+    """The answer when the provider's own cell already decides it (unknown, n/a, no); None when it says yes. A
+    machine that cannot be a node of the provider's managed Kubernetes gets none of the service's own features
+    (SERVICE_ONLY), whatever the cell says."""
     cell = cells.get(key)
+    if (cell is None or cell.value == UNKNOWN) and key in SERVICE_ONLY and node is not None and \
+            node.state in (NO, NOT_HERE):
+        return Answer(NO, _("{instance_type} cannot be a node of a managed Kubernetes at {provider}, so that "
+                            "service's {feature} does not reach it (whether the service has {feature} at all is not "
+                            "known).").format(
+            instance_type=instance_type, provider=provider, feature=_(word)), list(node.sources), node.inferred)
     if cell is None or cell.value == UNKNOWN:
         return Answer(UNKNOWN, _("We do not know whether {provider} supports {feature} on its managed "
                                  "Kubernetes.").format(provider=provider, feature=_(word)))
@@ -334,7 +347,7 @@ def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, 
 def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer,
                      gpu: Gpu | None = None) -> Answer:
     word = QUESTION_LABELS[key]
-    decided = _provider_feature(key, provider, cells, word)
+    decided = _provider_feature(key, provider, cells, word, node, instance_type)
     if decided is not None:
         return decided
     if key == "gpu_operator" and gpu is not None and gpu.vendor != "nvidia":
@@ -361,7 +374,7 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
         if gpu.vendor != "nvidia":
             return Answer(NA, _("The {gpu} has no MIG: MIG is an NVIDIA feature.").format(gpu=gpu.name), _urls(gpu))
         return Answer(NO, _("The {gpu} has no MIG: it has no MIG profiles.").format(gpu=gpu.name), _urls(gpu))
-    decided = _provider_feature("mig", provider, cells, "MIG")
+    decided = _provider_feature("mig", provider, cells, "MIG", node, instance_type)
     if decided is not None:
         return decided
     cell = cells["mig"]
@@ -386,7 +399,7 @@ def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cell
     if gpu is not None and gpu.vendor != "nvidia":
         return Answer(NA, _("{feature} is an NVIDIA device-plugin feature; the {gpu} is not an NVIDIA GPU.").format(
             feature=_(word), gpu=gpu.name), _urls(gpu))
-    decided = _provider_feature(key, provider, cells, word)
+    decided = _provider_feature(key, provider, cells, word, node, instance_type)
     if decided is not None:
         return decided
     if gpu is None:

@@ -222,6 +222,20 @@ def test_managed_features_reach_a_machine_only_as_a_managed_node(gpus):
     assert states(own, "gpu_operator", "spot_nodes") == ("no", "no")
 
 
+def test_a_machine_that_cannot_be_a_managed_node_gets_no_service_feature_even_where_the_service_is_unknown(gpus):
+    cells = {"offering": "managed", "mig": "unknown", "mps": "unknown", "scale_to_zero": "unknown",
+             "gang_scheduling": "unknown", "rwx_storage": "unknown"}
+    off = machine("l", cells, "od.8", gpus["h100"], facts={"od.*": {"managed_node": "no"}})
+    assert off["managed_node"].state == "not_on_this_machine"
+    assert states(off, "scale_to_zero", "gang_scheduling") == ("no", "no")
+    assert "cannot be a node" in off["scale_to_zero"].reason and "not known" in off["scale_to_zero"].reason
+    # GPU features, the driver and shared storage can still come in the user's own cluster: they stay unknown.
+    assert states(off, "mig", "mps", "rwx_storage", "gpu_operator") == ("unknown",) * 4
+    # A machine that may be a node keeps the unknown: the service's own answer decides it.
+    maybe = machine("u", cells, "x.8", gpus["h100"])
+    assert states(maybe, "scale_to_zero", "gang_scheduling") == ("unknown",) * 2
+
+
 def test_a_providers_nvidia_driver_answer_is_not_a_yes_for_an_amd_machine(gpus):
     """Who installs an AMD (or TPU) runtime is a different fact from the provider's NVIDIA driver answer."""
     amd = machine("a", MANAGED, "m.8", gpus["mi25"], facts={"m.*": {"managed_node": "yes"}})

@@ -36,7 +36,7 @@ GUNICORN_ARGS = ["--worker-class", "gthread", "--workers", "2", "--threads", "4"
 PATHS = ["/", "/?gpu=h100", "/charts/", "/gpus/", "/providers/", "/compare/", "/sources/", "/advisor/",
          "/api/v1/offers/", "/api/v1/offers/?page_size=500", "/api/v1/offers/?format=csv", "/api/v1/gpus/",
          "/api/v1/providers/", "/api/schema/", "/digest/subscribe/"]
-ADVICE = json.dumps({"gpu_memory_gb": 80, "gpus": 8}).encode()
+ADVICE = json.dumps({"kind": "inference", "model": "llama-3.1-70b", "replicas": 1}).encode()  # as tests/advisor sends
 
 
 def rss_mib(pid: int) -> float:

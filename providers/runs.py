@@ -128,14 +128,7 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
             f"{slug}: not replayed, the source stored a live answer at {source.last_success_at:%Y-%m-%d %H:%M} UTC "
             "and a recording would rewind it"
         )
-    started = timezone.now()
-    # A run still marked running was cut off (worker killed, machine lost): we hold the source's lock, so none is
-    # really running now; say what happened to it instead of leaving it "running" forever.
-    ScrapeRun.objects.filter(source=source, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED, finished_at=started,
-        error="interrupted: the worker stopped before the run finished; nothing it read was stored",
-    )
-    run = ScrapeRun.objects.create(source=source, started_at=started, offline=offline)
+    run = _started(ScrapeRun, source, offline=offline, what="run")
     try:
         client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
@@ -232,12 +225,8 @@ def availability_poll(*, slug: str, offline: bool = False,
 
 def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.BaseTransport | None) -> AvailabilityPoll:
     source = source_register(registry.SOURCES[slug].info)
-    started = timezone.now()
-    AvailabilityPoll.objects.filter(source=source, status=RunStatus.RUNNING).update(
-        status=RunStatus.FAILED, finished_at=started,
-        error="interrupted: the worker stopped before the poll finished; nothing it read was stored",
-    )
-    poll = AvailabilityPoll.objects.create(source=source, started_at=started, offline=offline)
+    poll = _started(AvailabilityPoll, source, offline=offline, what="poll")
+    started = poll.started_at
     try:
         known = set(Offer.objects.filter(source=source, is_active=True).values_list("instance_type", "region"))
         if not known:
@@ -273,3 +262,15 @@ def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.Base
     logger.info("availability of %s: %s offers checked, %s changed, %s states for offers we do not store",
                 slug, counts.checked, counts.changed, counts.unmatched)
     return poll
+
+
+def _started(model, source, *, offline: bool, what: str):
+    """A new running record (a ScrapeRun or an AvailabilityPoll) of `source`. One still marked running was cut off
+    (worker killed, machine lost): the caller holds the source's lock, so none is really running now; say what
+    happened to it instead of leaving it "running" forever."""
+    started = timezone.now()
+    model.objects.filter(source=source, status=RunStatus.RUNNING).update(
+        status=RunStatus.FAILED, finished_at=started,
+        error=f"interrupted: the worker stopped before the {what} finished; nothing it read was stored",
+    )
+    return model.objects.create(source=source, started_at=started, offline=offline)

@@ -784,7 +784,3 @@ def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=No
     selectors (`offer_page(filters=...)`, `offers_filtered(filters=...)`), which own reading the offers."""
     return OfferFilterSet(data, queryset=queryset, request=request)
 
-
-# Filters whose meaning depends on the clock: an answer read with one holds the moment it was read, so it is never
-# kept (the API's kept pages).
-CLOCK_FILTERS = frozenset({"seen_within_hours"})

@@ -781,6 +781,6 @@ def repeated_parameters(params, *, many) -> list[str]:
 
 def offer_filterset(data, *, queryset: QuerySet[Offer] | None = None, request=None) -> OfferFilterSet:
     """The FilterSet bound to request parameters; callers check `.is_valid()` and read `.errors`, then hand it to the
-    selectors (`offer_page(filters=...)`, `offers_filtered(filters=...)`), which own reading the offers."""
+    offer_reads (`offer_page(filters=...)`, `offers_filtered(filters=...)`), which owns reading the offers."""
     return OfferFilterSet(data, queryset=queryset, request=request)
 

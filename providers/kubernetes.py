@@ -304,14 +304,13 @@ def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[
                              "cluster.").format(instance_type=instance_type))
 
 
-def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str, node: Answer | None = None,
-                      instance_type: str = "") -> Answer | None:
+def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str, node: Answer,
+                      instance_type: str) -> Answer | None:
     """The answer when the provider's own cell already decides it (unknown, n/a, no); None when it says yes. A
     machine that cannot be a node of the provider's managed Kubernetes gets none of the service's own features
     (SERVICE_ONLY), whatever the cell says."""
     cell = cells.get(key)
-    if (cell is None or cell.value == UNKNOWN) and key in SERVICE_ONLY and node is not None and \
-            node.state in (NO, NOT_HERE):
+    if (cell is None or cell.value == UNKNOWN) and key in SERVICE_ONLY and node.state in (NO, NOT_HERE):
         return Answer(NO, _("{instance_type} cannot be a node of a managed Kubernetes at {provider}, so that "
                             "service's {feature} does not reach it (whether the service has {feature} at all is not "
                             "known).").format(

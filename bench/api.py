@@ -27,7 +27,7 @@ One run does everything on this machine, all traffic to 127.0.0.1:
    endpoint returns the API's first page (ids in order), and prints per run and family requests/second and p50,
    then one target line per target (bench/_targets.py): the API >= 1.0x Datasette and >= 0.8x the hand-tuned
    endpoint in requests/second on every family at every client count of the "different" run (issue #41);
-6. with `--ledger`, then serves LEDGER (the computed API, and the same with one speed mechanism switched off each)
+6. with `--ledger`, then serves LEDGER (the API as served, and the same with one speed mechanism switched off each)
    and measures them on the "different" and "churn" runs with new requests: what each mechanism buys.
 
     .venv/bin/python bench/api.py [--offers 100000] [--requests 120] [--clients 1,8] [--turns 3] [--workers 2]
@@ -67,16 +67,16 @@ report = logger.info  # the figures are the script's output
 
 # The sides of the main runs: the API as served (it computes every page) and the two baselines.
 SIDES = {"api": {}, "hand": "hand", "datasette": "datasette"}
-# The ledger's sides (--ledger): the computed API, and the same with one mechanism switched off each (the API's own
+# The ledger's sides (--ledger): the API as served, and the same with one mechanism switched off each (the API's own
 # settings where it has one, else bench/variants.py), measured on the "different" and "churn" runs.
-COMPUTED = {}  # the API as served: it computes every page
+SERVED = {}  # the API as served: it computes every page
 LEDGER = {
-    "computed": COMPUTED,
-    "no remembered lookups": {**COMPUTED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
-    "no kept page SQL": {**COMPUTED, "BENCH_WITHOUT": "kept_page_sql"},
-    "no count cache": {**COMPUTED, "OFFER_COUNT_CACHE_SECONDS": "0"},
-    "no prepared statements": {**COMPUTED, "DATABASE_PREPARED_STATEMENTS": "false"},
-    "no index-range split": {**COMPUTED, "BENCH_WITHOUT": "range_split"},
+    "served": SERVED,
+    "no remembered lookups": {**SERVED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
+    "no kept page SQL": {**SERVED, "BENCH_WITHOUT": "kept_page_sql"},
+    "no count cache": {**SERVED, "OFFER_COUNT_CACHE_SECONDS": "0"},
+    "no prepared statements": {**SERVED, "DATABASE_PREPARED_STATEMENTS": "false"},
+    "no index-range split": {**SERVED, "BENCH_WITHOUT": "range_split"},
 }
 GOALS = {"datasette": 1.0, "hand": 0.8}  # the API's requests/second over the side's, every family (issue #41)
 
@@ -460,7 +460,7 @@ def main() -> int:
     parser.add_argument("--runs", default="different,repeated,churn")
     parser.add_argument("--seed", type=int, default=20261204)
     parser.add_argument("--ledger", action="store_true",
-                        help="then measure the computed API against itself with one mechanism off each (LEDGER)")
+                        help="then measure the API as served against itself with one mechanism off each (LEDGER)")
     args = parser.parse_args()
     client_counts = [int(value) for value in args.clients.split(",")]
     runs = [run for run in args.runs.split(",") if run]
@@ -531,15 +531,15 @@ def main() -> int:
     gains = {}
     if ledger:
         report("")
-        report("Ledger: the computed API's requests/second over the same API with one mechanism switched off (>1: the "
+        report("Ledger: the served API's requests/second over the same API with one mechanism switched off (>1: the "
                "mechanism helps), same requests, in turns")
-        variants = [side for side in LEDGER if side != "computed"]
-        report("%-9s %2s %-26s %10s  %s", "run", "c", "family", "computed", "  ".join(f"{v[3:]:>22}" for v in variants))
+        variants = [side for side in LEDGER if side != "served"]
+        report("%-9s %2s %-26s %10s  %s", "run", "c", "family", "served", "  ".join(f"{v[3:]:>22}" for v in variants))
         for (run, clients, family), f in ledger.items():
-            report("%-9s %2d %-26s %10.1f  %s", run, clients, family, f["computed"]["rps"], "  ".join(
-                f"{f['computed']['rps'] / f[v]['rps']:21.2f}x" for v in variants))
+            report("%-9s %2d %-26s %10.1f  %s", run, clients, family, f["served"]["rps"], "  ".join(
+                f"{f['served']['rps'] / f[v]['rps']:21.2f}x" for v in variants))
             for variant in variants:
-                gains.setdefault((variant[3:], run), []).append(f["computed"]["rps"] / f[variant]["rps"])
+                gains.setdefault((variant[3:], run), []).append(f["served"]["rps"] / f[variant]["rps"])
     report("")
     report("Gain of each mechanism (requests/second with it over without it; geometric mean over families and client "
            "counts, min-max):")

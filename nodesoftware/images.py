@@ -202,94 +202,106 @@ def load_calendar(name: str) -> tuple[KubernetesRelease, ...]:
     return parse_calendar(yaml.safe_load(path.read_text()), f"k8s_calendars/{name}.yaml")
 
 
-def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set[str] | None = None,
-                 gpus: set[str] | None = None, today: date | None = None) -> list[Service]:
-    """Validate the file; `providers` and `gpus` (slugs) are checked when given."""
-    today = today or date.today()
+class _Checker:
+    """The shared context of one validation pass: where the file came from, the catalogs to check against, today."""
 
-    def fail(where: str, message: str) -> ImageDataError:
-        return ImageDataError(f"{origin}: {where}: {message}")
+    def __init__(self, origin: str, providers: set[str] | None, gpus: set[str] | None, today: date):
+        self.origin, self.providers, self.gpus, self.today = origin, providers, gpus, today
+        self.seen: set[str] = set()
 
-    def k8s(value, where):
+    def fail(self, where: str, message: str) -> ImageDataError:
+        return ImageDataError(f"{self.origin}: {where}: {message}")
+
+    def k8s(self, value, where):
         if value is None:
             return None
         try:
             return parse_cuda_version(value)  # same major.minor shape
         except ValueError as exc:
-            raise fail(where, f"{value!r} is not a Kubernetes version such as 1.34") from exc
+            raise self.fail(where, f"{value!r} is not a Kubernetes version such as 1.34") from exc
 
-    services, seen = [], set()
-    for service in data.get("service") or []:
+    def release(self, row: dict, where: str) -> Release:
+        if set(row) - RELEASE_FIELDS:
+            raise self.fail(where, f"unknown fields {sorted(set(row) - RELEASE_FIELDS)}")
+        if not isinstance(row.get("since"), date) or row["since"] > self.today:
+            raise self.fail(where, "needs `since` as a date not in the future")
+        if not isinstance(row.get("branch"), int) or not 100 <= row["branch"] <= 999:
+            raise self.fail(where, "branch must be a driver branch such as 580")
+        version = str(row.get("version", ""))
+        if version and not version.startswith(f"{row['branch']}."):
+            raise self.fail(where, f"version {version!r} is not on branch {row['branch']}")
+        if not str(row.get("source_url", "")).startswith("https://"):
+            raise self.fail(where, "needs an https source_url")
+        return Release(row["since"], row["branch"], version, self.k8s(row.get("k8s_min"), where),
+                       self.k8s(row.get("k8s_max"), where), row["source_url"])
+
+    def image_fields(self, image: dict, at: str) -> None:
+        if set(image) - IMAGE_FIELDS:
+            raise self.fail(at, f"unknown fields {sorted(set(image) - IMAGE_FIELDS)}")
+        if not SLUG_RE.match(str(image.get("slug", ""))) or image["slug"] in self.seen:
+            raise self.fail(at, "needs a unique slug")
+        self.seen.add(image["slug"])
+        for key, allowed in (("driver", DRIVER_WAYS), ("toolkit", TRISTATE), ("device_plugin", TRISTATE),
+                             ("gpu_operator", OPERATOR_WAYS)):
+            if image.get(key) not in allowed:
+                raise self.fail(at, f"{key} {image.get(key)!r} must be one of {sorted(allowed)}")
+        if not isinstance(image.get("default"), bool):
+            raise self.fail(at, "default must be true or false")
+        if image["driver"] == "your_choice" and not image.get("choices"):
+            raise self.fail(at, "a driver the user chooses needs `choices` saying how and what the default is")
+        if not str(image.get("source_url", "")).startswith("https://"):
+            raise self.fail(at, "needs an https source_url")
+        if not isinstance(image.get("verified_on"), date) or image["verified_on"] > self.today:
+            raise self.fail(at, "needs verified_on as a date not in the future")
+        unknown_gpus = set(image.get("gpus") or []) - (self.gpus if self.gpus is not None
+                                                       else set(image.get("gpus") or []))
+        if unknown_gpus:
+            raise self.fail(at, f"gpus {sorted(unknown_gpus)} are not in the GPU catalog")
+
+    def image(self, image: dict, service: dict, where: str) -> NodeImage:
+        at = f"{where} image {image.get('slug', '?')!r}"
+        self.image_fields(image, at)
+        releases = [self.release(row, f"{at} release #{index + 1}")
+                    for index, row in enumerate(image.get("release") or [])]
+        if releases and image["driver"] == "you_install":
+            raise self.fail(at, "a driver you install has no release history")
+        return NodeImage(
+            service=service["slug"], provider=service["provider"], slug=image["slug"], name=image["name"],
+            default=image["default"], gpus=tuple(image.get("gpus") or ()), driver=image["driver"],
+            choices=image.get("choices", ""), toolkit=image["toolkit"], device_plugin=image["device_plugin"],
+            gpu_operator=image["gpu_operator"], note=image.get("note", ""), note_zh=image.get("note_zh", ""),
+            source_url=image["source_url"], verified_on=image["verified_on"],
+            releases=tuple(sorted(releases, key=lambda release: release.since)))
+
+    def service(self, service: dict) -> Service:
         where = f"service {service.get('slug', '?')!r}"
         if set(service) - SERVICE_FIELDS:
-            raise fail(where, f"unknown fields {sorted(set(service) - SERVICE_FIELDS)}")
+            raise self.fail(where, f"unknown fields {sorted(set(service) - SERVICE_FIELDS)}")
         if not SLUG_RE.match(str(service.get("slug", ""))) or not service.get("name"):
-            raise fail(where, "needs a slug (lowercase, dashes) and a name")
-        if providers is not None and service.get("provider") not in providers:
-            raise fail(where, f"provider {service.get('provider')!r} is not a curated provider")
-        images = []
-        for image in service.get("image") or []:
-            at = f"{where} image {image.get('slug', '?')!r}"
-            if set(image) - IMAGE_FIELDS:
-                raise fail(at, f"unknown fields {sorted(set(image) - IMAGE_FIELDS)}")
-            if not SLUG_RE.match(str(image.get("slug", ""))) or image["slug"] in seen:
-                raise fail(at, "needs a unique slug")
-            seen.add(image["slug"])
-            for key, allowed in (("driver", DRIVER_WAYS), ("toolkit", TRISTATE), ("device_plugin", TRISTATE),
-                                 ("gpu_operator", OPERATOR_WAYS)):
-                if image.get(key) not in allowed:
-                    raise fail(at, f"{key} {image.get(key)!r} must be one of {sorted(allowed)}")
-            if not isinstance(image.get("default"), bool):
-                raise fail(at, "default must be true or false")
-            if image["driver"] == "your_choice" and not image.get("choices"):
-                raise fail(at, "a driver the user chooses needs `choices` saying how and what the default is")
-            if not str(image.get("source_url", "")).startswith("https://"):
-                raise fail(at, "needs an https source_url")
-            if not isinstance(image.get("verified_on"), date) or image["verified_on"] > today:
-                raise fail(at, "needs verified_on as a date not in the future")
-            unknown_gpus = set(image.get("gpus") or []) - (gpus if gpus is not None else set(image.get("gpus") or []))
-            if unknown_gpus:
-                raise fail(at, f"gpus {sorted(unknown_gpus)} are not in the GPU catalog")
-            releases = []
-            for index, row in enumerate(image.get("release") or []):
-                rat = f"{at} release #{index + 1}"
-                if set(row) - RELEASE_FIELDS:
-                    raise fail(rat, f"unknown fields {sorted(set(row) - RELEASE_FIELDS)}")
-                if not isinstance(row.get("since"), date) or row["since"] > today:
-                    raise fail(rat, "needs `since` as a date not in the future")
-                if not isinstance(row.get("branch"), int) or not 100 <= row["branch"] <= 999:
-                    raise fail(rat, "branch must be a driver branch such as 580")
-                version = str(row.get("version", ""))
-                if version and not version.startswith(f"{row['branch']}."):
-                    raise fail(rat, f"version {version!r} is not on branch {row['branch']}")
-                if not str(row.get("source_url", "")).startswith("https://"):
-                    raise fail(rat, "needs an https source_url")
-                releases.append(Release(row["since"], row["branch"], version, k8s(row.get("k8s_min"), rat),
-                                        k8s(row.get("k8s_max"), rat), row["source_url"]))
-            if releases and image["driver"] == "you_install":
-                raise fail(at, "a driver you install has no release history")
-            images.append(NodeImage(
-                service=service["slug"], provider=service["provider"], slug=image["slug"], name=image["name"],
-                default=image["default"], gpus=tuple(image.get("gpus") or ()), driver=image["driver"],
-                choices=image.get("choices", ""), toolkit=image["toolkit"], device_plugin=image["device_plugin"],
-                gpu_operator=image["gpu_operator"], note=image.get("note", ""), note_zh=image.get("note_zh", ""),
-                source_url=image["source_url"], verified_on=image["verified_on"],
-                releases=tuple(sorted(releases, key=lambda release: release.since))))
+            raise self.fail(where, "needs a slug (lowercase, dashes) and a name")
+        if self.providers is not None and service.get("provider") not in self.providers:
+            raise self.fail(where, f"provider {service.get('provider')!r} is not a curated provider")
+        images = [self.image(image, service, where) for image in service.get("image") or []]
         calendar = service.get("calendar", "")
-        versions = tuple(k8s(version, where) for version in service.get("versions") or [])
+        versions = tuple(self.k8s(version, where) for version in service.get("versions") or [])
         if versions and (calendar or not str(service.get("versions_source_url", "")).startswith("https://")):
-            raise fail(where, "versions (without a calendar) need an https versions_source_url")
+            raise self.fail(where, "versions (without a calendar) need an https versions_source_url")
         dra_status = service.get("dra_status", "")
         if dra_status and (dra_status not in DRA_STATUSES or not service.get("dra_driver")
                            or not str(service.get("dra_source_url", "")).startswith("https://")):
-            raise fail(where, f"dra_status must be one of {sorted(DRA_STATUSES)}, with dra_driver and an https "
-                              "dra_source_url")
-        services.append(Service(service["slug"], service["provider"], service["name"], tuple(images), calendar,
-                                calendar_url(calendar) if calendar else "",
-                                load_calendar(calendar) if calendar else (),
-                                service.get("dra_driver", ""), dra_status, service.get("dra_source_url", ""),
-                                versions, service.get("versions_source_url", "")))
-    return services
+            raise self.fail(where, f"dra_status must be one of {sorted(DRA_STATUSES)}, with dra_driver and an "
+                                   "https dra_source_url")
+        return Service(service["slug"], service["provider"], service["name"], tuple(images), calendar,
+                       calendar_url(calendar) if calendar else "", load_calendar(calendar) if calendar else (),
+                       service.get("dra_driver", ""), dra_status, service.get("dra_source_url", ""),
+                       versions, service.get("versions_source_url", ""))
+
+
+def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set[str] | None = None,
+                 gpus: set[str] | None = None, today: date | None = None) -> list[Service]:
+    """Validate the file; `providers` and `gpus` (slugs) are checked when given."""
+    check = _Checker(origin, providers, gpus, today or date.today())
+    return [check.service(service) for service in data.get("service") or []]
 
 
 @cache

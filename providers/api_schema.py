@@ -81,37 +81,50 @@ def schema_contract(result, generator, request, public):
     for operations in result.get("paths", {}).values():
         for method, operation in operations.items():
             operation.pop("security", None)  # anonymous: nothing to authenticate with
-            responses = operation.setdefault("responses", {})
-            for code, description in GENERIC_ERRORS.items():
-                responses.setdefault(code, _json_response(description))
-            if method == "post":
-                responses.setdefault("415", _json_response("Unsupported media type: send the body as "
-                                                           "application/json"))
-            if "429" in responses:
-                responses["429"].setdefault("headers", {})["Retry-After"] = RETRY_AFTER
-                for answer in responses.values():
-                    answer.setdefault("headers", {}).update(RATE_LIMIT_HEADERS)
-                    answer["headers"]["Retry-After"] = RETRY_AFTER if answer is responses["429"] else None
-                    if answer["headers"]["Retry-After"] is None:
-                        del answer["headers"]["Retry-After"]
-            if method == "get":
-                responses.get("200", {}).setdefault("headers", {}).update(CACHE_HEADERS)
-                responses["304"] = {"description": "Not modified: the answer named by If-None-Match is still "
-                                                   "current", "headers": {"ETag": CACHE_HEADERS["ETag"]}}
-            # `format` picks a renderer: the CSV operations have paths of their own, and the JSON ones answer JSON.
-            operation["parameters"] = [parameter for parameter in operation.get("parameters", [])
-                                        if not (parameter.get("in") == "query" and parameter.get("name") == "format")]
-            if not operation["parameters"]:
-                del operation["parameters"]
-            for answer in responses.values():
-                for media in answer.get("content", {}).values():
-                    if media.get("schema") == DETAIL_ERROR:
-                        media["schema"] = {"$ref": "#/components/schemas/Error"}
-            for parameter in operation.get("parameters", []):
-                if parameter.get("in") == "query" and parameter.get("name") in CATALOG_PARAMETERS:
-                    _unfreeze(parameter["schema"])
-                    parameter["description"] = (f"{parameter.get('description', '').rstrip('.')}. "
-                                                f"{CATALOG_PARAMETERS[parameter['name']]}.").lstrip(". ")
+            _responses_contract(method, operation.setdefault("responses", {}))
+            _parameters_contract(operation)
+    _schemas_contract(result)
+    return result
+
+
+def _responses_contract(method: str, responses: dict) -> None:
+    """The error answers every operation can give, the rate-limit and cache headers, the one Error schema."""
+    for code, description in GENERIC_ERRORS.items():
+        responses.setdefault(code, _json_response(description))
+    if method == "post":
+        responses.setdefault("415", _json_response("Unsupported media type: send the body as application/json"))
+    if "429" in responses:
+        for code, answer in responses.items():
+            headers = answer.setdefault("headers", {})
+            if code == "429":
+                headers["Retry-After"] = RETRY_AFTER
+            else:
+                headers.pop("Retry-After", None)
+            headers.update(RATE_LIMIT_HEADERS)
+    if method == "get":
+        responses.get("200", {}).setdefault("headers", {}).update(CACHE_HEADERS)
+        responses["304"] = {"description": "Not modified: the answer named by If-None-Match is still current",
+                            "headers": {"ETag": CACHE_HEADERS["ETag"]}}
+    for answer in responses.values():
+        for media in answer.get("content", {}).values():
+            if media.get("schema") == DETAIL_ERROR:
+                media["schema"] = {"$ref": "#/components/schemas/Error"}
+
+
+def _parameters_contract(operation: dict) -> None:
+    """No `format` parameter (the CSV operations have paths of their own); catalog parameters as plain strings."""
+    operation["parameters"] = [parameter for parameter in operation.get("parameters", [])
+                               if not (parameter.get("in") == "query" and parameter.get("name") == "format")]
+    if not operation["parameters"]:
+        del operation["parameters"]
+    for parameter in operation.get("parameters", []):
+        if parameter.get("in") == "query" and parameter.get("name") in CATALOG_PARAMETERS:
+            _unfreeze(parameter["schema"])
+            parameter["description"] = (f"{parameter.get('description', '').rstrip('.')}. "
+                                        f"{CATALOG_PARAMETERS[parameter['name']]}.").lstrip(". ")
+
+
+def _schemas_contract(result: dict) -> None:
     schemas = result.setdefault("components", {}).setdefault("schemas", {})
     schemas["Error"] = {**DETAIL_ERROR, "description": "What went wrong, in words"}
     for name in ("KubernetesState", "KubernetesRdmaState"):
@@ -127,7 +140,6 @@ def schema_contract(result, generator, request, public):
     for name in [name for name in schemas if name.endswith("Enum")]:
         if f"#/components/schemas/{name}'" not in text:
             del schemas[name]  # an enum of catalog values no longer used anywhere
-    return result
 
 
 def _json_response(description: str) -> dict:

@@ -72,8 +72,7 @@ SIDES = {"api": {}, "hand": "hand", "datasette": "datasette"}
 SERVED = {}  # the API as served: it computes every page
 LEDGER = {
     "served": SERVED,
-    "no remembered lookups": {**SERVED, "BENCH_WITHOUT": "remembered"},  # the next one and the lookups
-    "no kept page SQL": {**SERVED, "BENCH_WITHOUT": "kept_page_sql"},
+    "no remembered lookups": {**SERVED, "BENCH_WITHOUT": "remembered"},
     "no count cache": {**SERVED, "OFFER_COUNT_CACHE_SECONDS": "0"},
     "no prepared statements": {**SERVED, "DATABASE_PREPARED_STATEMENTS": "false"},
     "no index-range split": {**SERVED, "BENCH_WITHOUT": "range_split"},

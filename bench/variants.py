@@ -1,9 +1,8 @@
 """The API with one of its speed mechanisms switched off, for the ledger in docs/performance.md (bench/api.py
 --ledger): gunicorn serves `bench.variants:application` with BENCH_WITHOUT set to a comma-separated list of
 
-- `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups, the
-  compiled page SQL and the left-out counts are no longer kept under the data version);
-- `kept_page_sql`: only the compiled page statements (remembered under "page:...") are computed every time;
+- `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups and
+  the left-out counts are no longer kept under the data version);
 - `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
   or profile merged with UNION ALL: the plain query).
 
@@ -38,7 +37,7 @@ def _no_split(filters):
 SWITCHES = {  # name -> (module, function, replacement with the same free variables: none)
     "range_split": ("providers.offer_reads", "_range_split", _no_split),
 }
-BYPASS = {"remembered": "", "kept_page_sql": "page:"}
+BYPASS = {"remembered": ""}
 
 
 def switch_off(module_name: str, function_name: str, replacement) -> types.FunctionType | None:

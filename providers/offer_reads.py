@@ -25,7 +25,7 @@ from .models import (
     Offer,
 )
 from .selectors import offer_list, stale_cutoff
-from .versions import data_version, remembered, scope_version
+from .versions import data_version, scope_version
 
 
 def offer_count(*, filters) -> int:
@@ -74,13 +74,10 @@ def _offer_count_key(cleaned_data: dict, *, version: int) -> str:
     return f"offer-count:{version}:{_filters_digest(cleaned_data)}"
 
 
-def _filters_digest(cleaned_data: dict, *, ordering: bool = False) -> str:
+def _filters_digest(cleaned_data: dict) -> str:
     parts = []
     for name, value in sorted(cleaned_data.items()):
-        if value in (None, "", []) or (name == "ordering" and not ordering):
-            continue
-        if name == "ordering":
-            parts.append((name, list(value)))  # its order matters
+        if value in (None, "", []) or name == "ordering":
             continue
         if isinstance(value, list | tuple):
             value = sorted({str(item) for item in value})
@@ -138,29 +135,19 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
         machine_regions_attach(rows, filters=filters)
         return rows
 
-    def build() -> tuple[str, tuple]:
+    try:
         page = _page_ids_queryset(filters, offset, limit)
         sql, params = page.query.sql_with_params()
-        if page.query.combinator:
-            # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
-            quote = connection.ops.quote_name
-            order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filters.bare_qs))
-            ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
-        else:
-            ids = f"ARRAY({sql})"
-        return _offer_page_sql().replace("{ids}", ids), params
-
-    # The statement depends only on the filters (resolved to ids under the data version) and the page: kept under
-    # the version like the lookups, so a repeated query skips building and compiling it. Never for clock-dependent
-    # filters, whose SQL holds the moment.
-    data = filters.form.cleaned_data
-    try:
-        if data.get("seen_within_hours") is not None:
-            sql, params = build()
-        else:
-            sql, params = remembered(f"page:{_filters_digest(data, ordering=True)}:{offset}:{limit}", build)
     except EmptyResultSet:  # a filter that resolved to no ids at all
         return []
+    if page.query.combinator:
+        # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
+        quote = connection.ops.quote_name
+        order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filters.bare_qs))
+        ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
+    else:
+        ids = f"ARRAY({sql})"
+    sql = _offer_page_sql().replace("{ids}", ids)
     cutoff = stale_cutoff(now=now)
     moment = now or timezone.now()
     rows = []

@@ -123,6 +123,7 @@ def metrics_text(now: float | None = None) -> str:
     """Everything /metrics exposes, read from the database now (a few aggregate queries)."""
     from digest.models import Delivery, DeliveryStatus, SendProblem
     from providers.models import DataSource, Offer, RunStatus, ScrapeRun
+    from providers.versions import tally
 
     now = time.time() if now is None else now
     out = _Exposition()
@@ -172,6 +173,11 @@ def metrics_text(now: float | None = None) -> str:
     out.family("comparator_cache_failures_total", "counter",
                "Cache operations that failed and were served without the cache, in the process that answered.",
                [({}, failures.count)])
+    out.family("comparator_kept_lookups_total", "counter",
+               "Reads of values kept until the data changes, in the process that answered: `remembered` lookups "
+               "(catalog slugs, capability and profile ids, left-out counts) and exact offer counts; hit or miss.",
+               [({"cache": cache, "result": result}, tally.counts[cache, result])
+                for cache in tally.CACHES for result in ("hit", "miss")])
     out.family("comparator_metrics_generated_timestamp_seconds", "gauge", "When this exposition was read.",
                [({}, timezone.now().timestamp())])
     return out.text()

@@ -25,7 +25,7 @@ from .models import (
     Offer,
 )
 from .selectors import offer_list, stale_cutoff
-from .versions import data_version, scope_version
+from .versions import data_version, scope_version, tally
 
 
 def offer_count(*, filters) -> int:
@@ -49,6 +49,7 @@ def offer_count(*, filters) -> int:
     if version is None:
         return filters.bare_qs.count()
     count = cache.get(_offer_count_key(data, version=version))
+    tally.add("offer_count", count is not None)
     if count is None:
         version, count = _versioned_count(filters.bare_qs)
         if version is not None:

@@ -5,8 +5,10 @@ internals."""
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
+import threading
 from datetime import datetime
 
 from django.db import connection, models
@@ -32,6 +34,23 @@ def refreshed_at() -> datetime | None:
         latest=models.Max("last_success_at"))["latest"])
 
 
+class _Tally:
+    """Hits and misses of the values kept under the data version, in this process (/metrics exposes them): the
+    caches on the read path stay only while they earn their code (docs/performance.md), and these say how often they
+    answer in production."""
+
+    CACHES = ("remembered", "offer_count")
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter = collections.Counter()
+        self._lock = threading.Lock()
+
+    def add(self, cache: str, hit: bool) -> None:
+        with self._lock:
+            self.counts[cache, "hit" if hit else "miss"] += 1
+
+
+tally = _Tally()
 _request_version: contextvars.ContextVar[int | None] = contextvars.ContextVar("data_version", default=None)
 _remembered: dict[str, tuple[int, object]] = {}
 
@@ -63,6 +82,7 @@ def remembered(name: str, compute, *, keep=None):
     if version is None:
         return compute()
     hit = _remembered.get(name)
+    tally.add("remembered", hit is not None and hit[0] == version)
     if hit is not None and hit[0] == version:
         return hit[1]
     value = compute()

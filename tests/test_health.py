@@ -117,3 +117,25 @@ def test_metrics_without_a_token_answer_only_this_machine(client, settings):
     settings.METRICS_TOKEN = ""
     assert client.get("/metrics").status_code == 200  # the test client is 127.0.0.1
     assert client.get("/metrics", REMOTE_ADDR="203.0.113.7").status_code == 403
+
+
+def test_metrics_count_hits_and_misses_of_the_values_kept_until_the_data_changes(client, settings):
+    settings.OFFER_COUNT_CACHE_SECONDS = 60
+    source = DataSourceFactory(slug="kept", kind="api", provider__slug="p1")
+    now = timezone.now()
+    Offer.objects.create(source=source, provider=source.provider, instance_type="i", region="r", gpu_name="H100",
+                         gpu_count=1, currency="USD", first_seen=now, last_seen=now, is_active=True)
+
+    def kept() -> dict:
+        samples = parse(client.get("/metrics").content.decode())
+        return {(cache, result): samples[("comparator_kept_lookups_total",
+                                          frozenset({("cache", cache), ("result", result)}))]
+                for cache in ("remembered", "offer_count") for result in ("hit", "miss")}
+
+    before = kept()
+    for _ in range(2):  # the same question twice: counted once, then answered from what was kept
+        assert client.get("/api/v1/offers/?provider=p1&gpu_count_min=1").status_code == 200
+    after = kept()
+    assert after["offer_count", "miss"] - before["offer_count", "miss"] == 1
+    assert after["offer_count", "hit"] - before["offer_count", "hit"] == 1
+    assert after["remembered", "hit"] > before["remembered", "hit"]  # the provider slug lookup, kept

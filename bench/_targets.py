@@ -30,3 +30,18 @@ def at_most(name: str, value: float, goal: float, unit: str = "x", digits: int =
 
 def _space(unit: str) -> str:
     return unit if unit in ("x", "%", "") else f" {unit}"
+
+
+def django_with_plain_figures(logger) -> None:
+    """django.setup(), then `logger` writes its figures to stdout as plain lines, whatever format the project's
+    LOGGING gives other loggers (a bench's report is read by people and by `grep '^target '`)."""
+    import logging
+
+    import django
+
+    django.setup()
+    plain = logging.StreamHandler(sys.stdout)
+    plain.setFormatter(logging.Formatter("%(message)s"))
+    logger.handlers[:] = [plain]
+    logger.propagate = False
+    logger.setLevel(logging.INFO)

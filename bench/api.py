@@ -465,15 +465,7 @@ def main() -> int:
     runs = [run for run in args.runs.split(",") if run]
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
 
-    import django
-
-    django.setup()
-    # The figures go to stdout as plain lines, whatever format the project's LOGGING gives other loggers.
-    plain = logging.StreamHandler(sys.stdout)
-    plain.setFormatter(logging.Formatter("%(message)s"))
-    logger.handlers[:] = [plain]
-    logger.propagate = False
-    logger.setLevel(logging.INFO)
+    _targets.django_with_plain_figures(logger)
 
     started_all = time.perf_counter()
     recreate_database()

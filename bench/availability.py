@@ -172,14 +172,7 @@ def main() -> None:
     parser.add_argument("--flip", type=float, default=0.01, help="chance that a check finds the state changed")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
-    plain = logging.StreamHandler(sys.stdout)
-    plain.setFormatter(logging.Formatter("%(message)s"))
-    logger.handlers[:] = [plain]
-    logger.propagate = False
-    logger.setLevel(logging.INFO)
+    _targets.django_with_plain_figures(logger)
     from django.db import connection, transaction
     from django.db.models import FloatField, Sum
     from django.db.models.functions import Cast

@@ -247,15 +247,7 @@ def main() -> None:
     parser.add_argument("--slow-link", action="store_true", help="also load the main pages in throttled Chromium")
     args = parser.parse_args()
 
-    import django
-
-    django.setup()
-    # The figures go to stdout as plain lines, whatever format the project's LOGGING gives other loggers.
-    plain = logging.StreamHandler(sys.stdout)
-    plain.setFormatter(logging.Formatter("%(message)s"))
-    logger.handlers[:] = [plain]
-    logger.propagate = False
-    logger.setLevel(logging.INFO)
+    _targets.django_with_plain_figures(logger)
     from django.db import connection
     from django.test import Client
     from django.urls import Resolver404, resolve

@@ -128,14 +128,7 @@ def main() -> int:
     parser.add_argument("--requests", type=int, default=80, help="different requests per family and size")
     parser.add_argument("--seed", type=int, default=20261204)
     args = parser.parse_args()
-    import django
-
-    django.setup()
-    plain = logging.StreamHandler(sys.stdout)  # plain lines on stdout, whatever the project's LOGGING says
-    plain.setFormatter(logging.Formatter("%(message)s"))
-    logger.handlers[:] = [plain]
-    logger.propagate = False
-    logger.setLevel(logging.INFO)
+    _targets.django_with_plain_figures(logger)
     databases = {args.offers: api.BENCH_DATABASE_URL + "_small", args.to: api.BENCH_DATABASE_URL + "_large"}
     servers = []
     try:

@@ -77,8 +77,9 @@ def offer_answers(offers: list[OfferData], cells: dict[str, dict[str, Cell]]) ->
     if per_offer is None:
         return {offer.id: derived_answers(offer, cells.get(offer.provider_slug, {})) for offer in offers}
     raw = per_offer(offer_ids=[offer.id for offer in offers])
-    return {
-        offer_id: {key: OfferAnswer(key, answer.state, str(answer.reason or ""), _sources(answer.sources))
-                   for key, answer in keyed.items()}
-        for offer_id, keyed in raw.items()
-    }
+    converted: dict[int, dict[str, OfferAnswer]] = {}  # offers of one machine type share their answers' dict
+    for keyed in raw.values():
+        if id(keyed) not in converted:
+            converted[id(keyed)] = {key: OfferAnswer(key, answer.state, str(answer.reason or ""),
+                                                     _sources(answer.sources)) for key, answer in keyed.items()}
+    return {offer_id: converted[id(keyed)] for offer_id, keyed in raw.items()}

@@ -17,6 +17,7 @@ from .models import (
     ExchangeRate,
     GpuModel,
     KubernetesFact,
+    KubernetesProfile,
     LinkCheck,
     Offer,
     PriceObservation,
@@ -511,7 +512,14 @@ def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
 
     Questions: managed_node, byo, mig, mps, time_slicing, vendor_sharing, rdma (with fabric and efa_interfaces),
     fabric, gpu_operator, node_autoscaling, scale_to_zero, spot_nodes, rwx_storage, gang_scheduling. An offer whose
-    answers were never derived answers "unknown" everywhere; an id that is no offer is absent."""
-    rows = Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile__answers")
-    return {offer_id: kubernetes_answers_of(answers) for offer_id, answers in rows}
+    answers were never derived answers "unknown" everywhere; an id that is no offer is absent.
+
+    Offers of one machine type share a profile: each profile's answers are read and built once (two queries), and
+    its offers share that one read-only dict."""
+    profile_of = dict(Offer.objects.filter(id__in=list(offer_ids)).values_list("id", "kubernetes_profile_id"))
+    stored = dict(KubernetesProfile.objects.filter(id__in={pk for pk in profile_of.values() if pk is not None})
+                  .values_list("id", "answers"))
+    built = {profile_id: kubernetes_answers_of(answers) for profile_id, answers in stored.items()}
+    never_derived = kubernetes_answers_of(None)
+    return {offer_id: built.get(profile_id, never_derived) for offer_id, profile_id in profile_of.items()}
 

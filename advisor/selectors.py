@@ -47,7 +47,19 @@ def _filtered(data: dict[str, str]) -> QuerySet[Offer]:
     if not filterset.is_valid():
         # The form and the serializer validate every field first, so this is a programming error, not bad input.
         raise ValueError(f"advisor built invalid offer filters {data!r}: {filterset.errors.as_json()}")
-    return offers_filtered(filters=filterset)
+    return (offers_filtered(filters=filterset).select_related(None).select_related("provider", "gpu", "source")
+            .only(*OFFER_FIELDS))
+
+
+# What _offer_data reads of an offer and its relations: the rest (the stored Kubernetes answers above all, which
+# offer_answers reads once per machine type) is left in the database.
+OFFER_FIELDS = (
+    "id", "instance_type", "region", "country", "continent", "gpu_name", "gpu_count", "gpu_memory_gb",
+    "price_hour_usd", "spot_price_hour_usd", "availability", "last_seen",
+    "provider__slug", "provider__name", "provider__name_zh", "provider__kind", "source__name", "source__url",
+    "gpu__slug", "gpu__name", "gpu__memory_gb", "gpu__vendor", "gpu__mig_profiles", "gpu__mig_source_url",
+    "gpu__source_url", "gpu__family",
+)
 
 
 def advisor_offer_list(*, spec: WorkloadSpec) -> QuerySet[Offer]:

@@ -16,7 +16,7 @@ from providers.api import ERROR_429, AdviseRateThrottle, rate_limit_headers
 from providers.api_schema import DETAIL_ERROR
 from providers.filters import unknown_parameters
 
-from .engine import AdviceOverBudget
+from .engine import AdviceBusy, AdviceOverBudget
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 
@@ -48,6 +48,20 @@ class AdviceTooSlow(APIException):
         self.wait = 30
 
 
+class AdvisorBusy(APIException):
+    status_code = 503
+    default_detail = ("The advisor is answering other requests on this server; ask again in a few seconds (the "
+                      "Retry-After header says when).")
+    default_code = "advisor_busy"
+
+    def __init__(self):
+        super().__init__()
+        self.wait = BUSY_RETRY_SECONDS
+
+
+BUSY_RETRY_SECONDS = 2
+
+
 class AdviseApi(APIView):
     authentication_classes: list = []
     permission_classes = [AllowAny]
@@ -57,8 +71,9 @@ class AdviseApi(APIView):
         request=AdviseInputSerializer,
         responses={200: AdviceOutputSerializer, 400: INVALID_INPUT, 429: ERROR_429,
                    503: OpenApiResponse(response=DETAIL_ERROR,
-                                        description="The advice went past the advisor's time budget; Retry-After "
-                                                    "says when to ask again.")},
+                                        description="The advice went past the advisor's time budget, or every "
+                                                    "advice slot of the server is computing; Retry-After says "
+                                                    "when to ask again.")},
         summary="Advise where to run a GPU workload on Kubernetes and what it costs per month",
     )
     def post(self, request):
@@ -68,6 +83,8 @@ class AdviseApi(APIView):
             advice = advice_get(spec=serializer.spec)
         except AdviceOverBudget:
             raise AdviceTooSlow() from None
+        except AdviceBusy:
+            raise AdvisorBusy() from None
         return Response(AdviceOutputSerializer(advice).data)
 
     def initial(self, request, *args, **kwargs):

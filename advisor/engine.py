@@ -62,6 +62,11 @@ class AdviceOverBudget(Exception):
     holding a web worker for as long as an unusual input takes."""
 
 
+class AdviceBusy(Exception):
+    """Every advice slot of this process is computing (settings.ADVISOR_CONCURRENT_PER_PROCESS): the request is
+    answered 503 at once rather than waiting in a web thread that the site's other pages need."""
+
+
 # --- the whole advice --------------------------------------------------------------------------------------------
 
 

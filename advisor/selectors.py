@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 import time
 from collections import defaultdict
 
@@ -106,11 +107,46 @@ def _cells(provider_ids: set[int]) -> dict[str, dict[str, Cell]]:
     return dict(cells)
 
 
+_slots: tuple[threading.BoundedSemaphore, threading.BoundedSemaphore] | None = None
+_slots_lock = threading.Lock()
+
+
+def _advice_slots() -> tuple[threading.BoundedSemaphore, threading.BoundedSemaphore]:
+    """This process's advice slots (settings.ADVISOR_CONCURRENT_PER_PROCESS) and its one place in line, made on first
+    use."""
+    global _slots
+    with _slots_lock:
+        if _slots is None:
+            _slots = (threading.BoundedSemaphore(max(1, settings.ADVISOR_CONCURRENT_PER_PROCESS)),
+                      threading.BoundedSemaphore(1))
+        return _slots
+
+
 def advice_get(*, spec: WorkloadSpec, budget_seconds: float | None = None) -> Advice:
     """The advice for a validated `spec` (see inputs.spec_errors), with the starter manifest for the chosen offer.
 
-    Raises engine.AdviceOverBudget when ranking runs past `budget_seconds` (default settings.ADVISOR_BUDGET_SECONDS,
-    counted from the call)."""
+    An advice ranks every candidate offer (about half a CPU-second on the bundled snapshot), so a process computes
+    at most settings.ADVISOR_CONCURRENT_PER_PROCESS at once and lets one more request wait up to
+    settings.ADVISOR_WAIT_SECONDS for a slot; any other raises engine.AdviceBusy at once (answered 503 with
+    Retry-After) instead of holding a web thread the other pages need (bench/advisor.py measures them while 8
+    clients ask for advice). Raises engine.AdviceOverBudget when ranking runs past `budget_seconds` (default
+    settings.ADVISOR_BUDGET_SECONDS, counted from the call)."""
+    slots, line = _advice_slots()
+    if not slots.acquire(blocking=False):
+        if not line.acquire(blocking=False):
+            raise engine.AdviceBusy()
+        try:
+            if not slots.acquire(timeout=settings.ADVISOR_WAIT_SECONDS):
+                raise engine.AdviceBusy()
+        finally:
+            line.release()
+    try:
+        return _advice(spec, budget_seconds)
+    finally:
+        slots.release()
+
+
+def _advice(spec: WorkloadSpec, budget_seconds: float | None) -> Advice:
     budget = settings.ADVISOR_BUDGET_SECONDS if budget_seconds is None else budget_seconds
     deadline = time.monotonic() + budget if budget else None
     offers = list(advisor_offer_list(spec=spec))

@@ -7,7 +7,8 @@ from django.utils.translation import gettext as _
 
 from providers.api import AdviseRateThrottle
 
-from .engine import AdviceOverBudget
+from .api import BUSY_RETRY_SECONDS
+from .engine import AdviceBusy, AdviceOverBudget
 from .forms import AdvisorForm
 from .selectors import advice_get
 
@@ -34,6 +35,10 @@ def advisor_page(request):
                     status, retry_after = 503, 30
                     refusal = _("This advice took longer than the advisor's time budget; retry later, or narrow it "
                                 "(a GPU, a location, fewer models or a shorter context).")
+                except AdviceBusy:
+                    status, retry_after = 503, BUSY_RETRY_SECONDS
+                    refusal = _("The advisor is answering other requests on this server; ask again in a few "
+                                "seconds.")
     response = render(request, "advisor/advisor.html", {"form": form, "advice": advice, "refusal": refusal},
                       status=status)
     if retry_after is not None:

@@ -172,6 +172,11 @@ API_ADVISE_RATE = os.environ.get("API_ADVISE_RATE", "20/minute")
 # The most one advice may take to rank the offers before it is answered 503 (page and API); 0 = no bound. The worst
 # input measured on the bundled snapshot takes about 2 s on a 2-core machine (issue 39's fuzzed set).
 ADVISOR_BUDGET_SECONDS = float(os.environ.get("ADVISOR_BUDGET_SECONDS", "8"))
+# Advice computed at once per web process (advisor.selectors.advice_get), and how long the one request allowed to wait
+# for a slot waits; any other gets a 503 with Retry-After at once, so clients asking for advice cannot take every
+# thread from the other pages.
+ADVISOR_CONCURRENT_PER_PROCESS = int(os.environ.get("ADVISOR_CONCURRENT_PER_PROCESS", "1"))
+ADVISOR_WAIT_SECONDS = float(os.environ.get("ADVISOR_WAIT_SECONDS", "2"))
 # Unpaged CSV exports stream whole tables (55 MB at 100,000 offers): at most this many at once across the site
 # (counted in the cache), so they cannot hold every web thread; a slot left by a dead process frees itself after
 # API_CSV_EXPORT_SECONDS. Paged CSV (page/page_size) is not bounded this way.

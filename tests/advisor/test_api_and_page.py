@@ -305,6 +305,33 @@ def test_advice_past_its_time_budget_is_a_503_with_retry_after_on_both_doors(cli
     assert advise(client, BATCH).status_code == 200
 
 
+def test_advice_while_this_processs_slot_is_computing_waits_in_line_once_else_is_a_503(client, market, settings,
+                                                                                          monkeypatch):
+    """One advice computes at a time per process and one more may wait for it: any other request is answered at
+    once, so clients asking for advice cannot hold every web thread (bench/advisor.py measures the other pages)."""
+    import threading
+
+    from advisor import selectors as advisor_selectors
+
+    monkeypatch.setattr(advisor_selectors, "_slots", None)
+    settings.ADVISOR_CONCURRENT_PER_PROCESS = 1
+    settings.ADVISOR_WAIT_SECONDS = 30
+    slot, line = advisor_selectors._advice_slots()
+    assert slot.acquire(blocking=False) and line.acquire(blocking=False)  # one computing, one waiting: full
+    busy = advise(client, BATCH)
+    assert busy.status_code == 503 and busy["Retry-After"] == "2"
+    assert "other requests" in busy.json()["detail"]
+    page = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_node": "2", "nodes": "2"})
+    assert page.status_code == 503 and page["Retry-After"] == "2"
+    assert "advice-refused" in page.content.decode()
+
+    line.release()  # the place in line is free: this request waits for the slot, then is answered
+    threading.Timer(0.2, slot.release).start()
+    assert advise(client, BATCH).status_code == 200
+    assert slot.acquire(blocking=False)  # it gave the slot back
+    slot.release()
+
+
 def test_page_puts_the_answer_before_the_form_and_keeps_the_form_one_click_away(client, market):
     """The 70B answer appeared almost three screens below the form: the answer comes first, says what it assumed,
     and the inputs follow in a disclosure with every field still filled in."""

@@ -157,7 +157,7 @@ def _advice(spec: WorkloadSpec, budget_seconds: float | None) -> Advice:
         offers=offer_data,
         cells=cells,
         per_eur=exchange_rates_latest(),
-        answers=offer_answers(offer_data, cells),
+        answers=offer_answers(offer_data),
         deadline=deadline,
     )
     logger.info("advice for %s: %d candidates, %d ranked", spec.kind, advice.candidates, advice.ranked)

@@ -59,10 +59,12 @@ def server_cpu_seconds(port: int) -> float:
     return total / ticks
 
 
-def post_advice(base: str, body: dict) -> tuple[int, float]:
+def post_advice(base: str, body: dict) -> tuple[int, float, float]:
+    """(status, seconds, Retry-After in seconds or 0)."""
     request = urllib.request.Request(f"{base}/api/v1/advise/", data=json.dumps(body).encode(),
                                      headers={"Content-Type": "application/json"})
     started = time.perf_counter()
+    retry_after = 0.0
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
             response.read()
@@ -70,7 +72,8 @@ def post_advice(base: str, body: dict) -> tuple[int, float]:
     except urllib.error.HTTPError as error:
         error.read()
         status = error.code
-    return status, time.perf_counter() - started
+        retry_after = float(error.headers.get("Retry-After") or 0)
+    return status, time.perf_counter() - started, retry_after
 
 
 def get(base: str, path: str) -> float:
@@ -143,12 +146,12 @@ def main() -> None:
         base = f"http://127.0.0.1:{port}"
         for warm in ("/", "/api/v1/offers/", "/gpus/"):
             get(base, warm)
-        post_advice(base, {"kind": "inference", "model": "llama-3.1-8b"})
+        post_advice(base, {"kind": "inference", "model": "llama-3.1-8b"})  # warm
 
         cpu_before = server_cpu_seconds(port)
         single = []
         for concurrency in range(1, args.single + 1):
-            status, seconds = post_advice(base, {"kind": "inference", "model": "llama-3.1-70b", "precision": "fp16",
+            status, seconds, _ = post_advice(base, {"kind": "inference", "model": "llama-3.1-70b", "precision": "fp16",
                                                  "context_tokens": 8192, "concurrency": concurrency})
             assert status == 200, f"70B FP16 8k advice answered {status}"
             single.append(seconds)
@@ -160,7 +163,7 @@ def main() -> None:
         worst = (0.0, {})
         for _ in range(args.fuzzed):
             body = fuzzed(rng, form)
-            status, seconds = post_advice(base, body)
+            status, seconds, _ = post_advice(base, body)
             statuses[status] = statuses.get(status, 0) + 1
             worst = max(worst, (seconds, body), key=lambda pair: pair[0])
         print(f"fuzzed, {args.fuzzed} requests (seed {args.seed}): answers {dict(sorted(statuses.items()))}; worst "
@@ -168,14 +171,17 @@ def main() -> None:
 
         idle = [get(base, path) for path in page_paths(rng, args.pages, form)]
         stop = threading.Event()
-        advised = [0]
+        advised = {"answered": 0, "busy": 0}
 
         def adviser(seed: int) -> None:
+            """A client asking for advice again and again, waiting as Retry-After says when the server is busy."""
             own = random.Random(seed)
             while not stop.is_set():
-                post_advice(base, {"kind": "inference", "model": own.choice(form["model"]), "context_tokens": 8192,
-                                   "concurrency": own.randint(1, 64)})
-                advised[0] += 1
+                status, _, retry_after = post_advice(base, {"kind": "inference", "model": own.choice(form["model"]),
+                                                            "context_tokens": 8192,
+                                                            "concurrency": own.randint(1, 64)})
+                advised["answered" if status == 200 else "busy"] += 1
+                stop.wait(retry_after)
 
         threads = [threading.Thread(target=adviser, args=(args.seed + index,)) for index in range(8)]
         for thread in threads:
@@ -189,8 +195,8 @@ def main() -> None:
                 thread.join()
         ratio = statistics.median(loaded) / statistics.median(idle)
         print(f"other pages, {args.pages} different requests: p50 idle {statistics.median(idle) * 1000:.1f} ms, "
-              f"under 8 advice clients {statistics.median(loaded) * 1000:.1f} ms ({ratio:.2f}x; {advised[0]} advice "
-              "answered meanwhile)")
+              f"under 8 advice clients {statistics.median(loaded) * 1000:.1f} ms ({ratio:.2f}x; meanwhile "
+              f"{advised['answered']} advice answered, {advised['busy']} told to retry)")
         print()
         _targets.at_most("70B FP16 8k advice, slowest of the different requests", max(single), 1.0, "s", digits=3)
         _targets.at_most(f"worst of {args.fuzzed} fuzzed advice requests", worst[0], 2.0, "s", digits=3)

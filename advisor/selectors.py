@@ -1,8 +1,8 @@
 """Reads for the advisor: the candidate offers (selected by the one OfferFilterSet), their providers' capability
 cells, each offer's own Kubernetes answers (advisor.answers) and the latest exchange rates, turned into the engine's
 plain data. A fixed number of queries whatever the number of offers: one for the offers (with provider, GPU and
-source joined), one for the cells, two for the rates, plus the FilterSet's choice look-ups (and, once the providers
-app answers per offer, its own reads).
+source joined, only the columns used), one for the cells, two for the rates, two for the Kubernetes answers (one
+per machine type), plus the FilterSet's choice look-ups.
 """
 
 from __future__ import annotations

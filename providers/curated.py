@@ -72,58 +72,6 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
         raise fail("headquarters must be an ISO 3166-1 alpha-2 code such as 'US'")
     if not data["website"].startswith(("https://", "http://")):
         raise fail("website must be an http(s) URL")
-
-    cells: dict[str, CapabilityRecord] = {}
-    for key, cell in (data.get("capabilities") or {}).items():
-        where = f"capability '{key}'"
-        if key not in QUESTIONS:
-            raise fail(f"{where} is not a known question (known: {', '.join(QUESTIONS)})")
-        if not isinstance(cell, dict):
-            raise fail(f"{where} must be a table")
-        extra = set(cell) - CELL_FIELDS
-        if extra:
-            raise fail(f"{where} has unknown fields {sorted(extra)}")
-        for name in ("label", "detail"):
-            translation = cell.get(f"{name}_zh", "")
-            if not isinstance(translation, str):
-                raise fail(f"{where} {name}_zh must be text")
-            if translation and not cell.get(name):
-                raise fail(f"{where} has {name}_zh but no {name}: a translation needs the text it translates")
-        value = cell.get("value")
-        if value not in allowed_values(key):
-            raise fail(f"{where} value {value!r} must be one of {list(allowed_values(key))}")
-        source_url = cell.get("source_url", "")
-        verified_on = cell.get("verified_on")
-        confidence = cell.get("confidence", "")
-        provenance_check(fail, where, value, source_url, verified_on, confidence, today=today)
-        amount = None
-        if cell.get("amount") not in (None, ""):
-            try:
-                amount = Decimal(str(cell["amount"]))
-            except InvalidOperation as exc:
-                raise fail(f"{where} amount {cell['amount']!r} is not a number") from exc
-            if amount < 0:
-                raise fail(f"{where} amount must not be negative")
-            if not re.fullmatch(r"[A-Z]{3}", cell.get("currency", "")):
-                raise fail(f"{where} amount needs an ISO 4217 currency")
-        if key == "control_plane_fee" and value == "paid" and amount is None:
-            raise fail(f"{where} = 'paid' needs the amount per cluster-hour (or 'paid_unstated' when the source "
-                       "says it is paid without an amount)")
-        if key == "control_plane_fee" and value == "paid_unstated" and amount is not None:
-            raise fail(f"{where} = 'paid_unstated' must not carry an amount: use 'paid' with the amount")
-        cells[key] = CapabilityRecord(
-            key=key,
-            value=value,
-            label=cell.get("label", ""),
-            detail=cell.get("detail", ""),
-            label_zh=cell.get("label_zh", ""),
-            detail_zh=cell.get("detail_zh", ""),
-            source_url=source_url or "",
-            verified_on=verified_on if isinstance(verified_on, date) else None,
-            confidence=confidence or "",
-            amount=amount,
-            currency=cell.get("currency", "") if amount is not None else "",
-        )
     return ProviderRecord(
         slug=data["slug"],
         name=data["name"],
@@ -131,8 +79,69 @@ def parse_provider(data: dict, origin: str, today: date | None = None) -> Provid
         website=data["website"],
         kind=data["kind"],
         headquarters=data["headquarters"],
-        capabilities=cells,
+        capabilities={key: _capability(key, cell, fail, today)
+                      for key, cell in (data.get("capabilities") or {}).items()},
     )
+
+
+def _capability(key: str, cell, fail, today: date) -> CapabilityRecord:
+    """One capability cell of a provider file, validated: a known question, known fields, a translation only beside
+    its text, an allowed value with its provenance, and an amount where the control-plane fee needs one."""
+    where = f"capability '{key}'"
+    if key not in QUESTIONS:
+        raise fail(f"{where} is not a known question (known: {', '.join(QUESTIONS)})")
+    if not isinstance(cell, dict):
+        raise fail(f"{where} must be a table")
+    extra = set(cell) - CELL_FIELDS
+    if extra:
+        raise fail(f"{where} has unknown fields {sorted(extra)}")
+    for name in ("label", "detail"):
+        translation = cell.get(f"{name}_zh", "")
+        if not isinstance(translation, str):
+            raise fail(f"{where} {name}_zh must be text")
+        if translation and not cell.get(name):
+            raise fail(f"{where} has {name}_zh but no {name}: a translation needs the text it translates")
+    value = cell.get("value")
+    if value not in allowed_values(key):
+        raise fail(f"{where} value {value!r} must be one of {list(allowed_values(key))}")
+    source_url = cell.get("source_url", "")
+    verified_on = cell.get("verified_on")
+    confidence = cell.get("confidence", "")
+    provenance_check(fail, where, value, source_url, verified_on, confidence, today=today)
+    amount = _amount(cell, fail, where)
+    if key == "control_plane_fee" and value == "paid" and amount is None:
+        raise fail(f"{where} = 'paid' needs the amount per cluster-hour (or 'paid_unstated' when the source "
+                   "says it is paid without an amount)")
+    if key == "control_plane_fee" and value == "paid_unstated" and amount is not None:
+        raise fail(f"{where} = 'paid_unstated' must not carry an amount: use 'paid' with the amount")
+    return CapabilityRecord(
+        key=key,
+        value=value,
+        label=cell.get("label", ""),
+        detail=cell.get("detail", ""),
+        label_zh=cell.get("label_zh", ""),
+        detail_zh=cell.get("detail_zh", ""),
+        source_url=source_url or "",
+        verified_on=verified_on if isinstance(verified_on, date) else None,
+        confidence=confidence or "",
+        amount=amount,
+        currency=cell.get("currency", "") if amount is not None else "",
+    )
+
+
+def _amount(cell: dict, fail, where: str) -> Decimal | None:
+    """A cell's amount (not negative, with an ISO 4217 currency), or None when it states none."""
+    if cell.get("amount") in (None, ""):
+        return None
+    try:
+        amount = Decimal(str(cell["amount"]))
+    except InvalidOperation as exc:
+        raise fail(f"{where} amount {cell['amount']!r} is not a number") from exc
+    if amount < 0:
+        raise fail(f"{where} amount must not be negative")
+    if not re.fullmatch(r"[A-Z]{3}", cell.get("currency", "")):
+        raise fail(f"{where} amount needs an ISO 4217 currency")
+    return amount
 
 
 def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:

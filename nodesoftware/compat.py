@@ -106,6 +106,30 @@ class Table:
     other: dict[str, Accelerator] = field(default_factory=dict)
 
 
+def _sources(entries: dict, fail) -> dict[str, Source]:
+    sources = {}
+    for key, entry in entries.items():
+        if not str(entry.get("url", "")).startswith("https://") or not entry.get("title"):
+            raise fail(f"source '{key}' needs an https url and a title")
+        if not isinstance(entry.get("verified_on"), date):
+            raise fail(f"source '{key}' needs verified_on as a date")
+        sources[key] = Source(entry["url"], entry["title"], entry["verified_on"])
+    return sources
+
+
+def _toolkit_drivers(rows: list, fail, version) -> dict[tuple[int, int], str]:
+    """CUDA toolkit version -> the minimum driver NVIDIA names for it."""
+    drivers = {}
+    for row in rows:
+        where = f"toolkit {row.get('cuda')!r}"
+        try:
+            parse_driver_branch(row.get("min_driver", ""))
+        except ValueError as exc:
+            raise fail(f"{where}: {exc}") from exc
+        drivers[version(row.get("cuda"), where)] = row["min_driver"]
+    return drivers
+
+
 def parse_table(data: dict, origin: str = "cuda.toml") -> Table:
     def fail(message: str) -> CompatDataError:
         return CompatDataError(f"{origin}: {message}")
@@ -119,13 +143,7 @@ def parse_table(data: dict, origin: str = "cuda.toml") -> Table:
     known = {"source", "toolkit", "major", "driver_limit", "first_native", "architecture", "nvidia", "dtypes", "other"}
     if set(data) - known:
         raise fail(f"unknown sections {sorted(set(data) - known)}")
-    sources = {}
-    for key, entry in (data.get("source") or {}).items():
-        if not str(entry.get("url", "")).startswith("https://") or not entry.get("title"):
-            raise fail(f"source '{key}' needs an https url and a title")
-        if not isinstance(entry.get("verified_on"), date):
-            raise fail(f"source '{key}' needs verified_on as a date")
-        sources[key] = Source(entry["url"], entry["title"], entry["verified_on"])
+    sources = _sources(data.get("source") or {}, fail)
     for needed in ("toolkit_drivers", "minor_version", "cuda_gpus", "dtypes"):
         if needed not in sources:
             raise fail(f"source '{needed}' is required")
@@ -135,14 +153,7 @@ def parse_table(data: dict, origin: str = "cuda.toml") -> Table:
             raise fail(f"{where}: source {name!r} is not declared under [source]")
         return name
 
-    toolkit_drivers = {}
-    for row in data.get("toolkit") or []:
-        where = f"toolkit {row.get('cuda')!r}"
-        try:
-            parse_driver_branch(row.get("min_driver", ""))
-        except ValueError as exc:
-            raise fail(f"{where}: {exc}") from exc
-        toolkit_drivers[version(row.get("cuda"), where)] = row["min_driver"]
+    toolkit_drivers = _toolkit_drivers(data.get("toolkit") or [], fail, version)
     majors_branch, majors_capability, majors_source = {}, {}, {}
     for row in data.get("major") or []:
         where = f"major {row.get('cuda_major')!r}"

@@ -118,6 +118,26 @@ def test_compare_from_a_provider_page_asks_for_one_more(site, data, language, wi
     screenshot(page, name("compare-from-provider", language, width))
 
 
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_compare_keeps_its_question_column_in_view_while_the_providers_scroll(site, data, language):
+    page = site(language=language, width=390)
+    page.goto(site.url + "/compare/?provider=acme&provider=metal&provider=aws")
+    expect(page.locator("#compare-capabilities")).to_be_visible()
+    page.wait_for_load_state("load")
+    # Each table scrolled to its right edge, measured in the same frame: its first column stays at the left edge.
+    tables = page.locator(".table-wrap:has(table.compare)").evaluate_all(
+        """wraps => wraps.map(wrap => {
+            const wide = wrap.scrollWidth > wrap.clientWidth;
+            wrap.scrollLeft = 10000;
+            const first = wrap.querySelector("tbody th[scope=row]").getBoundingClientRect();
+            return {id: wrap.querySelector("table").id, wide, gap: first.x - wrap.getBoundingClientRect().x};
+        })"""
+    )
+    assert any(table["wide"] for table in tables), tables  # at 390 px the providers do not fit: they scroll
+    assert all(abs(table["gap"]) < 2 for table in tables), tables
+    screenshot(page, name("compare-sticky", language, 390))
+
+
 SKIP = {"en": "Skip to results", "zh-hans": "跳到结果"}
 MATCH = {"en": "offers match", "zh-hans": "个报价符合条件"}
 

@@ -77,18 +77,17 @@ def digest_render(digest: Digest, *, language: str, base: str = "") -> RenderedD
     base = base or site_base()
     nonce = secrets.token_hex(8)
     manage, unsubscribe = f"digest-{nonce}-manage", f"digest-{nonce}-unsubscribe"
-    with translation.override(language):
-        summary = saved_filter_summary(digest.query)
-    context = {
-        "digest": digest,
-        "summary": summary,
-        "offers_url": offers_url(digest.query, base=base),
-        "site_url": site_url("/", base=base),
-        "site_base": base,
-        "threshold": settings.DIGEST_PRICE_CHANGE_THRESHOLD,
-        "manage_url": manage,
-        "unsubscribe_url": unsubscribe,
-    }
+    with translation.override(language):  # the links too: a Chinese digest links to the Chinese pages (/zh-hans/)
+        context = {
+            "digest": digest,
+            "summary": saved_filter_summary(digest.query),
+            "offers_url": offers_url(digest.query, base=base),
+            "site_url": site_url(reverse("home"), base=base),
+            "site_base": base,
+            "threshold": settings.DIGEST_PRICE_CHANGE_THRESHOLD,
+            "manage_url": manage,
+            "unsubscribe_url": unsubscribe,
+        }
     subject, text, html = _render("digest", language, context)
     return RenderedDigest(subject, text, html, manage, unsubscribe)
 
@@ -102,7 +101,8 @@ def message_id(subscription: Subscription, week_key) -> str:
 
 def digest_message(rendered: RenderedDigest, *, subscription: Subscription, week_key, connection=None
                    ) -> EmailMultiAlternatives:
-    manage, unsubscribe = manage_url(subscription), unsubscribe_url(subscription)
+    with translation.override(subscription.language):
+        manage, unsubscribe = manage_url(subscription), unsubscribe_url(subscription)
 
     def personal(body: str) -> str:
         return body.replace(rendered.manage_placeholder, manage).replace(rendered.unsubscribe_placeholder, unsubscribe)
@@ -128,10 +128,11 @@ def confirmation_message(*, email: str, language: str, confirm_url: str, filter_
                          already_subscribed: bool, base: str = "") -> EmailMultiAlternatives:
     with translation.override(language):
         summary = saved_filter_summary(filter_query)
+        links = offers_url(filter_query, base=base)
     context = {
         "confirm_url": confirm_url,
         "summary": summary,
-        "offers_url": offers_url(filter_query, base=base),
+        "offers_url": links,
         "already_subscribed": already_subscribed,
         "max_age_days": settings.DIGEST_CONFIRM_MAX_AGE // 86400,
     }

@@ -29,7 +29,7 @@ from django.core.mail import get_connection
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
-from django.utils import timezone
+from django.utils import timezone, translation
 from kombu.exceptions import KombuError
 from redis.exceptions import RedisError
 
@@ -88,7 +88,8 @@ def subscription_request(*, email: str, filter_query: str, language: str, always
         return False
     request = SubscribeRequest(email=email, filter_query=filter_query, language=language, always_send=always_send,
                                issued_at=now_timestamp())
-    confirm_url = site_url(reverse("digest:confirm", args=[confirm_token_make(request)]), base=base)
+    with translation.override(language):  # the confirmation link opens in the language the subscriber chose
+        confirm_url = site_url(reverse("digest:confirm", args=[confirm_token_make(request)]), base=base)
     already = Subscription.objects.filter(
         email__iexact=email, status__in=[SubscriptionStatus.ACTIVE, SubscriptionStatus.PAUSED]
     ).exists()

@@ -63,7 +63,8 @@ MIDDLEWARE = [
     # compresses what they produce. Django masks the CSRF token per response, which is what BREACH needs.
     "django.middleware.gzip.GZipMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
-    "django.middleware.locale.LocaleMiddleware",
+    # The language is in the URL for pages (/zh-hans/...); the API negotiates it (comparator.locale).
+    "comparator.locale.LanguageInUrlMiddleware",
     # A parameter that is a number in fullwidth (or other non-ASCII) digits is a 400 naming it.
     "comparator.security.AsciiNumbersMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -88,6 +89,7 @@ TEMPLATES = [
             "context_processors": [
                 "django.template.context_processors.request",
                 "django.template.context_processors.i18n",
+                "comparator.locale.language_links",  # hreflang alternates: the page in each language
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],

@@ -211,7 +211,8 @@ def test_page_bad_input_is_a_400_with_the_field_named(client, market):
 
 def test_page_renders_in_chinese(client, market):
     client.cookies["django_language"] = "zh-hans"
-    response = client.get(reverse("advisor"), {"kind": "notebook", "gpu": "h100"}, HTTP_ACCEPT_LANGUAGE="zh-hans")
+    response = client.get(reverse("advisor"), {"kind": "notebook", "gpu": "h100"}, HTTP_ACCEPT_LANGUAGE="zh-hans",
+                          follow=True)
     assert response.status_code == 200
     assert '<html lang="zh-Hans"' in response.content.decode()
     assert not response.context["advice"].kubernetes_needed
@@ -267,7 +268,7 @@ def test_page_lists_unverified_offers_apart_with_the_total_among_the_first_colum
 def test_sized_advice_renders_its_arithmetic_in_chinese(client, market):
     client.cookies["django_language"] = "zh-hans"
     response = client.get(reverse("advisor"), {"kind": "inference", "model": "llama-3.1-70b", "countries": "US"},
-                          HTTP_ACCEPT_LANGUAGE="zh-hans")
+                          HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True)
     html = response.content.decode()
     assert response.status_code == 200
     assert "权重：70.6 B 参数 x 2 字节（FP16）= 141.2 GB。" in html

@@ -37,8 +37,8 @@ def test_every_stored_answer_has_its_chinese_reason_and_pages_show_it(world, cli
         assert any("\u4e00" <= char <= "\u9fff" for char in answer["reason_zh"]), (question, answer["reason_zh"])
     managed = profile.answers["managed_node"]
     url = f"/offers/kubernetes/{profile.id}/"
-    assert escape(managed["reason_zh"]) in client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
-    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert escape(managed["reason_zh"]) in client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+    english = client.get(url, HTTP_ACCEPT_LANGUAGE="en", follow=True).content.decode()
     assert escape(managed["reason"]) in english and escape(managed["reason_zh"]) not in english
     listed = api.get("/api/v1/offers/?page_size=100&kubernetes_reasons=true", HTTP_ACCEPT_LANGUAGE="zh-hans")
     row = next(r for r in listed.json()["results"] if r["instance_type"] == "alpha-h100x8")

@@ -63,7 +63,8 @@ def test_the_api_and_the_csv_list_the_same_machines(api, regions):
 def test_the_offers_page_says_how_many_more_regions_in_both_languages(client, regions):
     html = client.get("/?one_per_machine=true&provider=alpha").content.decode()
     assert "also in 4 more regions" in html
-    chinese = client.get("/?one_per_machine=true&provider=alpha", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    chinese = client.get("/?one_per_machine=true&provider=alpha", HTTP_ACCEPT_LANGUAGE="zh-hans",
+                         follow=True).content.decode()
     assert "另有 4 个地区" in chinese
 
 

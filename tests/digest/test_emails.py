@@ -123,7 +123,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
     assert zh.text.splitlines()[:5] == [
         "您的 GPU 每周摘要", "2026-11-16 08:00 至 2026-11-23 08:00（UTC）", "",
         "您的筛选条件：GPU 型号：NVIDIA H100 80GB （未注明规格）；有抢占式价格：是",
-        "在网站上查看这些报价：http://127.0.0.1:8000/?gpu=h100&spot=true",
+        "在网站上查看这些报价：http://127.0.0.1:8000/zh-hans/?gpu=h100&spot=true",  # the Chinese page
     ]
     offer = f"拉姆达云 · NVIDIA H100 80GB （未注明规格） x1 · h100 · us-east-1 · {answers(h100, 'zh-hans')}"
     assert f"\n\n【降价】（2）\n- {offer}：2.000 -> 1.000 USD / GPU·小时（-50.0%）\n" \

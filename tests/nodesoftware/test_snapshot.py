@@ -131,7 +131,7 @@ def test_the_provider_page_shows_node_images_drivers_history_and_stacks_in_both_
     assert "AKS Ubuntu node image, GRID driver" in html and "570.211.01" in html
     assert "preinstalled, version not published" in html  # Azure Linux: a known answer, not unknown
     assert "Kueue" in html and "provider-managed" in html
-    chinese = Client().get("/providers/azure/", HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
+    chinese = Client().get("/providers/azure/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
     assert "节点软件" in chinese and "已预装，版本未公布" in chinese
     assert "No node images are recorded" in Client().get("/providers/lambda/").content.decode()
 

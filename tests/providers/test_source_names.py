@@ -36,7 +36,7 @@ def test_the_sources_and_provider_pages_name_sources_in_the_pages_language(clien
     source.name = "Azure Retail Prices API"
     source.save()
     for url in ("/sources/", "/providers/azure/"):
-        chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans").content.decode()
-        english = client.get(url, HTTP_ACCEPT_LANGUAGE="en").content.decode()
+        chinese = client.get(url, HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+        english = client.get(url, HTTP_ACCEPT_LANGUAGE="en", follow=True).content.decode()
         assert "Azure 零售价格 API" in chinese and "Azure Retail Prices API" not in chinese, url
         assert "Azure Retail Prices API" in english, url

@@ -65,8 +65,10 @@ def test_compiled_catalogue_matches_the_po_file(tmp_path):
 def test_language_switcher_sets_chinese_and_returns_to_the_same_page(client):
     builders.catalog()
     response = client.post("/i18n/setlang/", {"language": "zh-hans", "next": "/?gpu_family=H100"})
-    assert response.status_code == 302 and response["Location"] == "/?gpu_family=H100"
-    html = client.get("/?gpu_family=H100").content.decode()
+    assert response.status_code == 302 and response["Location"] == "/zh-hans/?gpu_family=H100"  # the same page
+    html = client.get(response["Location"]).content.decode()
+    # The address without the prefix keeps working: with the cookie set, it leads to the Chinese page.
+    assert client.get("/?gpu_family=H100")["Location"] == "/zh-hans/?gpu_family=H100"
     assert '<html lang="zh-Hans">' in html
     assert "为 Kubernetes 租用 GPU，该去哪里" in html
     assert "4 个报价符合条件。" in html
@@ -77,30 +79,30 @@ def test_numbers_and_dates_follow_the_language(client):
     data = builders.catalog()
     builders.rates()
     client.cookies["django_language"] = "zh-hans"
-    html = client.get("/?currency=CNY&provider=acme").content.decode()
+    html = client.get("/?currency=CNY&provider=acme", follow=True).content.decode()
     assert "按欧洲央行 2026年11月27日 参考汇率由美元换算" in html
     assert "¥5.040" in html
-    html = client.get("/providers/acme/").content.decode()
+    html = client.get("/providers/acme/", follow=True).content.decode()
     assert "2026年11月1日" in html
     client.cookies["django_language"] = "en"
-    assert "Nov. 1, 2026" in client.get("/providers/acme/").content.decode()
+    assert "Nov. 1, 2026" in client.get("/providers/acme/", follow=True).content.decode()
     for index in range(1000):
         builders.offer(data["acme"], data["acme_h100"].source, data["h100"], f"bulk-{index}", "9.00")
-    assert "1,006 offers match." in client.get("/").content.decode()
+    assert "1,006 offers match." in client.get("/", follow=True).content.decode()
 
 
 def test_kubernetes_cells_are_translated(client):
     """The cell's questions and states are in the page's language (the reasons stay English, as the API gives them)."""
     builders.catalog()
     client.cookies["django_language"] = "zh-hans"
-    html = client.get("/?provider=acme").content.decode()
+    html = client.get("/?provider=acme", follow=True).content.decode()
     assert "MIG: 是" in html and "MIG: yes" not in html
 
 
 def test_the_navigation_names_the_gpu_catalog_not_a_gpu_count(client):
     """"GPUs" is both the catalog link and the offers table's GPUs-per-instance column; Chinese needs two words."""
     client.cookies["django_language"] = "zh-hans"
-    html = client.get("/gpus/").content.decode()
+    html = client.get("/gpus/", follow=True).content.decode()
     assert 'aria-current="page">GPU 型号</a>' in html
-    home = client.get("/").content.decode()
+    home = client.get("/", follow=True).content.decode()
     assert ">GPU 型号</a>" in home and "GPU 数" in home  # the link; counts (column, filters) keep their word

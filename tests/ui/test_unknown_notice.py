@@ -22,24 +22,24 @@ def row_count(text: str) -> int:
 
 
 def test_rdma_any_says_how_many_offers_it_hid_for_an_unknown_fabric_and_links_to_them(client, data):
-    text = html.unescape(client.get("/?rdma=any").content.decode())
+    text = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
     notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S)
     assert notice, "no notice"
     hidden = int(re.search(r"(\d+) offers? from", notice.group(1)).group(1))
     assert hidden > 0
     assert "hidden because whether they have the fabric between nodes you asked for is unknown" in notice.group(1)
     link = re.search(r'href="([^"]*unknown=include[^"]*)"', notice.group(1)).group(1)
-    shown = html.unescape(client.get(link).content.decode())
+    shown = html.unescape(client.get(link, follow=True).content.decode())
     assert row_count(shown) == row_count(text) + hidden
     assert 'class="notice unknown-notice"' not in shown  # nothing is hidden for an unknown answer any more
 
 
 def test_no_notice_when_no_filter_can_be_unknown(client, data):
-    assert 'unknown-notice' not in client.get("/?gpu_family=H100").content.decode()
+    assert 'unknown-notice' not in client.get("/?gpu_family=H100", follow=True).content.decode()
 
 
 def test_the_notice_in_chinese(client, data):
     client.cookies["django_language"] = "zh-hans"
-    text = html.unescape(client.get("/?rdma=any").content.decode())
+    text = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
     notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
     assert "条报价已隐藏" in notice and "是否具备您所要求的节点间网络" in notice and "显示它们" in notice

@@ -75,9 +75,6 @@ def test_form_factor_is_known_for_95_percent_of_a100_to_gb200_types(coverage, sl
         assert row.form_factor_offers.percent_known >= TARGET, row.form_factor_offers
 
 
-@pytest.mark.xfail(strict=True, reason="16.6% of per-offer answers are unknown on the bundled snapshot (49% at first, "
-                                       "24.4% before the GKE and EFA facts; 13.6% on the seven big clouds): Lambda's "
-                                       "28% (MIG, MPS, time-slicing), the gaps above and the smaller providers' cells")
 def test_at_most_15_percent_of_per_offer_answers_are_unknown(snapshot, db):
     share = overall_unknown_answers(kubernetes_coverage())
     assert share.percent_unknown <= 15.0, share

@@ -49,9 +49,9 @@ RAW = f"https://raw.githubusercontent.com/cncf/k8s-ai-conformance/{REVISION}"
 BLOB = f"{REPOSITORY}/blob/{REVISION}"
 RECORDED = Path(__file__).resolve().parent / "recorded" / "cncf_ai_conformance"
 # Self-assessments filed as pull requests not yet merged at REVISION, read at the commit that filed them.
-PINNED: dict[str, tuple[str, date]] = {  # path -> (commit, its date)
-    # refs/pull/134/head, "Add ACK AI Conformance submission for v1.36"
-    "v1.36/ack/PRODUCT.yaml": ("499c14ae42e5e9e87ba8b43c5a65aef35795fc92", date(2026, 8, 17)),
+PINNED: dict[str, str] = {
+    # refs/pull/134/head (2026-08-17), "Add ACK AI Conformance submission for v1.36"
+    "v1.36/ack/PRODUCT.yaml": "499c14ae42e5e9e87ba8b43c5a65aef35795fc92",
 }
 
 # Upstream product folder -> our provider slug, with the versions recorded at REVISION (oldest first).
@@ -101,7 +101,7 @@ def file_path(version: str, product: str) -> str:
 
 
 def commit_of(path: str) -> str:
-    return PINNED[path][0] if path in PINNED else REVISION
+    return PINNED.get(path, REVISION)
 
 
 def raw_url(path: str) -> str:

@@ -21,8 +21,9 @@ This is a dataset at a commit, not a live API: every cell is dated with the comm
 snapshot replays the recorded copy (scrapers/recorded/cncf_ai_conformance/, verbatim files at `REVISION`), which
 says exactly what a live fetch of the same paths says (`capability_dataset = True`; see
 providers.facts_sync.capability_facts_sync for how such cells sit beside the curated ones). A file that is missing
-upstream is skipped with a note while another version of the product answers; a file that is not the checklist's
-shape raises SchemaScrapeError.
+upstream is skipped with a note while another version of the product answers. A self-assessment filed as a pull
+request not yet merged at REVISION (`PINNED`) is read, recorded and cited at the commit that filed it. A file that
+is not the checklist's shape raises SchemaScrapeError.
 """
 
 from __future__ import annotations
@@ -47,6 +48,11 @@ AS_OF = date(2026, 8, 19)  # the commit's date
 RAW = f"https://raw.githubusercontent.com/cncf/k8s-ai-conformance/{REVISION}"
 BLOB = f"{REPOSITORY}/blob/{REVISION}"
 RECORDED = Path(__file__).resolve().parent / "recorded" / "cncf_ai_conformance"
+# Self-assessments filed as pull requests not yet merged at REVISION, read at the commit that filed them.
+PINNED: dict[str, str] = {
+    # refs/pull/134/head (2026-08-17), "Add ACK AI Conformance submission for v1.36"
+    "v1.36/ack/PRODUCT.yaml": "499c14ae42e5e9e87ba8b43c5a65aef35795fc92",
+}
 
 # Upstream product folder -> our provider slug, with the versions recorded at REVISION (oldest first).
 PRODUCTS: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -57,7 +63,7 @@ PRODUCTS: dict[str, tuple[str, tuple[str, ...]]] = {
     "oke": ("oci", ("v1.35",)),
     "cce": ("huawei", ("v1.34", "v1.35")),         # Huawei Cloud Container Engine
     "cks": ("coreweave", ("v1.33", "v1.34", "v1.35")),  # CoreWeave Kubernetes Service
-    "ack": ("alibaba", ("v1.34",)),                # Alibaba Cloud ACK
+    "ack": ("alibaba", ("v1.34", "v1.36")),        # Alibaba Cloud ACK
     "baidu_cce": ("baidu", ("v1.34",)),            # Baidu AI Cloud CCE
     "ovh": ("ovhcloud", ("v1.34",)),               # OVHcloud Managed Kubernetes Service
     "lke": ("linode", ("v1.34",)),                 # Akamai (Linode) Kubernetes Engine
@@ -92,6 +98,18 @@ VERSION_RE = re.compile(r"^v1\.\d+$")
 
 def file_path(version: str, product: str) -> str:
     return f"{version}/{product}/PRODUCT.yaml"
+
+
+def commit_of(path: str) -> str:
+    return PINNED.get(path, REVISION)
+
+
+def raw_url(path: str) -> str:
+    return f"https://raw.githubusercontent.com/cncf/k8s-ai-conformance/{commit_of(path)}/{path}"
+
+
+def blob_url(path: str) -> str:
+    return f"{REPOSITORY}/blob/{commit_of(path)}/{path}"
 
 
 def parse_product(text: str, origin: str) -> tuple[str, dict[str, dict]]:
@@ -181,14 +199,14 @@ class CncfAiConformanceClient:
 
     @classmethod
     def recorded(cls) -> dict[str, Path]:
-        return {f"{RAW}/{path}": RECORDED / path for path in cls.paths()}
+        return {raw_url(path): RECORDED / path for path in cls.paths()}
 
     def fetch(self) -> ScrapeResult:
         files: list[tuple[str, str, dict[str, dict]]] = []
         missing: list[str] = []
         for path in self.paths():
             try:
-                text = get(self.http, f"{RAW}/{path}").text
+                text = get(self.http, raw_url(path)).text
             except ScrapeError as exc:
                 if "HTTP 404" not in str(exc):
                     raise
@@ -196,7 +214,7 @@ class CncfAiConformanceClient:
                 logger.warning("%s: %s is missing upstream; other versions still answer", self.info.slug, path)
                 continue
             version, requirements = parse_product(text, path)
-            files.append((version, f"{BLOB}/{path}", requirements))
+            files.append((version, blob_url(path), requirements))
         if not files:
             raise SchemaScrapeError(f"none of {', '.join(self.paths())} exists at {REVISION[:8]}")
         files.sort(key=lambda item: int(item[0].split(".")[1]))

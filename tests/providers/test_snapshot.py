@@ -57,6 +57,9 @@ def test_snapshot_loads_real_offers_and_capabilities_and_loading_twice_changes_n
     assert set(conformant.values_list("provider__slug", flat=True)) == {
         "aws", "gcp", "azure", "oci", "huawei", "coreweave", "alibaba", "baidu", "ovhcloud", "linode"}
     assert set(conformant.values_list("verified_on", flat=True)) == {date(2026, 8, 19)}
+    # Alibaba ACK's v1.36 self-assessment (an open pull request) shows, cited at the commit that filed it.
+    ack = conformant.get(provider__slug="alibaba")
+    assert ack.label == "Kubernetes v1.34, v1.36" and "499c14ae42e5e9e87ba8b43c5a65aef35795fc92" in ack.source_url
 
     before = (offer_state(), PriceObservation.objects.count(), CapabilityChange.objects.count(),
               sorted(Capability.objects.values_list("provider__slug", "key", "value", "source_url")),

@@ -60,6 +60,18 @@ def test_a_requirement_the_newest_version_drops_comes_from_the_newest_version_th
     assert "v1.36" in cells["gang_scheduling"].detail
 
 
+def test_the_v1_36_ack_self_assessment_answers_alibaba_cited_at_the_commit_that_filed_it():
+    cells = {cell.key: cell for cell in client_for("alibaba").fetch().capabilities}
+    pinned = "499c14ae42e5e9e87ba8b43c5a65aef35795fc92"
+    assert cells["cncf_ai_conformance"].label == "Kubernetes v1.34, v1.36"
+    assert cells["cncf_ai_conformance"].source_url == f"{cncf.REPOSITORY}/blob/{pinned}/v1.36/ack/PRODUCT.yaml"
+    assert "v1.36" in cells["gang_scheduling"].detail and cells["gang_scheduling"].value == "yes"
+    assert cells["gang_scheduling"].source_url == (
+        "https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/work-with-gang-scheduling")
+    assert "v1.36" in cells["node_autoscaling"].detail
+    assert "v1.34" in cells["dra"].detail  # v1.36 has no dra_support requirement
+
+
 def test_statuses_map_to_yes_partial_no_and_not_applicable():
     text = checklist(dra_support="Partially Implemented", accelerator_metrics="Not Implemented",
                      gang_scheduling="N/A", cluster_autoscaling="Implemented", gpu_sharing="Implemented")
@@ -79,9 +91,9 @@ def test_a_missing_version_file_is_skipped_while_another_version_answers():
 
 
 def test_a_product_missing_from_every_version_raises_a_schema_error():
-    overrides = {f"{cncf.RAW}/v1.34/ack/PRODUCT.yaml": httpx.Response(404, text="404: Not Found")}
-    with pytest.raises(SchemaScrapeError, match="none of v1.34/ack/PRODUCT.yaml exists"):
-        client_for("alibaba", overrides).fetch()
+    overrides = {f"{cncf.RAW}/v1.34/lke/PRODUCT.yaml": httpx.Response(404, text="404: Not Found")}
+    with pytest.raises(SchemaScrapeError, match="none of v1.34/lke/PRODUCT.yaml exists"):
+        client_for("linode", overrides).fetch()
 
 
 @pytest.mark.parametrize("text, problem", [

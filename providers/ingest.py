@@ -1,9 +1,10 @@
 """The one ingestion service every scraper's answer goes through: `offers_sync` stores one source's offers.
 
 Idempotent upsert on the natural key (source, instance type, region), history (PriceObservation) only on change,
-never deletes, refuses an empty or partial response (the shrink guard, MAX_DEACTIVATED_SHARE). Each row is checked
-(`_offer_problem`) and normalised (`OfferNormaliser`: GPU model, place, USD prices, price date, SKU facts) before it
-is compared with the stored offer. Runs call it through providers.runs.source_scrape.
+never deletes, refuses an empty or partial response (the shrink guard, MAX_DEACTIVATED_SHARE) and one whose rows
+are all refused. Each row is checked (`_offer_problem`) and normalised (`OfferNormaliser`: GPU model, place, USD
+prices, price date, SKU facts) before it is compared with the stored offer. Runs call it through
+providers.runs.source_scrape.
 """
 
 from __future__ import annotations
@@ -110,7 +111,8 @@ def offers_sync(
     - every offer the response lists gets last_seen = now; last_run is the run that last created or changed it;
     - offers the response no longer lists are deactivated (never deleted), unless that would be more than the share
       MAX_DEACTIVATED_SHARE allows the source's kind (and more than one offer), which raises ShrinkRefusedError and
-      leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all;
+      leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all,
+      and one whose rows are all refused (the run fails: nothing it says can be published);
     - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
       that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
       describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
@@ -217,6 +219,9 @@ def offers_sync(
         counts.corrected += len(result.corrections) - noted_corrections
         if not rows and not result.capabilities and not result.kubernetes_facts:
             raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
+        if rows and not listed:
+            # Every row was refused: nothing the response says can be published, so the run failed (issue #37).
+            raise ShrinkRefusedError(f"all {rows} rows of the response were refused; refusing it as a broken response")
         refused |= result.rejected_keys
         rejected_types = result.rejected_instance_types
         unseen_active: list[int] = []

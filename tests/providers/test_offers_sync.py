@@ -252,3 +252,11 @@ def test_an_empty_stream_is_refused(source):
     with pytest.raises(ingest.ShrinkRefusedError, match="empty"):
         sync(source, ScrapeResult(offers=iter(())))
     assert Offer.objects.get().is_active
+
+
+def test_a_response_whose_rows_are_all_refused_is_a_failed_run_that_keeps_the_offers(source):
+    sync(source, result(scraped(), scraped("gpu_2x_h100", gpu_count="2")))
+    before = list(Offer.objects.order_by("id").values())
+    with pytest.raises(ingest.ShrinkRefusedError, match="all 2 rows of the response were refused"):
+        sync(source, result(scraped(currency="XX"), scraped("gpu_2x_h100", gpu_count="2", currency="XX")))
+    assert list(Offer.objects.order_by("id").values()) == before

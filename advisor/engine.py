@@ -26,9 +26,11 @@ from decimal import Decimal
 
 from django.utils.translation import gettext_lazy as _
 
+from nodesoftware import compat
 from providers.capabilities import UNKNOWN
 
 from .cost import break_even, monthly_cost, monthly_hours
+from .manifests import VLLM
 from .placement import pack_models, placement, slice_prices
 from .requirements import (
     estimate_for,
@@ -40,6 +42,7 @@ from .requirements import (
     workload_models,
 )
 from .types import (
+    INFERENCE,
     KINDS,
     MISSING,
     NOTEBOOK,
@@ -60,6 +63,20 @@ from .types import (
 class AdviceOverBudget(Exception):
     """Ranking went past its time budget (settings.ADVISOR_BUDGET_SECONDS): the request is answered 503 rather than
     holding a web worker for as long as an unusual input takes."""
+
+
+VLLM_MIN_CAPABILITY = compat.capability(VLLM["min_compute_capability"])
+
+
+def engine_rules_out(spec: WorkloadSpec, offer: OfferData) -> bool:
+    """True when the pinned vLLM release cannot run on the offer's GPU: an NVIDIA GPU whose compute capability (from
+    the one compatibility table, nodesoftware.compat) is below the release's documented minimum. A GPU the table does
+    not know is not ruled out (unknown is never counted as missing)."""
+    if spec.kind != INFERENCE or offer.gpu is None or offer.gpu.vendor != "nvidia":
+        return False
+    accelerator = compat.accelerator(offer.gpu.slug, offer.gpu.family)
+    return bool(accelerator and accelerator.compute_capability
+                and accelerator.compute_capability < VLLM_MIN_CAPABILITY)
 
 
 # --- the whole advice --------------------------------------------------------------------------------------------
@@ -174,6 +191,9 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
                 memory_unknown += 1
             else:
                 too_small += 1
+            continue
+        if engine_rules_out(spec, offer):
+            excluded["engine_gpu"] += 1
             continue
         plan = None
         if models:

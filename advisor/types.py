@@ -59,6 +59,7 @@ REQUIREMENT_LABELS = {
     **MUST_HAVES,
     "kubernetes": _("Kubernetes offered"),
     "gpu_sharing": _("GPU sharing"),
+    "engine_gpu": _("A GPU the serving engine (vLLM) supports"),
 }
 
 REQUIRED, PREFERRED = "required", "preferred"

@@ -487,3 +487,22 @@ def test_nodes_for_gives_up_past_the_node_limit_instead_of_placing_a_million_pod
     assert nodes_for({8: MAX_NODES + 1}, 8) is None
     # A replica spread over a million pods (a 10M-token context) is refused at once, not packed pod by pod.
     assert nodes_for({8: 1_000_000}, 8) is None
+
+
+def test_inference_leaves_out_gpus_below_the_pinned_vllm_minimum_compute_capability():
+    # vLLM 0.8.1 needs compute capability 7.0 (advisor/data/vllm.toml); the K80 is 3.7 and the M60 5.2 in
+    # nodesoftware/data/cuda.toml, the T4 7.5. A GPU the table does not know is not ruled out.
+    k80 = GpuData(slug="k80", name="NVIDIA K80", memory_gb=D(12))
+    m60 = GpuData(slug="m60", name="NVIDIA M60", memory_gb=D(8))
+    t4 = GpuData(slug="t4", name="NVIDIA T4", memory_gb=D(16))
+    mystery = GpuData(slug="not-in-the-table", name="Some GPU", memory_gb=D(16))
+    offers = [offer(1, gpu=k80, price="0.10"), offer(2, gpu=m60, price="0.20"), offer(3, gpu=t4, price="0.50"),
+              offer(4, gpu=mystery, price="0.60")]
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(6)),))
+    advice = engine.advise(spec, offers=offers, cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in advice.options] == [3, 4]
+    assert advice.excluded_missing == {"engine_gpu": 2}
+    # Training does not run vLLM: the same old GPUs stay in.
+    training = engine.advise(WorkloadSpec(kind="batch", gpu="k80"), offers=offers[:1], cells={"p": MANAGED_PAID},
+                             per_eur={})
+    assert [o.offer.id for o in training.options] == [1]

@@ -31,7 +31,7 @@ from providers.capabilities import UNKNOWN
 
 from .cost import break_even, monthly_cost, monthly_hours
 from .manifests import VLLM
-from .placement import pack_models, placement, slice_prices
+from .placement import GPU_RESOURCES, pack_models, placement, slice_prices
 from .requirements import (
     estimate_for,
     judge,
@@ -191,6 +191,12 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
                 memory_unknown += 1
             else:
                 too_small += 1
+            continue
+        if kubernetes and offer.gpu is not None and offer.gpu.vendor not in GPU_RESOURCES:
+            # TPUs and Gaudi are requested as other extended resources (google.com/tpu, habana.ai/gaudi) with their
+            # own images; the manifests have neither, so these offers are left out, counted, rather than given
+            # nvidia.com/gpu and a CUDA image.
+            excluded["gpu_resource"] += 1
             continue
         if engine_rules_out(spec, offer):
             excluded["engine_gpu"] += 1

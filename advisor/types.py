@@ -60,6 +60,7 @@ REQUIREMENT_LABELS = {
     "kubernetes": _("Kubernetes offered"),
     "gpu_sharing": _("GPU sharing"),
     "engine_gpu": _("A GPU the serving engine (vLLM) supports"),
+    "gpu_resource": _("An accelerator the manifests can request (nvidia.com/gpu or amd.com/gpu)"),
 }
 
 REQUIRED, PREFERRED = "required", "preferred"

@@ -506,3 +506,18 @@ def test_inference_leaves_out_gpus_below_the_pinned_vllm_minimum_compute_capabil
     training = engine.advise(WorkloadSpec(kind="batch", gpu="k80"), offers=offers[:1], cells={"p": MANAGED_PAID},
                              per_eur={})
     assert [o.offer.id for o in training.options] == [1]
+
+
+def test_accelerators_the_manifests_cannot_request_are_left_out_on_kubernetes():
+    # A TPU (vendor "other") or Gaudi (vendor "intel") would otherwise get nvidia.com/gpu and a CUDA image.
+    tpu = GpuData(slug="tpu-v5p", name="TPU v5p", memory_gb=D(95), vendor="other")
+    gaudi = GpuData(slug="gaudi2", name="Intel Gaudi 2", memory_gb=D(96), vendor="intel")
+    mi300 = GpuData(slug="mi300x", name="AMD MI300X", memory_gb=D(192), vendor="amd")
+    offers = [offer(1, gpu=tpu, price="1.00"), offer(2, gpu=gaudi, price="1.50"), offer(3, gpu=mi300, price="4.00"),
+              offer(4, price="3.00")]
+    advice = engine.advise(WorkloadSpec(kind="batch"), offers=offers, cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in advice.options] == [4, 3]
+    assert advice.excluded_missing == {"gpu_resource": 2}
+    # A notebook is a plain instance (no Kubernetes manifest): the TPU stays.
+    notebook = engine.advise(WorkloadSpec(kind="notebook"), offers=offers[:1], cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in notebook.options] == [1]

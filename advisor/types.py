@@ -44,6 +44,7 @@ SHARING_MODES = {
 MUST_HAVES = {
     "managed_control_plane": _("Managed control plane"),
     "rdma": _("RDMA fabric (InfiniBand, RoCE, EFA or GPUDirect-TCPX)"),
+    "infiniband": _("InfiniBand fabric"),
     "gang_scheduling": _("Gang / queue scheduling"),
     "rwx_storage": _("Shared RWX storage"),
     "node_autoscaling": _("Node autoscaling"),

@@ -521,3 +521,22 @@ def test_accelerators_the_manifests_cannot_request_are_left_out_on_kubernetes():
     # A notebook is a plain instance (no Kubernetes manifest): the TPU stays.
     notebook = engine.advise(WorkloadSpec(kind="notebook"), offers=offers[:1], cells={"p": MANAGED_PAID}, per_eur={})
     assert [o.offer.id for o in notebook.options] == [1]
+
+
+def test_infiniband_can_be_required_by_name():
+    # Provider "ib" documents InfiniBand; "efa" documents only EFA (an RDMA fabric, but not InfiniBand); "unk" has
+    # no answer. An offer whose own answer says it has no RDMA fabric misses it even on the InfiniBand provider.
+    c = {"ib": {**MANAGED_PAID, "infiniband": Cell("infiniband", "yes", source_url="https://doc/ib")},
+         "efa": {**MANAGED_PAID, "infiniband": Cell("infiniband", "no"), "efa": Cell("efa", "yes")},
+         "unk": MANAGED_PAID}
+    offers = [offer(1, provider="ib", price="3.00"), offer(2, provider="efa", price="1.00"),
+              offer(3, provider="unk", price="2.00"), offer(4, provider="ib", price="2.50")]
+    answers = {4: {"rdma": OfferAnswer("rdma", "not_on_this_machine", "no fabric on this VM")}}
+    spec = WorkloadSpec(kind="batch", must_haves=("infiniband",))
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={}, answers=answers)
+    assert [o.offer.id for o in advice.options] == [1]
+    assert [o.offer.id for o in advice.unverified] == [3]
+    assert advice.unverified[0].unverified == ("infiniband",)
+    assert advice.excluded_missing == {"infiniband": 2}
+    (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "infiniband"]
+    assert [e.source_url for e in judgement.evidence] == ["https://doc/ib"]

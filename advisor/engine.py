@@ -221,10 +221,18 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             too_small += 1
             continue
         layouts, gpus_needed, instances = placed
+        fabric = next((j for j in judgements if j.requirement.key == "rdma"), None)
+        spans_nodes = fabric is not None and any(layout.pods_per_replica > 1 for layout in layouts)
+        if spans_nodes and fabric.status == MISSING:
+            # A replica spread over nodes without a multi-node fabric: left out, counted under the RDMA fabric.
+            excluded["rdma"] += 1
+            continue
         cost = monthly_cost(offer=offer, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spec.spot_ok,
                             cells=provider_cells, per_eur=per_eur, min_nodes_kept=spec.min_nodes_kept)
         unverified = [j.requirement.key for j in judgements
                       if j.requirement.importance == REQUIRED and j.status == UNKNOWN]
+        if spans_nodes and fabric.status == UNKNOWN and "rdma" not in unverified:
+            unverified.append("rdma")
         if not cost.complete:
             unverified.append("control_plane_fee")
         tier = int(bool(unverified))

@@ -420,6 +420,8 @@ def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node(
     assert advice.excluded_too_small == 1  # the one-GPU VM never holds a replica
     assert engine.advise(spec, offers=[one], cells=c, per_eur={}).assumptions[-1].code == "allow_multi_node"
     # Only when replicas may span nodes: pipeline stages of one whole node each, ceil(140 / 48) = 3 nodes a replica
+    # (on a provider with a multi-node fabric)
+    c = {"p": {**c["p"], "infiniband": Cell("infiniband", "yes")}}
     advice = engine.advise(replace(spec, multi_node=True), offers=[one], cells=c, per_eur={})
     (option,) = advice.options
     (layout,) = option.layouts
@@ -540,3 +542,21 @@ def test_infiniband_can_be_required_by_name():
     assert advice.excluded_missing == {"infiniband": 2}
     (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "infiniband"]
     assert [e.source_url for e in judgement.evidence] == ["https://doc/ib"]
+
+
+def test_a_replica_across_nodes_needs_a_multi_node_fabric():
+    # ceil(140 / 48) = 3 one-GPU nodes per replica. "none" answers no for every RDMA fabric: left out, counted under
+    # the fabric; "unk" does not say: unverified, never ranked as verified; "ib" documents InfiniBand.
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(140)),), multi_node=True)
+    base = cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")
+    no_fabric = {key: Cell(key, "no") for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")}
+    c = {"none": {**base, **no_fabric}, "unk": base, "ib": {**base, "infiniband": Cell("infiniband", "yes")}}
+    offers = [offer(1, provider="none", gpu=L4, memory=D(48), price="0.50"),
+              offer(2, provider="unk", gpu=L4, memory=D(48), price="0.60"),
+              offer(3, provider="ib", gpu=L4, memory=D(48), price="1.00"),
+              offer(4, provider="none", gpus="4", gpu=L4, memory=D(48), price="5.00")]
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={})
+    # The 4-GPU node holds the replica on one node, so it needs no fabric and stays (verified).
+    assert [o.offer.id for o in advice.options] == [3, 4]
+    assert [(o.offer.id, o.unverified) for o in advice.unverified] == [(2, ("rdma",))]
+    assert advice.excluded_missing == {"rdma": 1}

@@ -26,10 +26,12 @@ from decimal import Decimal
 
 from django.utils.translation import gettext_lazy as _
 
+from nodesoftware import compat
 from providers.capabilities import UNKNOWN
 
 from .cost import break_even, monthly_cost, monthly_hours
-from .placement import pack_models, placement, slice_prices
+from .manifests import VLLM
+from .placement import GPU_RESOURCES, pack_models, placement, slice_prices
 from .requirements import (
     estimate_for,
     judge,
@@ -40,6 +42,7 @@ from .requirements import (
     workload_models,
 )
 from .types import (
+    INFERENCE,
     KINDS,
     MISSING,
     NOTEBOOK,
@@ -65,6 +68,20 @@ class AdviceOverBudget(Exception):
 class AdviceBusy(Exception):
     """Every advice slot of this process is computing (settings.ADVISOR_CONCURRENT_PER_PROCESS): the request is
     answered 503 at once rather than waiting in a web thread that the site's other pages need."""
+
+
+VLLM_MIN_CAPABILITY = compat.capability(VLLM["min_compute_capability"])
+
+
+def engine_rules_out(spec: WorkloadSpec, offer: OfferData) -> bool:
+    """True when the pinned vLLM release cannot run on the offer's GPU: an NVIDIA GPU whose compute capability (from
+    the one compatibility table, nodesoftware.compat) is below the release's documented minimum. A GPU the table does
+    not know is not ruled out (unknown is never counted as missing)."""
+    if spec.kind != INFERENCE or offer.gpu is None or offer.gpu.vendor != "nvidia":
+        return False
+    accelerator = compat.accelerator(offer.gpu.slug, offer.gpu.family)
+    return bool(accelerator and accelerator.compute_capability
+                and accelerator.compute_capability < VLLM_MIN_CAPABILITY)
 
 
 # --- the whole advice --------------------------------------------------------------------------------------------
@@ -180,6 +197,15 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             else:
                 too_small += 1
             continue
+        if kubernetes and offer.gpu is not None and offer.gpu.vendor not in GPU_RESOURCES:
+            # TPUs and Gaudi are requested as other extended resources (google.com/tpu, habana.ai/gaudi) with their
+            # own images; the manifests have neither, so these offers are left out, counted, rather than given
+            # nvidia.com/gpu and a CUDA image.
+            excluded["gpu_resource"] += 1
+            continue
+        if engine_rules_out(spec, offer):
+            excluded["engine_gpu"] += 1
+            continue
         plan = None
         if models:
             if memory is None:
@@ -200,10 +226,18 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             too_small += 1
             continue
         layouts, gpus_needed, instances = placed
+        fabric = next((j for j in judgements if j.requirement.key == "rdma"), None)
+        spans_nodes = fabric is not None and any(layout.pods_per_replica > 1 for layout in layouts)
+        if spans_nodes and fabric.status == MISSING:
+            # A replica spread over nodes without a multi-node fabric: left out, counted under the RDMA fabric.
+            excluded["rdma"] += 1
+            continue
         cost = monthly_cost(offer=offer, instances=instances, hours=hours, kubernetes=kubernetes, spot_ok=spec.spot_ok,
                             cells=provider_cells, per_eur=per_eur, min_nodes_kept=spec.min_nodes_kept)
         unverified = [j.requirement.key for j in judgements
                       if j.requirement.importance == REQUIRED and j.status == UNKNOWN]
+        if spans_nodes and fabric.status == UNKNOWN and "rdma" not in unverified:
+            unverified.append("rdma")
         if not cost.complete:
             unverified.append("control_plane_fee")
         tier = int(bool(unverified))

@@ -237,6 +237,14 @@ def judge(requirement: Requirement, cells: dict[str, Cell], gpu: GpuData | None,
     "n/a" (and "not_on_this_machine") counts as missing; an absent answer or "unknown" stays unknown. For an "any of"
     requirement one sourced "yes" is enough, and it is missing only when every alternative is answered no.
     """
+    if requirement.key == "infiniband":
+        # A named fabric: missing where the offer's own answer says it has no RDMA fabric at all, else the
+        # provider's sourced `infiniband` cell (RoCE, EFA or GPUDirect-TCPX do not count).
+        rdma = (answers or {}).get("rdma")
+        if rdma is not None and rdma.state in NOT_THERE:
+            return Judgement(requirement, MISSING, (answer_cell(rdma),))
+        cell = cell_or_unknown(cells, "infiniband")
+        return Judgement(requirement, _yes_no(cell), (cell,))
     if answers:
         judged = _judge_by_answers(requirement, answers, cells)
         if judged is not None:

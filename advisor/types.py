@@ -44,6 +44,7 @@ SHARING_MODES = {
 MUST_HAVES = {
     "managed_control_plane": _("Managed control plane"),
     "rdma": _("RDMA fabric (InfiniBand, RoCE, EFA or GPUDirect-TCPX)"),
+    "infiniband": _("InfiniBand fabric"),
     "gang_scheduling": _("Gang / queue scheduling"),
     "rwx_storage": _("Shared RWX storage"),
     "node_autoscaling": _("Node autoscaling"),
@@ -59,6 +60,8 @@ REQUIREMENT_LABELS = {
     **MUST_HAVES,
     "kubernetes": _("Kubernetes offered"),
     "gpu_sharing": _("GPU sharing"),
+    "engine_gpu": _("A GPU the serving engine (vLLM) supports"),
+    "gpu_resource": _("An accelerator the manifests can request (nvidia.com/gpu or amd.com/gpu)"),
 }
 
 REQUIRED, PREFERRED = "required", "preferred"

@@ -347,3 +347,13 @@ def test_page_puts_the_answer_before_the_form_and_keeps_the_form_one_click_away(
     # Without an advice the page is the form alone, first.
     empty = client.get(reverse("advisor")).content.decode()
     assert 'id="advice-result"' not in empty and '<form class="advisor"' in empty
+
+
+def test_the_api_accepts_infiniband_as_a_must_have(client, market):
+    # None of the market's providers answers InfiniBand: nothing is verified, nothing is silently dropped as met.
+    response = advise(client, {**BATCH, "must_haves": ["infiniband"]})
+    assert response.status_code == 200
+    data = response.json()
+    assert data["options"] == []
+    assert [row["offer"]["provider"]["slug"] for row in data["unverified"]] == ["known", "unknownfee"]
+    assert all("infiniband" in row["unverified"] for row in data["unverified"])

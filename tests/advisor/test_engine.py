@@ -420,6 +420,8 @@ def test_a_replica_larger_than_a_gpu_takes_a_tensor_parallel_degree_on_one_node(
     assert advice.excluded_too_small == 1  # the one-GPU VM never holds a replica
     assert engine.advise(spec, offers=[one], cells=c, per_eur={}).assumptions[-1].code == "allow_multi_node"
     # Only when replicas may span nodes: pipeline stages of one whole node each, ceil(140 / 48) = 3 nodes a replica
+    # (on a provider with a multi-node fabric)
+    c = {"p": {**c["p"], "infiniband": Cell("infiniband", "yes")}}
     advice = engine.advise(replace(spec, multi_node=True), offers=[one], cells=c, per_eur={})
     (option,) = advice.options
     (layout,) = option.layouts
@@ -487,3 +489,74 @@ def test_nodes_for_gives_up_past_the_node_limit_instead_of_placing_a_million_pod
     assert nodes_for({8: MAX_NODES + 1}, 8) is None
     # A replica spread over a million pods (a 10M-token context) is refused at once, not packed pod by pod.
     assert nodes_for({8: 1_000_000}, 8) is None
+
+
+def test_inference_leaves_out_gpus_below_the_pinned_vllm_minimum_compute_capability():
+    # vLLM 0.8.1 needs compute capability 7.0 (advisor/data/vllm.toml); the K80 is 3.7 and the M60 5.2 in
+    # nodesoftware/data/cuda.toml, the T4 7.5. A GPU the table does not know is not ruled out.
+    k80 = GpuData(slug="k80", name="NVIDIA K80", memory_gb=D(12))
+    m60 = GpuData(slug="m60", name="NVIDIA M60", memory_gb=D(8))
+    t4 = GpuData(slug="t4", name="NVIDIA T4", memory_gb=D(16))
+    mystery = GpuData(slug="not-in-the-table", name="Some GPU", memory_gb=D(16))
+    offers = [offer(1, gpu=k80, price="0.10"), offer(2, gpu=m60, price="0.20"), offer(3, gpu=t4, price="0.50"),
+              offer(4, gpu=mystery, price="0.60")]
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(6)),))
+    advice = engine.advise(spec, offers=offers, cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in advice.options] == [3, 4]
+    assert advice.excluded_missing == {"engine_gpu": 2}
+    # Training does not run vLLM: the same old GPUs stay in.
+    training = engine.advise(WorkloadSpec(kind="batch", gpu="k80"), offers=offers[:1], cells={"p": MANAGED_PAID},
+                             per_eur={})
+    assert [o.offer.id for o in training.options] == [1]
+
+
+def test_accelerators_the_manifests_cannot_request_are_left_out_on_kubernetes():
+    # A TPU (vendor "other") or Gaudi (vendor "intel") would otherwise get nvidia.com/gpu and a CUDA image.
+    tpu = GpuData(slug="tpu-v5p", name="TPU v5p", memory_gb=D(95), vendor="other")
+    gaudi = GpuData(slug="gaudi2", name="Intel Gaudi 2", memory_gb=D(96), vendor="intel")
+    mi300 = GpuData(slug="mi300x", name="AMD MI300X", memory_gb=D(192), vendor="amd")
+    offers = [offer(1, gpu=tpu, price="1.00"), offer(2, gpu=gaudi, price="1.50"), offer(3, gpu=mi300, price="4.00"),
+              offer(4, price="3.00")]
+    advice = engine.advise(WorkloadSpec(kind="batch"), offers=offers, cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in advice.options] == [4, 3]
+    assert advice.excluded_missing == {"gpu_resource": 2}
+    # A notebook is a plain instance (no Kubernetes manifest): the TPU stays.
+    notebook = engine.advise(WorkloadSpec(kind="notebook"), offers=offers[:1], cells={"p": MANAGED_PAID}, per_eur={})
+    assert [o.offer.id for o in notebook.options] == [1]
+
+
+def test_infiniband_can_be_required_by_name():
+    # Provider "ib" documents InfiniBand; "efa" documents only EFA (an RDMA fabric, but not InfiniBand); "unk" has
+    # no answer. An offer whose own answer says it has no RDMA fabric misses it even on the InfiniBand provider.
+    c = {"ib": {**MANAGED_PAID, "infiniband": Cell("infiniband", "yes", source_url="https://doc/ib")},
+         "efa": {**MANAGED_PAID, "infiniband": Cell("infiniband", "no"), "efa": Cell("efa", "yes")},
+         "unk": MANAGED_PAID}
+    offers = [offer(1, provider="ib", price="3.00"), offer(2, provider="efa", price="1.00"),
+              offer(3, provider="unk", price="2.00"), offer(4, provider="ib", price="2.50")]
+    answers = {4: {"rdma": OfferAnswer("rdma", "not_on_this_machine", "no fabric on this VM")}}
+    spec = WorkloadSpec(kind="batch", must_haves=("infiniband",))
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={}, answers=answers)
+    assert [o.offer.id for o in advice.options] == [1]
+    assert [o.offer.id for o in advice.unverified] == [3]
+    assert advice.unverified[0].unverified == ("infiniband",)
+    assert advice.excluded_missing == {"infiniband": 2}
+    (judgement,) = [j for j in advice.options[0].judgements if j.requirement.key == "infiniband"]
+    assert [e.source_url for e in judgement.evidence] == ["https://doc/ib"]
+
+
+def test_a_replica_across_nodes_needs_a_multi_node_fabric():
+    # ceil(140 / 48) = 3 one-GPU nodes per replica. "none" answers no for every RDMA fabric: left out, counted under
+    # the fabric; "unk" does not say: unverified, never ranked as verified; "ib" documents InfiniBand.
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(1, D(140)),), multi_node=True)
+    base = cells(offering="managed", control_plane_fee="free", scale_to_zero="yes")
+    no_fabric = {key: Cell(key, "no") for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")}
+    c = {"none": {**base, **no_fabric}, "unk": base, "ib": {**base, "infiniband": Cell("infiniband", "yes")}}
+    offers = [offer(1, provider="none", gpu=L4, memory=D(48), price="0.50"),
+              offer(2, provider="unk", gpu=L4, memory=D(48), price="0.60"),
+              offer(3, provider="ib", gpu=L4, memory=D(48), price="1.00"),
+              offer(4, provider="none", gpus="4", gpu=L4, memory=D(48), price="5.00")]
+    advice = engine.advise(spec, offers=offers, cells=c, per_eur={})
+    # The 4-GPU node holds the replica on one node, so it needs no fabric and stays (verified).
+    assert [o.offer.id for o in advice.options] == [3, 4]
+    assert [(o.offer.id, o.unverified) for o in advice.unverified] == [(2, ("rdma",))]
+    assert advice.excluded_missing == {"rdma": 1}

@@ -66,8 +66,8 @@ def language_links(request) -> dict:
     """Context processor: this page's URL in every language we have (`<link rel="alternate" hreflang>` in
     base.html; x-default is English), absolute; worked out only when a template shows them, and nothing for what is
     not a page."""
-    if not is_page(request.path_info):
-        return {}
+    if not is_page(request.path_info) or getattr(request, "resolver_match", None) is None:
+        return {}  # not a page, or no page at this address (a 404): nothing to name in another language
 
     def links() -> list[dict]:
         here = request.get_full_path()

@@ -46,6 +46,7 @@ def test_every_page_names_its_other_language_with_hreflang(client, data):
     links = dict(re.findall(r'<link rel="alternate" hreflang="([^"]+)" href="([^"]+)">', html))
     assert links == {"en": "http://testserver/gpus/?x=1", "x-default": "http://testserver/gpus/?x=1",
                      "zh-Hans": "http://testserver/zh-hans/gpus/?x=1"}
+    assert "hreflang" not in client.get("/zh-hans/no-such-page/").content.decode()  # no page: no other language
 
 
 def test_the_switcher_keeps_the_page_and_its_filters_in_the_other_language(client, data):

@@ -16,7 +16,7 @@ from providers.api import ERROR_429, AdviseRateThrottle, rate_limit_headers
 from providers.api_schema import DETAIL_ERROR
 from providers.filters import unknown_parameters
 
-from .engine import AdviceBusy, AdviceOverBudget
+from .engine import AdviceRefused
 from .selectors import advice_get
 from .serializers import AdviceOutputSerializer, AdviseInputSerializer
 
@@ -37,29 +37,15 @@ INVALID_INPUT = OpenApiResponse(
 )
 
 
-class AdviceTooSlow(APIException):
+class AdviceNotNow(APIException):
+    """engine.AdviceRefused on the API: 503 with the refusal's words and Retry-After."""
+
     status_code = 503
-    default_detail = ("This advice took longer than the advisor's time budget; retry later, or narrow it (a GPU, "
-                      "a location, fewer models or a shorter context).")
-    default_code = "advice_over_budget"
+    default_code = "advice_not_now"
 
-    def __init__(self):
-        super().__init__()
-        self.wait = 30
-
-
-class AdvisorBusy(APIException):
-    status_code = 503
-    default_detail = ("The advisor is answering other requests on this server; ask again in a few seconds (the "
-                      "Retry-After header says when).")
-    default_code = "advisor_busy"
-
-    def __init__(self):
-        super().__init__()
-        self.wait = BUSY_RETRY_SECONDS
-
-
-BUSY_RETRY_SECONDS = 2
+    def __init__(self, refused: AdviceRefused):
+        super().__init__(detail=str(refused.message))
+        self.wait = refused.retry_after
 
 
 class AdviseApi(APIView):
@@ -81,10 +67,8 @@ class AdviseApi(APIView):
         serializer.is_valid(raise_exception=True)
         try:
             advice = advice_get(spec=serializer.spec)
-        except AdviceOverBudget:
-            raise AdviceTooSlow() from None
-        except AdviceBusy:
-            raise AdvisorBusy() from None
+        except AdviceRefused as refused:
+            raise AdviceNotNow(refused) from None
         return Response(AdviceOutputSerializer(advice).data)
 
     def initial(self, request, *args, **kwargs):

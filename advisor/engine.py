@@ -60,14 +60,28 @@ from .types import (
 )
 
 
-class AdviceOverBudget(Exception):
+class AdviceRefused(Exception):
+    """An advice not given now: both doors (page and API) answer 503 with `message` and Retry-After `retry_after`."""
+
+    message = ""
+    retry_after = 30
+
+
+class AdviceOverBudget(AdviceRefused):
     """Ranking went past its time budget (settings.ADVISOR_BUDGET_SECONDS): the request is answered 503 rather than
     holding a web worker for as long as an unusual input takes."""
 
+    message = _("This advice took longer than the advisor's time budget; retry later, or narrow it (a GPU, a "
+                "location, fewer models or a shorter context).")
+    retry_after = 30
 
-class AdviceBusy(Exception):
+
+class AdviceBusy(AdviceRefused):
     """Every advice slot of this process is computing (settings.ADVISOR_CONCURRENT_PER_PROCESS): the request is
     answered 503 at once rather than waiting in a web thread that the site's other pages need."""
+
+    message = _("The advisor is answering other requests on this server; ask again in a few seconds.")
+    retry_after = 2
 
 
 VLLM_MIN_CAPABILITY = compat.capability(VLLM["min_compute_capability"])

@@ -7,8 +7,7 @@ from django.utils.translation import gettext as _
 
 from providers.api import AdviseRateThrottle
 
-from .api import BUSY_RETRY_SECONDS
-from .engine import AdviceBusy, AdviceOverBudget
+from .engine import AdviceRefused
 from .forms import AdvisorForm
 from .selectors import advice_get
 
@@ -31,14 +30,8 @@ def advisor_page(request):
             else:
                 try:
                     advice = advice_get(spec=form.spec)
-                except AdviceOverBudget:
-                    status, retry_after = 503, 30
-                    refusal = _("This advice took longer than the advisor's time budget; retry later, or narrow it "
-                                "(a GPU, a location, fewer models or a shorter context).")
-                except AdviceBusy:
-                    status, retry_after = 503, BUSY_RETRY_SECONDS
-                    refusal = _("The advisor is answering other requests on this server; ask again in a few "
-                                "seconds.")
+                except AdviceRefused as refused:  # over its time budget, or every advice slot busy
+                    status, retry_after, refusal = 503, refused.retry_after, str(refused.message)
     response = render(request, "advisor/advisor.html", {"form": form, "advice": advice, "refusal": refusal},
                       status=status)
     if retry_after is not None:

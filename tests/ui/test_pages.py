@@ -331,3 +331,16 @@ def test_compare_answers_open_to_their_detail_and_source(client, data):
     assert "<strong>MIG</strong> · Acme Cloud" in cell and 'href="https://docs.acme.example.com/mig"' in cell
     answers = [td.split("</td>")[0] for td in table.split("</thead>")[1].split("<td>")[1:]]
     assert answers and not [td for td in answers if 'title="' in td]  # nothing only in a tooltip
+
+
+def test_the_offer_page_shows_the_listed_price_in_the_sites_one_money_format(client, data):
+    """The per-instance price as listed read "21.60000 USD": the site's money format, like every other price."""
+    import re
+
+    from providers.presentation import money
+
+    offer = data["acme_h100"]
+    html = client.get(f"/offers/{offer.pk}/").content.decode()
+    listed = re.search(r"as listed: ([\d.,]+) USD", html).group(1)
+    assert offer.price_hour is not None and listed == money(offer.price_hour)
+    assert len(listed.split(".")[1]) <= 4

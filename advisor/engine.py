@@ -19,16 +19,19 @@ of whoever reads it, and tests compare codes and numbers rather than prose.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import Counter
 from dataclasses import replace
+from datetime import date
 from decimal import Decimal
 
 from django.utils.translation import gettext_lazy as _
 
-from nodesoftware import compat
+from nodesoftware import compat, fit
 from providers.capabilities import UNKNOWN
 
+from . import sizing
 from .cost import break_even, monthly_cost, monthly_hours
 from .manifests import VLLM
 from .placement import GPU_RESOURCES, pack_models, placement, slice_prices
@@ -56,6 +59,7 @@ from .types import (
     OfferData,
     Option,
     PackingPlan,
+    ReplicaLayout,
     WorkloadSpec,
 )
 
@@ -85,17 +89,59 @@ class AdviceBusy(AdviceRefused):
 
 
 VLLM_MIN_CAPABILITY = compat.capability(VLLM["min_compute_capability"])
+PRECISION_MIN_CAPABILITY = {name: compat.capability(row["min_compute_capability"])
+                            for name, row in VLLM["precision"].items() if "min_compute_capability" in row}
 
 
-def engine_rules_out(spec: WorkloadSpec, offer: OfferData) -> bool:
-    """True when the pinned vLLM release cannot run on the offer's GPU: an NVIDIA GPU whose compute capability (from
-    the one compatibility table, nodesoftware.compat) is below the release's documented minimum. A GPU the table does
-    not know is not ruled out (unknown is never counted as missing)."""
-    if spec.kind != INFERENCE or offer.gpu is None or offer.gpu.vendor != "nvidia":
-        return False
+@functools.lru_cache(maxsize=4096)
+def _node_runs_engine_image(provider_slug: str, gpu_slug: str, family: str, cuda: str, on: date) -> str:
+    """yes / no / unknown: does the default node image of the provider's managed Kubernetes run the pinned vLLM
+    image's CUDA on this GPU (nodesoftware.fit, the one compatibility table)? Kept per day: the answer moves with
+    the node images' dated driver history, nothing else."""
+    return fit.node_fit(provider_slug, gpu_slug, family, cuda=cuda, on=on).answer
+
+
+def hardware_rules_out(spec: WorkloadSpec, offer: OfferData, kubernetes: bool) -> str | None:
+    """The key of the hardware/software fact that rules the offer out, or None. For inference: an NVIDIA GPU below
+    the pinned vLLM release's minimum compute capability ("engine_gpu") or below the one its quantisation kernels
+    need for the chosen precision ("precision_gpu"), and, on Kubernetes, a node image whose driver cannot run the
+    engine image's CUDA on that GPU ("node_cuda"). For training in FP8: a GPU without FP8 ("precision_gpu").
+    Compute capabilities come from the one compatibility table (nodesoftware.compat); a GPU or driver it does not
+    know rules nothing out (unknown is never counted as missing)."""
+    if offer.gpu is None or offer.gpu.vendor != "nvidia":
+        return None
     accelerator = compat.accelerator(offer.gpu.slug, offer.gpu.family)
-    return bool(accelerator and accelerator.compute_capability
-                and accelerator.compute_capability < VLLM_MIN_CAPABILITY)
+    capability = accelerator.compute_capability if accelerator else None
+    if spec.kind == INFERENCE:
+        if capability and capability < VLLM_MIN_CAPABILITY:
+            return "engine_gpu"
+        floor = PRECISION_MIN_CAPABILITY.get(spec.precision)
+        if capability and floor and capability < floor:
+            return "precision_gpu"
+        if kubernetes and _node_runs_engine_image(offer.provider_slug, offer.gpu.slug, offer.gpu.family,
+                                                  VLLM["cuda"], date.today()) == fit.NO:
+            return "node_cuda"
+    elif spec.kind == TRAINING and spec.precision == sizing.FP8 and compat.dtypes(accelerator)["fp8"] == fit.NO:
+        return "precision_gpu"
+    return None
+
+
+def host_rules_out(offer: OfferData, layouts: tuple[ReplicaLayout, ...], models: tuple[ModelNeed, ...]) -> bool:
+    """True when the machine's host cannot serve the pods placed on it, where the source states its host: less RAM
+    than a pod's share of the weights it loads (the checkpoint is read into host memory on its way to the GPUs), or
+    fewer vCPUs than the GPUs a node runs (vLLM runs one worker process per GPU). Unknown host resources rule
+    nothing out."""
+    weights = {model.name: model.weights_gb for model in models if model.weights_gb}
+    if offer.ram_gb is not None:
+        for layout in layouts:
+            share = weights.get(layout.name)
+            if share and offer.ram_gb < share / layout.pods_per_replica:
+                return True
+    if offer.vcpus is not None:
+        used = min(offer.whole_gpus, max((layout.gpus_per_pod for layout in layouts), default=0))
+        if offer.vcpus < used:
+            return True
+    return False
 
 
 # --- the whole advice --------------------------------------------------------------------------------------------
@@ -217,8 +263,9 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             # nvidia.com/gpu and a CUDA image.
             excluded["gpu_resource"] += 1
             continue
-        if engine_rules_out(spec, offer):
-            excluded["engine_gpu"] += 1
+        ruled_out = hardware_rules_out(spec, offer, kubernetes)
+        if ruled_out:
+            excluded[ruled_out] += 1
             continue
         plan = None
         if models:
@@ -240,6 +287,9 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             too_small += 1
             continue
         layouts, gpus_needed, instances = placed
+        if models and host_rules_out(offer, layouts, models):
+            excluded["host_resources"] += 1
+            continue
         fabric = next((j for j in judgements if j.requirement.key == "rdma"), None)
         spans_nodes = fabric is not None and any(layout.pods_per_replica > 1 for layout in layouts)
         if spans_nodes and fabric.status == MISSING:

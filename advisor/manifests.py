@@ -46,13 +46,15 @@ from __future__ import annotations
 
 import tomllib
 from dataclasses import dataclass
-from decimal import Decimal
+from decimal import ROUND_FLOOR, Decimal
 from pathlib import Path
 
 import yaml
 
+from nodesoftware import compat
 from providers import node_labels
 
+from .sizing import GPU_MEMORY_UTILISATION
 from .types import (
     BATCH,
     INFERENCE,
@@ -148,6 +150,7 @@ class _Target:
     option: Option
     rdma: Rdma | None
     fabric_affinity: bool
+    shares_per_gpu: int = 1  # pods sharing one GPU by time-slicing or MPS
 
     @property
     def offer(self):
@@ -178,12 +181,40 @@ def _placement(target: _Target, layout: ReplicaLayout) -> tuple[dict, list[dict]
     return selector, expressions
 
 
+# A pod asks for its GPUs' share of the machine's vCPUs and RAM, less this part, left to the kubelet, the system
+# daemons and what the provider reserves on each node (EKS, GKE and AKS reserve CPU and memory on a sliding scale:
+# https://kubernetes.io/docs/tasks/administer-cluster/reserve-compute-resources/).
+HOST_RESERVE = Decimal("0.2")
+
+
+def host_requests(target: _Target, layout: ReplicaLayout) -> dict[str, str]:
+    """CPU and memory requests from the machine's host resources where the source states them (else none: the
+    scheduler then places the pod by its GPUs alone)."""
+    offer = target.offer
+    if not offer.whole_gpus:
+        return {}
+    share = (Decimal(layout.gpus_per_pod) / offer.whole_gpus
+             / (target.shares_per_gpu if layout.shared in SHARING_STRATEGY_LABEL_VALUES else 1))
+    if layout.shared == "mig":
+        share = Decimal(1) / offer.whole_gpus  # at most one GPU's share per MIG slice
+    requests = {}
+    if offer.vcpus:
+        requests["cpu"] = str(max(1, int(offer.vcpus * share * (1 - HOST_RESERVE))))
+    if offer.ram_gb:
+        requests["memory"] = f"{max(1, int(offer.ram_gb * share * (1 - HOST_RESERVE)))}Gi"
+    return requests
+
+
 def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restart_policy: str,
               rdma: bool, group_label: tuple[str, str] | None = None) -> dict:
     limits = {layout.resource: str(layout.gpus_per_pod)}
     if rdma and target.rdma is not None:
         limits[target.rdma.resource] = str(target.rdma.count)
-    container = {**container, "resources": {"limits": limits},
+    resources: dict = {"limits": limits}
+    requests = host_requests(target, layout)
+    if requests:
+        resources["requests"] = requests
+    container = {**container, "resources": resources,
                  "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}]}
     vendor_key = layout.resource if layout.resource in (GPU_RESOURCE, "amd.com/gpu") else GPU_RESOURCE
     spec: dict = {
@@ -208,17 +239,42 @@ def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restar
     return spec
 
 
-def _vllm_container(layout: ReplicaLayout, context_tokens: int, *, extra_args: list[str] = (),
+def served_model(layout: ReplicaLayout, precision: str) -> str:
+    """The weights vLLM serves: the model's own for FP16/BF16; for a quantised precision a pre-quantised checkpoint
+    of it, named as a placeholder to replace (vLLM reads the method from the checkpoint's config)."""
+    checkpoint = VLLM["precision"].get(precision, {}).get("checkpoint")
+    model = layout.hf_id or "REPLACE-ME/model"
+    if not checkpoint:
+        return model
+    return f"REPLACE-ME/{model.rsplit('/', 1)[-1]}-{checkpoint}"
+
+
+def engine_args(target: _Target, layout: ReplicaLayout, precision: str) -> list[str]:
+    """--dtype (FP16 where the GPU has no BF16) and --gpu-memory-utilization (the sizing's 0.9, split between the
+    pods that share a GPU by time-slicing or MPS: each vLLM would otherwise claim 90% of the same GPU)."""
+    offer = target.offer
+    dtype = "auto"
+    if offer.gpu is not None and offer.gpu.vendor == "nvidia":
+        gpu = compat.accelerator(offer.gpu.slug, offer.gpu.family)
+        if compat.dtypes(gpu)["bf16"] == compat.NO:
+            dtype = "half"
+    utilisation = GPU_MEMORY_UTILISATION
+    if layout.shared in SHARING_STRATEGY_LABEL_VALUES and target.shares_per_gpu > 1:
+        utilisation = (utilisation / target.shares_per_gpu).quantize(Decimal("0.01"), ROUND_FLOOR)
+    return ["--dtype", dtype, "--gpu-memory-utilization", str(utilisation)]
+
+
+def _vllm_container(target: _Target, layout: ReplicaLayout, spec: WorkloadSpec, *,
                     command: list[str] | None = None) -> dict:
     image = VLLM_IMAGE if layout.resource != "amd.com/gpu" else IMAGE_PLACEHOLDER
     container: dict = {"name": "vllm", "image": image}
     if command is not None:
         container["command"] = command
     else:
-        container["args"] = ["--model", layout.hf_id or "REPLACE-ME/model", "--port", str(VLLM_PORT),
+        container["args"] = ["--model", served_model(layout, spec.precision), "--port", str(VLLM_PORT),
                              "--tensor-parallel-size", str(layout.gpus_per_pod if not layout.shared else 1),
-                             "--max-model-len", str(context_tokens),
-                             *extra_args]
+                             "--max-model-len", str(spec.context_tokens),
+                             *engine_args(target, layout, spec.precision)]
     # Gated models (Llama, Gemma) download only with a Hugging Face token; optional, so open models start without it.
     container["env"] = [{"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {
         "name": HF_TOKEN_SECRET, "key": "token", "optional": True}}}]
@@ -238,9 +294,9 @@ def _service(name: str, selector: dict[str, str]) -> dict:
     }
 
 
-def _deployment(target: _Target, layout: ReplicaLayout, context_tokens: int) -> list[dict]:
+def _deployment(target: _Target, layout: ReplicaLayout, spec: WorkloadSpec) -> list[dict]:
     labels = {APP_LABEL: layout.name}
-    container = {**_vllm_container(layout, context_tokens), "readinessProbe": _readiness()}
+    container = {**_vllm_container(target, layout, spec), "readinessProbe": _readiness()}
     pod = _pod_spec(target, layout, container=container, restart_policy="Always", rdma=False)
     deployment = {
         "apiVersion": "apps/v1", "kind": "Deployment",
@@ -251,19 +307,19 @@ def _deployment(target: _Target, layout: ReplicaLayout, context_tokens: int) -> 
     return [deployment, _service(layout.name, labels)]
 
 
-def _leader_worker_set(target: _Target, layout: ReplicaLayout, context_tokens: int) -> list[dict]:
+def _leader_worker_set(target: _Target, layout: ReplicaLayout, spec: WorkloadSpec) -> list[dict]:
     """One replica = one leader and `pods_per_replica - 1` workers, each pod on a whole node; tensor parallel inside
     a node, pipeline parallel across nodes, Ray joining them (LWS's vLLM example)."""
     group = ("leaderworkerset.sigs.k8s.io/name", layout.name)
     script = "bash /vllm-workspace/examples/online_serving/multi-node-serving.sh"
     serve = (f"{script} leader --ray_cluster_size=$(LWS_GROUP_SIZE); python3 -m vllm.entrypoints.openai.api_server "
-             f"--port {VLLM_PORT} --model {layout.hf_id or 'REPLACE-ME/model'} "
+             f"--port {VLLM_PORT} --model {served_model(layout, spec.precision)} "
              f"--tensor-parallel-size {layout.gpus_per_pod} --pipeline-parallel-size {layout.pods_per_replica} "
-             f"--max-model-len {context_tokens}")
+             f"--max-model-len {spec.context_tokens} {' '.join(engine_args(target, layout, spec.precision))}")
     join = f"{script} worker --ray_address=$(LWS_LEADER_ADDRESS)"
-    leader_container = {**_vllm_container(layout, context_tokens, command=["sh", "-c", serve]),
+    leader_container = {**_vllm_container(target, layout, spec, command=["sh", "-c", serve]),
                         "readinessProbe": _readiness()}
-    worker_container = _vllm_container(layout, context_tokens, command=["sh", "-c", join])
+    worker_container = _vllm_container(target, layout, spec, command=["sh", "-c", join])
     leader = _pod_spec(target, layout, container=leader_container, restart_policy="Always", rdma=True,
                        group_label=group)
     worker = _pod_spec(target, layout, container=worker_container, restart_policy="Always", rdma=True,
@@ -295,8 +351,8 @@ def _inference_objects(spec: WorkloadSpec, target: _Target, plan: PackingPlan | 
                                                         sort_keys=False)},
         })
     for layout in target.option.layouts:
-        objects += (_leader_worker_set(target, layout, spec.context_tokens) if layout.pods_per_replica > 1
-                    else _deployment(target, layout, spec.context_tokens))
+        objects += (_leader_worker_set(target, layout, spec) if layout.pods_per_replica > 1
+                    else _deployment(target, layout, spec))
     return objects
 
 
@@ -356,6 +412,12 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
     kinds = {obj["kind"] for obj in objects}
     if kinds & {"Deployment", "LeaderWorkerSet"}:
         notes.append(f"vLLM {VLLM['version']} ({VLLM_IMAGE}); its flags as documented for that release.")
+        quantised = VLLM["precision"].get(spec.precision, {})
+        if quantised.get("checkpoint"):
+            notes.append(f"{quantised['method']}: replace the REPLACE-ME model with a pre-quantised "
+                         f"{quantised['checkpoint']} checkpoint of the model (vLLM reads its quantisation from the "
+                         "checkpoint's config); quantising online first loads the 16-bit weights, which the GPUs "
+                         f"sized here cannot hold ({quantised['source']}).")
         notes.append(f"Gated models need a Hugging Face token: kubectl create secret generic {HF_TOKEN_SECRET} "
                      f"--from-literal=token=<your token> (read as HF_TOKEN: {HF_TOKEN_URL}).")
     if "LeaderWorkerSet" in kinds:
@@ -385,8 +447,11 @@ def build_manifest(spec: WorkloadSpec, option: Option, plan: PackingPlan | None)
     """Deployments and Services (or LeaderWorkerSets) for inference, a JobSet for training, a Job for batch, each
     pod asking for the GPUs its layout has on the chosen node type; None for a notebook, which does not need
     Kubernetes."""
+    shares = 1
+    if plan is not None and spec.sharing in SHARING_STRATEGY_LABEL_VALUES:
+        shares = plan.time_slicing_replicas if spec.sharing == TIME_SLICING else plan.mps_replicas
     target = _Target(option, RDMA_RESOURCES.get(option.offer.provider_slug),
-                     fabric_affinity=option.offer.provider_slug == "nebius")
+                     fabric_affinity=option.offer.provider_slug == "nebius", shares_per_gpu=max(1, shares))
     if spec.kind == INFERENCE:
         objects = _inference_objects(spec, target, plan)
     elif spec.kind == TRAINING:

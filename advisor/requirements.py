@@ -74,7 +74,8 @@ def workload_models(spec: WorkloadSpec, estimate: sizing.Estimate | None) -> tup
     if estimate is not None:
         card = model_card(spec)
         name = card.slug if card else f"model-{spec.parameters_b}b"
-        return (ModelNeed(spec.replicas, estimate.memory_gb, estimate.tp_degrees, name, card.hf_id if card else ""),)
+        return (ModelNeed(spec.replicas, estimate.memory_gb, estimate.tp_degrees, name, card.hf_id if card else "",
+                          estimate.weights_gb),)
     return spec.models
 
 

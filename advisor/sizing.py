@@ -129,6 +129,7 @@ class Estimate:
     lines: tuple[Line, ...]
     tp_degrees: tuple[int, ...] = TP_DEGREES
     lower_bound: bool = False
+    weights_gb: Decimal | None = None  # inference: the weights alone, per replica
 
 
 SMALLEST_GB = Decimal("0.1")  # the estimates' precision: the least memory any model is said to need
@@ -184,7 +185,7 @@ def inference_estimate(*, card: ModelCard | None, parameters_b: Decimal | None, 
     if card is not None:
         lines.append(Line(_("Tensor-parallel degrees that divide its %(heads)s attention heads: %(degrees)s."),
                           {"heads": card.attention_heads, "degrees": ", ".join(map(str, degrees))}, card.source_url))
-    return Estimate(total, tuple(lines), degrees, lower_bound=card is None)
+    return Estimate(total, tuple(lines), degrees, lower_bound=card is None, weights_gb=_gb(weights))
 
 
 def training_estimate(*, card: ModelCard | None, parameters_b: Decimal | None, precision: str, optimizer: str,

@@ -61,6 +61,9 @@ REQUIREMENT_LABELS = {
     "kubernetes": _("Kubernetes offered"),
     "gpu_sharing": _("GPU sharing"),
     "engine_gpu": _("A GPU the serving engine (vLLM) supports"),
+    "precision_gpu": _("A GPU that runs the chosen precision (its quantisation kernels, or FP8 training)"),
+    "node_cuda": _("A node driver that runs the engine's CUDA image"),
+    "host_resources": _("Host RAM to load the weights and a vCPU per GPU"),
     "gpu_resource": _("An accelerator the manifests can request (nvidia.com/gpu or amd.com/gpu)"),
 }
 
@@ -82,6 +85,7 @@ class ModelNeed:
     tp_degrees: tuple[int, ...] = sizing.TP_DEGREES
     name: str = ""
     hf_id: str = ""
+    weights_gb: Decimal | None = None  # the weights alone, where sized (host RAM must hold a pod's share to load it)
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,8 @@ class OfferData:
     source_name: str = ""
     source_url: str = ""
     last_seen: datetime | None = None
+    vcpus: Decimal | None = None  # the machine's host resources, where the source states them
+    ram_gb: Decimal | None = None
 
     @property
     def memory_per_gpu_gb(self) -> Decimal | None:

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy as _
 from providers.capabilities import UNKNOWN
 from scrapers.normalize import to_usd
 
+from . import fees
 from .requirements import cell_or_unknown
 from .types import HOURS_PER_MONTH, BreakEven, Cell, Cost, Note, OfferData, WorkloadSpec
 
@@ -32,13 +33,24 @@ def monthly_hours(spec: WorkloadSpec) -> Decimal:
     return HOURS_PER_MONTH
 
 
-def control_plane_fee(cells: dict[str, Cell], per_eur: dict[str, Decimal]) -> tuple[Decimal | None, Note | None]:
-    """USD per month for one cluster (730 cluster-hours), or None with a flag when it is not known."""
+def control_plane_fee(cells: dict[str, Cell], per_eur: dict[str, Decimal],
+                      provider_slug: str = "") -> tuple[Decimal | None, Note | None]:
+    """USD per month for one cluster (730 cluster-hours), or None with a flag when it is not known. A managed
+    service in the sourced tier table (advisor.fees) costs its cheapest priced tier, named in a flag with the
+    others; any other provider its control_plane_fee capability."""
     offering = cell_or_unknown(cells, "offering")
     if offering.value == "byo":
         return Decimal(0), Note("self_managed_control_plane",
                                 _("You run the control plane yourself; the machines it needs are not costed."),
                                 source_url=offering.source_url)
+    tiered = fees.cheapest(provider_slug, HOURS_PER_MONTH) if offering.value == "managed" else None
+    if tiered is not None:
+        tier, usd, others = tiered
+        return usd.quantize(CENT), Note(
+            "fee_tier", _("Control plane: %(service)s, %(tier)s tier (%(note)s), the cheapest it offers; "
+                          "also: %(others)s."),
+            {"service": tier.service, "tier": tier.name, "note": tier.note,
+             "others": "; ".join(f"{other.name} ({other.note})" for other in others) or "-"}, tier.source_url)
     fee = cell_or_unknown(cells, "control_plane_fee")
     if fee.value == "free" or (fee.value == "n/a" and offering.value == "managed"):
         return Decimal(0), None
@@ -77,7 +89,7 @@ def monthly_cost(*, offer: OfferData, instances: int, hours: Decimal, kubernetes
     fee: Decimal | None = Decimal(0)
     idle_nodes, idle_hours = 0, Decimal(0)
     if kubernetes:
-        fee, fee_flag = control_plane_fee(cells, per_eur)
+        fee, fee_flag = control_plane_fee(cells, per_eur, offer.provider_slug)
         if fee_flag:
             flags.append(fee_flag)
         idle_hours = max(Decimal(0), HOURS_PER_MONTH - hours)

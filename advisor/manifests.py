@@ -110,6 +110,11 @@ RDMA_RESOURCES = {
     "coreweave": Rdma("rdma/ib", 1, "https://docs.coreweave.com/products/networking/hpc-interconnect/use-gpudirect-rdma",
                       "InfiniBand: rdma/ib 1 schedules the pod on an InfiniBand node."),
 }
+# GKE's A3 machines reach other nodes at full bandwidth only through GPUDirect-TCPX/TCPXO, which needs GKE's
+# multi-networking (Network and GKENetworkParamSet objects per GPU NIC) and the TCPX(O) daemon and sidecar: more than
+# a resource request, so the manifest says what to add rather than wire half of it.
+GKE_GPUDIRECT_URL = "https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-bandwidth-gpudirect-tcpx"
+GKE_MULTINETWORK_URL = "https://cloud.google.com/kubernetes-engine/docs/how-to/setup-multinetwork-support-for-pods"
 NEBIUS_FABRIC_LABEL = "topology.nebius.com/gpu-cluster-id"
 NEBIUS_TOPOLOGY_URL = "https://docs.nebius.com/kubernetes/gpu/topology-aware-scheduling"
 
@@ -435,6 +440,11 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
     if spans_nodes:
         if target.rdma is not None:
             notes.append(f"RDMA: {target.rdma.note} ({target.rdma.source_url})")
+        elif offer.provider_slug == "gcp":
+            notes.append("Fabric: on GKE, pods on A3 machines talk across nodes at full bandwidth only through "
+                         f"GPUDirect-TCPX/TCPXO ({GKE_GPUDIRECT_URL}), which needs GKE multi-networking "
+                         f"({GKE_MULTINETWORK_URL}) and the TCPX(O) daemon and sidecar: add them to these pods; "
+                         "without them NCCL falls back to the primary network.")
         elif target.fabric_affinity:
             notes.append(f"RDMA: pods kept on one InfiniBand fabric by {NEBIUS_FABRIC_LABEL} ({NEBIUS_TOPOLOGY_URL}).")
         else:

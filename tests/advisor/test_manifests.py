@@ -338,3 +338,12 @@ def test_vllm_reads_the_hugging_face_token_from_the_secret_the_notes_create():
     assert env["name"] == "HF_TOKEN"
     assert any(f"kubectl create secret generic {ref['name']} --from-literal={ref['key']}=" in note
                for note in manifest.notes)
+
+
+def test_training_across_gke_a3_nodes_says_gpudirect_tcpx_needs_multi_networking():
+    # GKE has no RDMA resource to request: a manifest that said "none documented" would hide that A3 machines need
+    # GPUDirect-TCPX(O) and multi-networking to reach each other at full bandwidth.
+    manifest = manifest_for(SPECS["training"], offer_for("gcp", instance="a3-megagpu-8g"))
+    (fabric,) = [note for note in manifest.notes if note.startswith(("Fabric:", "RDMA:"))]
+    assert "GPUDirect-TCPX" in fabric and "multi-networking" in fabric
+    assert "setup-multinetwork-support-for-pods" in fabric

@@ -34,7 +34,7 @@ def monthly_hours(spec: WorkloadSpec) -> Decimal:
 
 
 def control_plane_fee(cells: dict[str, Cell], per_eur: dict[str, Decimal],
-                      provider_slug: str = "") -> tuple[Decimal | None, Note | None]:
+                      provider_slug: str) -> tuple[Decimal | None, Note | None]:
     """USD per month for one cluster (730 cluster-hours), or None with a flag when it is not known. A managed
     service in the sourced tier table (advisor.fees) costs its cheapest priced tier, named in a flag with the
     others; any other provider its control_plane_fee capability."""

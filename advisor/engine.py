@@ -121,27 +121,24 @@ def hardware_rules_out(spec: WorkloadSpec, offer: OfferData, kubernetes: bool) -
         if kubernetes and _node_runs_engine_image(offer.provider_slug, offer.gpu.slug, offer.gpu.family,
                                                   VLLM["cuda"], date.today()) == fit.NO:
             return "node_cuda"
-    elif spec.kind == TRAINING and spec.precision == sizing.FP8 and compat.dtypes(accelerator)["fp8"] == fit.NO:
+    elif spec.kind == TRAINING and spec.precision == sizing.FP8 and compat.dtypes(accelerator)["fp8"] == compat.NO:
         return "precision_gpu"
     return None
 
 
-def host_rules_out(offer: OfferData, layouts: tuple[ReplicaLayout, ...], models: tuple[ModelNeed, ...]) -> bool:
+def host_rules_out(offer: OfferData, layouts: tuple[ReplicaLayout, ...], models: tuple[ModelNeed, ...],
+                   gpus_per_node: int) -> bool:
     """True when the machine's host cannot serve the pods placed on it, where the source states its host: less RAM
     than a pod's share of the weights it loads (the checkpoint is read into host memory on its way to the GPUs), or
-    fewer vCPUs than the GPUs a node runs (vLLM runs one worker process per GPU). Unknown host resources rule
-    nothing out."""
+    fewer vCPUs than the `gpus_per_node` GPUs a node runs (vLLM runs one worker process per GPU). Unknown host
+    resources rule nothing out."""
     weights = {model.name: model.weights_gb for model in models if model.weights_gb}
     if offer.ram_gb is not None:
         for layout in layouts:
             share = weights.get(layout.name)
             if share and offer.ram_gb < share / layout.pods_per_replica:
                 return True
-    if offer.vcpus is not None:
-        used = min(offer.whole_gpus, max((layout.gpus_per_pod for layout in layouts), default=0))
-        if offer.vcpus < used:
-            return True
-    return False
+    return offer.vcpus is not None and offer.vcpus < gpus_per_node
 
 
 # --- the whole advice --------------------------------------------------------------------------------------------
@@ -287,7 +284,7 @@ def advise(spec: WorkloadSpec, *, offers: list[OfferData], cells: dict[str, dict
             too_small += 1
             continue
         layouts, gpus_needed, instances = placed
-        if models and host_rules_out(offer, layouts, models):
+        if models and host_rules_out(offer, layouts, models, min(offer.whole_gpus, -(-gpus_needed // instances))):
             excluded["host_resources"] += 1
             continue
         fabric = next((j for j in judgements if j.requirement.key == "rdma"), None)

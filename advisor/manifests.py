@@ -54,6 +54,7 @@ import yaml
 from nodesoftware import compat
 from providers import node_labels
 
+from .placement import mig_instances_per_gpu
 from .sizing import GPU_MEMORY_UTILISATION
 from .types import (
     BATCH,
@@ -198,10 +199,13 @@ def host_requests(target: _Target, layout: ReplicaLayout) -> dict[str, str]:
     offer = target.offer
     if not offer.whole_gpus:
         return {}
-    share = (Decimal(layout.gpus_per_pod) / offer.whole_gpus
-             / (target.shares_per_gpu if layout.shared in SHARING_STRATEGY_LABEL_VALUES else 1))
-    if layout.shared == "mig":
-        share = Decimal(1) / offer.whole_gpus  # at most one GPU's share per MIG slice
+    pods_per_gpu = 1
+    if layout.shared == "mig" and offer.gpu is not None:
+        profile = layout.resource.removeprefix("nvidia.com/mig-")
+        pods_per_gpu = mig_instances_per_gpu(profile, offer.gpu.mig_profiles)
+    elif layout.shared in SHARING_STRATEGY_LABEL_VALUES:
+        pods_per_gpu = target.shares_per_gpu
+    share = Decimal(layout.gpus_per_pod) / offer.whole_gpus / pods_per_gpu
     requests = {}
     if offer.vcpus:
         requests["cpu"] = str(max(1, int(offer.vcpus * share * (1 - HOST_RESERVE))))

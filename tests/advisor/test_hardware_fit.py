@@ -139,3 +139,18 @@ def test_a_node_driver_that_cannot_run_the_engine_image_rules_the_offer_out(monk
     # A provider without recorded node software is unknown, never ruled out.
     elsewhere = [offer(3, provider="p", gpu=V100)]
     assert engine.advise(spec, offers=elsewhere, cells={"p": MANAGED_PAID}, per_eur={}).options
+
+
+def test_mig_pods_request_their_slices_share_of_the_host_so_all_of_them_fit_on_the_node():
+    # Seven 1g.10gb slices per H100 (placement.mig_instances_per_gpu): each pod asks for 1/7 of one GPU's share of
+    # the host, so the pods that fill the node's slices ask for no more than the node has.
+    h100 = GpuData(slug="h100", name="NVIDIA H100 80GB", memory_gb=D(80),
+                   mig_profiles=("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb"))
+    spec = WorkloadSpec(kind="inference", models=(ModelNeed(14, D(9)),), sharing="mig")
+    advice = advise(spec, [offer(1, gpu=h100, gpus="8", vcpus=D(224), ram_gb=D(1792))])
+    (deployment, _service) = build_manifest(spec, advice.chosen, advice.packing).objects
+    pod = deployment["spec"]["template"]["spec"]["containers"][0]
+    assert pod["resources"]["limits"] == {"nvidia.com/mig-1g.10gb": "1"}
+    # 224 vCPUs / 8 GPUs / 7 slices x 0.8 = 3.2 -> 3; 1792 GB / 8 / 7 x 0.8 = 25.6 -> 25Gi
+    assert pod["resources"]["requests"] == {"cpu": "3", "memory": "25Gi"}
+    assert 8 * 7 * 3 <= 224 and 8 * 7 * 25 <= 1792

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from decimal import ROUND_HALF_UP, Decimal
 
+from django.utils.translation import get_language
 from django.utils.translation import gettext_lazy as _
 
 from providers.capabilities import UNKNOWN
@@ -33,6 +34,14 @@ def monthly_hours(spec: WorkloadSpec) -> Decimal:
     return HOURS_PER_MONTH
 
 
+def _tier_price(tier: fees.Tier, language: str) -> str:
+    name, note = tier.shown(language)
+    usd = tier.monthly_usd(HOURS_PER_MONTH)
+    if usd is None:
+        return f"{name}, {note}"
+    return _("%(tier)s, USD %(fee)s a month") % {"tier": name, "fee": usd.quantize(CENT)}
+
+
 def control_plane_fee(cells: dict[str, Cell], per_eur: dict[str, Decimal],
                       provider_slug: str) -> tuple[Decimal | None, Note | None]:
     """USD per month for one cluster (730 cluster-hours), or None with a flag when it is not known. A managed
@@ -46,11 +55,13 @@ def control_plane_fee(cells: dict[str, Cell], per_eur: dict[str, Decimal],
     tiered = fees.cheapest(provider_slug, HOURS_PER_MONTH) if offering.value == "managed" else None
     if tiered is not None:
         tier, usd, others = tiered
+        language = get_language() or ""
+        name, note = tier.shown(language)
         return usd.quantize(CENT), Note(
-            "fee_tier", _("Control plane: %(service)s, %(tier)s tier (%(note)s), the cheapest it offers; "
-                          "also: %(others)s."),
-            {"service": tier.service, "tier": tier.name, "note": tier.note,
-             "others": "; ".join(f"{other.name} ({other.note})" for other in others) or "-"}, tier.source_url)
+            "fee_tier", _("Control plane: %(service)s, %(tier)s, USD %(fee)s a month (%(note)s), the cheapest it "
+                          "offers. Other tiers: %(others)s."),
+            {"service": tier.service, "tier": name, "fee": usd.quantize(CENT), "note": note,
+             "others": "; ".join(_tier_price(other, language) for other in others) or "-"}, tier.source_url)
     fee = cell_or_unknown(cells, "control_plane_fee")
     if fee.value == "free" or (fee.value == "n/a" and offering.value == "managed"):
         return Decimal(0), None

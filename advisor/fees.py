@@ -15,7 +15,7 @@ from pathlib import Path
 
 FEES_PATH = Path(__file__).parent / "data" / "control_plane_fees.toml"
 AMOUNTS = ("usd_per_hour", "usd_per_month", "monthly_credit_usd", "monthly_cap_usd")
-KEYS = {"name", "note", "source_url", *AMOUNTS}
+KEYS = {"name", "name_zh", "note", "note_zh", "source_url", *AMOUNTS}
 
 
 class FeeDataError(ValueError):
@@ -28,10 +28,18 @@ class Tier:
     name: str
     note: str
     source_url: str
+    name_zh: str = ""
+    note_zh: str = ""
     usd_per_hour: Decimal | None = None
     usd_per_month: Decimal | None = None
     monthly_credit_usd: Decimal = Decimal(0)
     monthly_cap_usd: Decimal | None = None
+
+    def shown(self, language: str) -> tuple[str, str]:
+        """(name, note) in the reader's language: the Chinese ones where the row has them."""
+        if language.startswith("zh"):
+            return self.name_zh or self.name, self.note_zh or self.note
+        return self.name, self.note
 
     @property
     def priced(self) -> bool:
@@ -70,7 +78,7 @@ def parse(data: dict, origin: str = "control_plane_fees.toml") -> dict[str, tupl
             if any(value < 0 for value in amounts.values()):
                 raise FeeDataError(f"{here}: amounts cannot be negative")
             tiers.append(Tier(service=name, name=row["name"], note=row.get("note", ""), source_url=row["source_url"],
-                              **amounts))
+                              name_zh=row.get("name_zh", ""), note_zh=row.get("note_zh", ""), **amounts))
         if not any(tier.priced for tier in tiers):
             raise FeeDataError(f"{where}: no tier with an amount")
         out[provider] = tuple(tiers)

@@ -13,15 +13,24 @@ from advisor.types import Cell, GpuData, WorkloadSpec
 
 from .test_engine import offer
 
+
+@pytest.fixture(autouse=True)
+def english():
+    """Tier names follow the active language; a page test earlier in this thread may have left Chinese active."""
+    from django.utils import translation
+
+    with translation.override("en"):
+        yield
+
 MANAGED = {"offering": Cell("offering", "managed"),
            "control_plane_fee": Cell("control_plane_fee", "paid", amount=D("0.10"), currency="USD")}
 HOURS = D(730)
 
 
 @pytest.mark.parametrize("provider, fee, tier", [
-    ("gcp", D("0.00"), "zonal or Autopilot cluster with the free tier"),  # 73.00 less the 74.40 credit
+    ("gcp", D("0.00"), "zonal or Autopilot cluster with the free-tier credit"),  # 73.00 less the 74.40 credit
     ("aws", D("73.00"), "standard support"),  # 0.10 x 730
-    ("azure", D("0.00"), "Free"),
+    ("azure", D("0.00"), "Free tier"),
     ("oci", D("0.00"), "basic cluster"),
     ("digitalocean", D("0.00"), "standard control plane"),
     ("alibaba", D("0.00"), "ACK managed Basic"),
@@ -30,8 +39,9 @@ def test_a_managed_service_costs_its_cheapest_tier_and_names_it(provider, fee, t
     usd, flag = control_plane_fee(MANAGED, {}, provider)
     assert usd == fee
     assert flag.code == "fee_tier" and flag.params["tier"] == tier and flag.source_url.startswith("https://")
-    # the other tiers are named beside it, so a user who needs an SLA sees what it costs
+    # the other tiers are named beside it with their monthly price, so a user who needs an SLA sees what it costs
     assert flag.params["others"] != "-"
+    assert flag.params["fee"] == fee
 
 
 def test_tier_arithmetic_follows_the_providers_words():
@@ -41,7 +51,7 @@ def test_tier_arithmetic_follows_the_providers_words():
     assert by_name[("Oracle Container Engine for Kubernetes", "enhanced cluster")].monthly_usd(D(1000)) == D("74.40")
     assert by_name[("DigitalOcean Kubernetes", "high-availability control plane")].monthly_usd(HOURS) == D("40")
     # A tier no first-party page priced for us is named, never priced.
-    assert by_name[("Azure Kubernetes Service", "Standard")].monthly_usd(HOURS) is None
+    assert by_name[("Azure Kubernetes Service", "Standard tier")].monthly_usd(HOURS) is None
 
 
 def test_a_provider_outside_the_table_keeps_its_capability_cell_and_self_run_clusters_stay_free():
@@ -59,6 +69,7 @@ def test_the_advice_no_longer_charges_73_dollars_where_gkes_free_tier_applies():
     assert option.cost.control_plane_usd == D("0.00")
     assert option.cost.total_usd == D("7300.00")
     assert [flag.code for flag in option.cost.flags] == ["fee_tier"]
+    assert "regional cluster, USD 73.00 a month" in option.cost.flags[0].params["others"]
 
 
 @pytest.mark.parametrize("row, problem", [
@@ -72,3 +83,16 @@ def test_the_advice_no_longer_charges_73_dollars_where_gkes_free_tier_applies():
 def test_a_bad_fee_row_stops_the_load_naming_it(row, problem):
     with pytest.raises(fees.FeeDataError, match=problem):
         fees.parse({"service": [{"provider": "p", "name": "P", "tier": [row]}]})
+
+
+def test_the_tier_and_its_note_are_shown_in_the_readers_language():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        _usd, flag = control_plane_fee(MANAGED, {}, "oci")
+        text = str(flag)
+    assert flag.params["tier"] == "基本集群" and "增强集群，每月 73.00 美元" in flag.params["others"]
+    assert text.startswith("控制平面：")
+    with translation.override("en"):
+        _usd, flag = control_plane_fee(MANAGED, {}, "oci")
+    assert flag.params["tier"] == "basic cluster"

@@ -96,3 +96,20 @@ def test_the_tier_and_its_note_are_shown_in_the_readers_language():
     with translation.override("en"):
         _usd, flag = control_plane_fee(MANAGED, {}, "oci")
     assert flag.params["tier"] == "basic cluster"
+
+
+def test_the_tier_table_agrees_with_each_providers_control_plane_fee_answer():
+    # Two places state a fee: the provider's capability (one answer, shown on its pages) and this table (its tiers,
+    # which the advice charges). A paid answer must be one of the provider's tiers (or a tier named unpriced here),
+    # a free one its cheapest tier: a price change made in one place and not the other fails here.
+    from providers.curated import load_providers
+
+    answers = {record.slug: record.capabilities.get("control_plane_fee") for record in load_providers()}
+    for provider, tiers in fees.table().items():
+        answer = answers[provider]
+        assert answer is not None, provider
+        if answer.value == "paid" and answer.amount is not None:
+            assert answer.currency == "USD"
+            assert any(tier.usd_per_hour == answer.amount or not tier.priced for tier in tiers), provider
+        elif answer.value == "free":
+            assert fees.cheapest(provider, HOURS)[1] == 0, provider

@@ -232,6 +232,12 @@ class OfferOutputSerializer(serializers.Serializer):
     source_name = serializers.CharField()
     source_url = serializers.CharField()
     last_seen = serializers.DateTimeField(allow_null=True)
+    form_factor = serializers.CharField(help_text="sxm, pcie or nvl where the machine's sources state it, else empty")
+    vcpus = NumberDecimalField(max_digits=7, decimal_places=2, allow_null=True,
+                               help_text="The machine's vCPUs, where its source states them (the host checks and "
+                                         "the manifest's CPU requests use them)")
+    ram_gb = NumberDecimalField(max_digits=9, decimal_places=2, allow_null=True,
+                                help_text="The machine's RAM in GB, where its source states it")
 
 
     @extend_schema_field(GpuRefSerializer(allow_null=True))

@@ -180,6 +180,7 @@ class OfferData:
     last_seen: datetime | None = None
     vcpus: Decimal | None = None  # the machine's host resources, where the source states them
     ram_gb: Decimal | None = None
+    form_factor: str = ""  # sxm / pcie / nvl where the machine's sources state it
 
     @property
     def memory_per_gpu_gb(self) -> Decimal | None:

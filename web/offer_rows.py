@@ -90,7 +90,7 @@ class RowFormat:
             self.kubernetes_cells[row["kubernetes_profile_id"]] = CELLS[key]
         self.url = lru_cache(maxsize=None)(lambda name, slug: escape(reverse(name, args=[slug])))
         # The catalog's qualifiers in the page's language ("(form factor not stated)" -> "（未说明规格）").
-        self.gpu_name = lru_cache(maxsize=None)(lambda name: escape(gpu_name(name)))
+        self.gpu_name = lru_cache(maxsize=None)(lambda name, form_factor: escape(gpu_name(name, form_factor)))
         self.number = lru_cache(maxsize=None)(lambda value, arg: floatformat(value, arg))
         self.seen = lru_cache(maxsize=None)(lambda moment: (
             escape(datetime_text(self.language, self.zone, moment)), escape(naturaltime(timezone.localtime(moment)))))
@@ -155,7 +155,8 @@ class RowFormat:
         unknown = f'<span class="u">{words["unknown"]}</span>'
         provider = escape(in_language(row["provider__name"], row["provider__name_zh"]))
         if row["gpu_id"] is not None:
-            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{self.gpu_name(row["gpu__name"])}</a>'
+            name = self.gpu_name(row["gpu__name"], row["form_factor"])
+            gpu = f'<a href="{self.url("gpu-detail", row["gpu__slug"])}">{name}</a>'
         else:
             gpu = f'<span class="u" title="{words["GPU name not in our catalog"]}">{escape(row["gpu_name"])} ?</span>'
         price = self.price(row["price_per_gpu_hour_usd"] if self.per_gpu else row["price_hour_usd"]) or unknown

@@ -357,3 +357,12 @@ def test_the_api_accepts_infiniband_as_a_must_have(client, market):
     assert data["options"] == []
     assert [row["offer"]["provider"]["slug"] for row in data["unverified"]] == ["known", "unknownfee"]
     assert all("infiniband" in row["unverified"] for row in data["unverified"])
+
+
+def test_the_api_states_each_offers_host_and_form_factor_that_the_checks_used(client, market):
+    Offer.objects.filter(pk=market["known"].pk).update(vcpus=D("52"), ram_gb=D("464"), form_factor="sxm")
+    (option,) = advise(client, BATCH).json()["options"]
+    assert (option["offer"]["vcpus"], option["offer"]["ram_gb"], option["offer"]["form_factor"]) == (52.0, 464.0, "sxm")
+    (unverified,) = advise(client, BATCH).json()["unverified"]
+    assert (unverified["offer"]["vcpus"], unverified["offer"]["ram_gb"], unverified["offer"]["form_factor"]) == (
+        None, None, "")

@@ -383,6 +383,23 @@ def test_offer_rows_show_the_catalogs_gpu_qualifiers_in_the_pages_language(clien
     assert "(form factor not stated)</a>" not in chinese
 
 
+def test_an_offer_whose_machine_states_its_form_factor_never_says_not_stated(client, data):
+    """A p4d's A100 is SXM by the machine's sourced facts (Offer.form_factor); the catalog's GPU row does not say.
+    The row and the offer page name the machine's form factor instead of "not stated" beside it."""
+    from providers.models import GpuModel, Offer
+
+    offer = Offer.objects.filter(is_active=True, gpu__isnull=False).first()
+    GpuModel.objects.filter(pk=offer.gpu_id).update(name=f"{offer.gpu.name} (form factor not stated)")
+    Offer.objects.filter(gpu_id=offer.gpu_id).update(form_factor="sxm")
+    english = client.get("/", HTTP_ACCEPT_LANGUAGE="en", follow=True).content.decode()
+    assert f"{offer.gpu.name} SXM</a>" in english and "(form factor not stated)</a>" not in english
+    page = client.get(f"/offers/{offer.pk}/", follow=True).content.decode()
+    assert f"{offer.gpu.name} SXM</a>" in page and "form factor not stated" not in page
+    # Without a stated form factor the catalog's qualifier stays.
+    Offer.objects.filter(gpu_id=offer.gpu_id).update(form_factor="")
+    assert "(form factor not stated)</a>" in client.get("/", HTTP_ACCEPT_LANGUAGE="en", follow=True).content.decode()
+
+
 def test_the_filter_panel_names_providers_in_the_pages_language(client, data):
     from providers.models import Provider
 

@@ -30,8 +30,9 @@ def money_total(amount) -> str:
 
 
 @register.filter
-def gpu_name(name: str) -> str:
-    return presentation.gpu_name(name or "")
+def gpu_name(name: str, form_factor: str = "") -> str:
+    """`{{ gpu.name|gpu_name }}`, or `{{ offer.gpu.name|gpu_name:offer.form_factor }}` beside an offer."""
+    return presentation.gpu_name(name or "", form_factor or "")
 
 
 @register.filter

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -240,9 +241,26 @@ def _inferred(*items) -> bool:
     return any(item is not None and getattr(item, "confidence", "") == "inferred" for item in items)
 
 
+# A machine's form factor (its sourced "form_factor" fact, Offer.form_factor) as the product names it.
+MACHINE_FORM_FACTORS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL"}
+NOT_STATED = "(form factor not stated)"
+
+
+def gpu_on_machine(name: str, form_factor: str) -> str:
+    """The catalog GPU name on a machine whose sources state its form factor: the catalog's "not stated" gives way to
+    it ("NVIDIA A100 40GB SXM" on a p4d), so nothing says "not stated" beside a sourced answer. English, as stored."""
+    if form_factor in MACHINE_FORM_FACTORS and NOT_STATED in name:
+        return name.replace(NOT_STATED, MACHINE_FORM_FACTORS[form_factor])
+    return name
+
+
 def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells: dict[str, Cell],
            facts: dict[str, Fact], gpu: Gpu | None) -> dict[str, Answer]:
     """Every question's answer for one machine. `facts` are the winning instance facts for it (facts_for)."""
+    form_factor = facts.get("form_factor")
+    if gpu is not None and form_factor is not None:
+        # the answers name the GPU as this machine has it, not with the catalog's "(form factor not stated)"
+        gpu = dataclasses.replace(gpu, name=gpu_on_machine(gpu.name, form_factor.value))
     share = facts.get("gpu_share")
     fraction = share.number if share is not None and share.number is not None else (
         gpu_count if gpu_count is not None and gpu_count < 1 else None)

@@ -16,6 +16,8 @@ from django.utils.translation import get_language, gettext
 
 from scrapers.normalize import per_gpu
 
+from .kubernetes import gpu_on_machine
+
 SUB_CENT = Decimal("0.01")
 
 
@@ -59,17 +61,10 @@ GPU_QUALIFIERS = (
 )
 
 
-# An offer's own form factor (Offer.form_factor, from its machine's sourced facts) as the product names it.
-OFFER_FORM_FACTORS = {"sxm": "SXM", "pcie": "PCIe", "nvl": "NVL"}
-NOT_STATED = "(form factor not stated)"
-
-
 def gpu_name(name: str, form_factor: str = "") -> str:
-    """A catalog GPU name with its qualifier in the active language ("(form factor not stated)" -> "（未说明规格）").
-    Next to an offer whose machine states its form factor, the catalog's "not stated" gives way to it ("NVIDIA A100
-    40GB SXM" on a p4d), so the row never says "not stated" beside a sourced answer."""
-    if form_factor in OFFER_FORM_FACTORS and NOT_STATED in name:
-        name = name.replace(NOT_STATED, OFFER_FORM_FACTORS[form_factor])
+    """A catalog GPU name with its qualifier in the active language ("(form factor not stated)" -> "（未说明规格）"),
+    on the offer's machine where its `form_factor` is given (gpu_on_machine)."""
+    name = gpu_on_machine(name, form_factor)
     for pattern, replacement in GPU_QUALIFIERS:
         name = pattern.sub(replacement, name)
     return name

@@ -90,6 +90,17 @@ def test_mig_yes_needs_the_provider_the_gpu_and_a_managed_node_with_whole_gpus(g
     assert "https://example.org/mig" in answers["mig"].sources and "1g.10gb" in answers["mig"].reason
 
 
+def test_the_answers_name_the_gpu_as_the_machine_has_it_not_with_the_catalogs_not_stated(gpus):
+    vague = gpu("a100-vague", "NVIDIA A100 40GB (form factor not stated)", "nvidia", "A100", "40",
+                mig=["1g.5gb", "7g.40gb"])
+    answers = machine("m", MANAGED, "p4d.x", vague, facts={"p4d.x": {"managed_node": "yes", "form_factor": "sxm"}})
+    assert "NVIDIA A100 40GB SXM has MIG profiles" in answers["mig"].reason
+    assert "not stated" not in answers["mig"].reason
+    # without the machine's form factor the catalog's name stays as it is
+    other = machine("n", MANAGED, "other.x", vague, facts={"other.x": {"managed_node": "yes"}})
+    assert "NVIDIA A100 40GB (form factor not stated) has MIG profiles" in other["mig"].reason
+
+
 def test_a_mig_yes_says_how_mig_is_set_up_on_the_providers_managed_kubernetes_in_both_languages(gpus):
     provider = ProviderFactory(slug="gk", name="Gk")
     capabilities(provider, offering="managed")

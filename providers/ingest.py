@@ -10,6 +10,7 @@ providers.runs.source_scrape.
 from __future__ import annotations
 
 import itertools
+import math
 import operator
 import pickle
 import tempfile
@@ -38,7 +39,16 @@ from scrapers.normalize import (
 from . import pricing
 from .bulk import BATCH_SIZE
 from .kubernetes_profiles import offer_kubernetes_refresh, offer_profiles_for
-from .models import Availability, DataSource, GpuModel, KubernetesProfile, Offer, PriceObservation, ScrapeRun
+from .models import (
+    Availability,
+    DataSource,
+    GpuModel,
+    HeldPrice,
+    KubernetesProfile,
+    Offer,
+    PriceObservation,
+    ScrapeRun,
+)
 from .selectors import exchange_rates_latest
 
 # The shrink guard. A successful response that would deactivate more than this share of a source's active offers (and
@@ -79,6 +89,10 @@ _ACTIVE = OFFER_FIELDS.index("is_active")
 _AS_OF = OFFER_FIELDS.index("price_as_of")
 _AVAILABILITY = OFFER_FIELDS.index("availability")
 _GPU, _GPU_COUNT = OFFER_FIELDS.index("gpu_id"), OFFER_FIELDS.index("gpu_count")
+_PER_GPU = OFFER_FIELDS.index("price_per_gpu_hour_usd")
+_SPOT_PER_GPU = OFFER_FIELDS.index("spot_price_per_gpu_hour_usd")
+_PRICE, _SPOT = OFFER_FIELDS.index("price_hour"), OFFER_FIELDS.index("spot_price_hour")
+_CURRENCY = OFFER_FIELDS.index("currency")
 _HISTORY = tuple(OFFER_FIELDS.index(name) for name in HISTORY_FIELDS)
 
 
@@ -89,6 +103,7 @@ class SyncCounts:
     unchanged: int = 0
     deactivated: int = 0
     skipped: int = 0
+    held: int = 0
     corrected: int = 0
     unknown_gpus: Counter = field(default_factory=Counter)
     capabilities_changed: int = 0
@@ -117,7 +132,12 @@ def offers_sync(
       that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
       describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
       client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
-    - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus.
+    - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus;
+    - a row whose price the price guard holds (providers/pricing.py: more than MAX_MOVE times the stored price of the
+      same machine, or under its GPU's floor) is kept out like a refused row and stored as a HeldPrice, counted in
+      `held`; a later run stating the same price again publishes it;
+    - the shrink guard also compares the answer with the source's last good full set (`full_set_size`), so runs
+      that each lose a little cannot erode a source.
 
     `result.offers` is read once, in order, and may be any iterable: a client may hand a generator that parses as it
     goes (then what it refuses may be appended to `result.rejected`, `rejected_keys` and the like while it is read),
@@ -143,6 +163,13 @@ def offers_sync(
         counts.note(reason)
     stored = _StoredOffers.read(source)
     others = _same_sku_elsewhere(source=source)
+    families = dict(GpuModel.objects.values_list("id", "family"))
+    # The price guard (providers/pricing.py): holds this source's earlier runs left, key -> the prices held; a row
+    # that states them again is published, one the guard holds now is kept in `held_now` (written after the guards).
+    holds = {(instance_type, region): (currency, price, spot) for instance_type, region, currency, price, spot
+             in HeldPrice.objects.filter(source=source).values_list(
+                 "instance_type", "region", "currency", "price_hour", "spot_price_hour")}
+    held_now: dict[tuple[str, str], tuple] = {}
     # A live answer that states no date is as fresh as this run; a replay or a file at a commit is undated.
     read_live = now if not run.offline and not source.revision else None
     api_regions = {} if source.kind == "api" else _api_regions(source=source)
@@ -174,6 +201,25 @@ def offers_sync(
                 continue
             listed += 1
             values = normaliser.values(scraped, counts)
+            hold = pricing.held_because(
+                family=families.get(values[_GPU]), price=values[_PER_GPU], spot=values[_SPOT_PER_GPU],
+                stored_price=stored.price(index), stored_spot=stored.spot_price(index))
+            if hold is not None:
+                stated = (values[_CURRENCY], values[_PRICE], values[_SPOT])
+                if holds.get(key) == stated:
+                    counts.note(f"offer {key[0]!r} in {key[1]!r}: published: a second run states the price the "
+                                f"guard held ({hold})")
+                else:
+                    # Held: the stored offer keeps its published price and is neither updated nor deactivated.
+                    held_now[key] = (*stated, hold)
+                    refused.add(key)
+                    counts.held += 1
+                    counts.note(f"offer {key[0]!r} in {key[1]!r}: price held: {hold}")
+                    if index is None:
+                        seen_new.add(key)
+                    else:
+                        seen[index] = NAMED
+                    continue
             # One live price per machine (providers/pricing.py): another source's live offer of the same SKU and
             # region, or the provider's own API listing this size elsewhere only, decides whether this row is live.
             other = others.get(key)
@@ -240,7 +286,19 @@ def offers_sync(
                 f"{stored.active_count} active ones (a {source.kind} source may lose at most {share:.0%} at once); "
                 "refusing it as a broken or partial response"
             )
+        # Against the last good full set too, not only the stored one: runs that each lose a little under the share
+        # (95%, then 91%, then 89% of a catalog) must not erode a source unseen.
+        baseline = source.full_set_size
+        if not allow_shrink and baseline and baseline - listed > max(1, share * baseline):
+            raise ShrinkRefusedError(
+                f"response lists {listed} offers, under {1 - share:.0%} of the {baseline} that the source's fullest "
+                f"run since a shrink was last accepted listed; refusing it as a broken or partial response"
+            )
+        if allow_shrink or not baseline or listed > baseline:
+            DataSource.objects.filter(pk=source.pk).update(full_set_size=listed)
+            source.full_set_size = listed
         del stored, seen
+        _holds_save(source=source, run=run, held=held_now, now=now)
 
         # Writes, in batches, from the spilled rows.
         profiles = offer_profiles_for(source, machines, now=now)
@@ -283,6 +341,7 @@ def offers_sync(
 # How a stored offer was named by the response being read (offers_sync's `seen`).
 LISTED, NAMED = 1, 2
 _NO_COUNT = -(2**63)  # available_count None in _StoredOffers' array
+_NO_PRICE = math.nan  # a price None in _StoredOffers' arrays
 
 
 class _StoredOffers:
@@ -301,6 +360,8 @@ class _StoredOffers:
         self.hashes = array("q")
         self.history = array("q")
         self.counts = array("q")
+        self.prices = array("d")  # USD per GPU-hour, on-demand and spot, NaN for none (the price guard's baseline)
+        self.spots = array("d")
         self.states = bytearray()
         self.active = bytearray()
         self.active_count = 0
@@ -329,9 +390,19 @@ class _StoredOffers:
                 stored._state_names.append(state)
             stored.states.append(code)
             stored.counts.append(_NO_COUNT if count is None else count)
+            price, spot = values[_PER_GPU], values[_SPOT_PER_GPU]
+            stored.prices.append(_NO_PRICE if price is None else float(price))
+            stored.spots.append(_NO_PRICE if spot is None else float(spot))
             stored.active.append(bool(values[_ACTIVE]))
             stored.active_count += bool(values[_ACTIVE])
         return stored
+
+    def price(self, index: int | None) -> float | None:
+        """The stored on-demand USD per GPU-hour of the offer at `index` (None for a new row or no price)."""
+        return None if index is None or math.isnan(self.prices[index]) else self.prices[index]
+
+    def spot_price(self, index: int | None) -> float | None:
+        return None if index is None or math.isnan(self.spots[index]) else self.spots[index]
 
     def stock(self, index: int) -> tuple[str, int | None]:
         count = self.counts[index]
@@ -377,6 +448,23 @@ class _Spill:
                     break
         if self._batch:
             yield self._batch
+
+
+def _holds_save(*, source: DataSource, run: ScrapeRun, held: dict[tuple[str, str], tuple], now: datetime) -> None:
+    """Store this run's price holds for `source`: a hold whose price this run states again unchanged keeps its first
+    day; one whose row was published, stated otherwise or not listed ends; a new one starts now."""
+    kept, kept_keys = [], set()
+    for pk, instance_type, region, currency, price, spot in HeldPrice.objects.filter(source=source).values_list(
+            "id", "instance_type", "region", "currency", "price_hour", "spot_price_hour"):
+        if held.get((instance_type, region), ())[:3] == (currency, price, spot):
+            kept.append(pk)
+            kept_keys.add((instance_type, region))
+    HeldPrice.objects.filter(source=source).exclude(id__in=kept).delete()
+    HeldPrice.objects.filter(id__in=kept).update(run=run)
+    HeldPrice.objects.bulk_create([
+        HeldPrice(source=source, instance_type=key[0], region=key[1], currency=currency, price_hour=price,
+                  spot_price_hour=spot, reason=reason, first_held_at=now, run=run)
+        for key, (currency, price, spot, reason) in held.items() if key not in kept_keys], batch_size=BATCH_SIZE)
 
 
 def _with_availability(values: tuple, kept: tuple) -> tuple:

@@ -174,6 +174,11 @@ class DataSource(models.Model):
     last_success_at = models.DateTimeField(
         null=True, blank=True, help_text="Start of the latest successful run: when its offers were last confirmed"
     )
+    # The shrink guard's baseline (providers/ingest.py): the most offers one successful run of this source has
+    # named since an operator last accepted a shrink, so runs that each lose a little cannot erode the set unseen.
+    full_set_size = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Most offers a successful run has named since a shrink was last accepted"
+    )
 
     class Meta:
         ordering = ["slug"]
@@ -200,6 +205,7 @@ class ScrapeRun(models.Model):
     unchanged = models.PositiveIntegerField(default=0)
     deactivated = models.PositiveIntegerField(default=0)
     skipped = models.PositiveIntegerField(default=0, help_text="Rows refused as invalid")
+    held = models.PositiveIntegerField(default=0, help_text="Rows whose price the price guard held back")
     corrected = models.PositiveIntegerField(
         default=0, help_text="Rows stored with a value corrected at ingest (the reason is in rejections)")
     unknown_gpus = models.JSONField(default=dict, blank=True, help_text="Unmapped GPU name -> row count")
@@ -497,6 +503,30 @@ class PriceObservation(models.Model):
 
     def __str__(self) -> str:
         return f"offer {self.offer_id} at {self.observed_at:%Y-%m-%d %H:%M}: {self.price_hour} {self.currency}"
+
+
+class HeldPrice(models.Model):
+    """A price the guard held back (providers/pricing.py, "price guard"): it moved more than MAX_MOVE times against
+    the stored price of the same machine, or fell below its GPU's floor. The stored offer keeps its published price
+    (or, for a machine not yet stored, nothing is published); the sources page lists the hold until a later run
+    states the same price again, which publishes it, or a run states another price, which ends or replaces it."""
+
+    source = models.ForeignKey(DataSource, on_delete=models.CASCADE, related_name="held_prices")
+    instance_type = models.CharField(max_length=120)
+    region = models.CharField(max_length=120)
+    currency = models.CharField(max_length=3)
+    price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    spot_price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    reason = models.TextField()
+    first_held_at = models.DateTimeField()
+    run = models.ForeignKey(ScrapeRun, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "instance_type", "region"], name="held_price_key")]
+        ordering = ["source", "instance_type", "region"]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.instance_type} {self.region}: held ({self.reason})"
 
 
 class ExchangeRateQuerySet(models.QuerySet):

@@ -246,3 +246,68 @@ def memory_as_sold(reported: Decimal | None, spec, fraction: Decimal | None,
     if sold * USABLE_SHARE <= reported < sold:
         return sold.quantize(Decimal("0.1")), reported
     return reported, None
+
+
+# --- price guard ------------------------------------------------------------------------------------------------
+
+# A price that moves more than MAX_MOVE times (up or down) against the stored price of the same machine, or that is
+# below its GPU family's floor for the term (providers/data/price_floors.toml), is held: not published, listed on the
+# sources page, and published only when a later run states the same price again (providers/ingest.py keeps the
+# holds). A slip of a decimal point or a unit (per month read as per hour, cents as dollars) is a move past MAX_MOVE;
+# real moves are far inside it: the largest between two of the 34 bundled CoreWeave page scrapes (2026-03..08) is
+# x1.2 (RTX PRO 6000 spot, 9.24 -> 11.09), and Lambda's 2026 H100 change was x1.13 (3.78 -> 4.29).
+MAX_MOVE = 5
+FLOORS_FILE = Path(__file__).resolve().parent / "data" / "price_floors.toml"
+
+
+@dataclass(frozen=True, slots=True)
+class Floor:
+    """USD per whole-GPU-equivalent hour below which a price is held, per term."""
+
+    on_demand: Decimal
+    spot: Decimal
+
+
+@cache
+def floors() -> tuple[Floor, dict[str, Floor]]:
+    """(the default floor, GPU family -> its floor) from providers/data/price_floors.toml; raises DatingFileError on a
+    malformed entry."""
+    with FLOORS_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+
+    def floor(entry, where: str) -> Floor:
+        try:
+            found = Floor(Decimal(str(entry["on_demand"])), Decimal(str(entry["spot"])))
+        except (KeyError, TypeError, ArithmeticError) as exc:
+            raise DatingFileError(f"{FLOORS_FILE.name} {where}: needs on_demand and spot numbers ({exc})") from exc
+        if not (0 < found.spot <= found.on_demand):
+            raise DatingFileError(f"{FLOORS_FILE.name} {where}: needs 0 < spot <= on_demand")
+        return found
+
+    return floor(data.get("default", {}), "[default]"), {
+        family: floor(entry, f"family {family!r}") for family, entry in (data.get("families") or {}).items()}
+
+
+def floor_of(family: str | None) -> Floor:
+    default, by_family = floors()
+    return by_family.get(family or "", default)
+
+
+def held_because(*, family: str | None, price: Decimal | None, spot: Decimal | None,
+                 stored_price: float | None, stored_spot: float | None) -> str | None:
+    """Why a row's prices (USD per whole-GPU-equivalent hour, on-demand and spot) are held against the stored ones
+    of the same machine and the family's floors, in words for the sources page; None when they may be published."""
+    floor = floor_of(family)
+    for term, new, old, low in (("on-demand", price, stored_price, floor.on_demand),
+                                ("spot", spot, stored_spot, floor.spot)):
+        if new is None:
+            continue
+        if new < low:
+            return (f"{term} ${new.normalize():f} per GPU-hour is below the floor of ${low:f} for "
+                    f"{family or 'a GPU without a family floor'}")
+        if old is not None and old > 0:
+            ratio = float(new) / old
+            if ratio > MAX_MOVE or ratio < 1 / MAX_MOVE:
+                return (f"{term} ${new.normalize():f} per GPU-hour is {ratio:.3g} times the published "
+                        f"${old:.5g} (more than {MAX_MOVE}x up or down)")
+    return None

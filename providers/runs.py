@@ -149,7 +149,7 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
                 # A dataset at a commit is the exception: its recorded copy is the dataset, dated by the commit.
                 capability_facts_sync(source=source, result=result, fetched_at=run.started_at, counts=counts,
                                       dataset=dataset)
-            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "corrected",
+            for name in ("created", "updated", "unchanged", "deactivated", "skipped", "held", "corrected",
                          "capabilities_changed", "capabilities_rejected", "facts_stored", "rejections"):
                 setattr(run, name, getattr(counts, name))
             if stated:
@@ -178,9 +178,9 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
         _fail(run, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
         raise
     logger.info(
-        "source %s: %s created, %s updated, %s unchanged, %s deactivated, %s rejected, unknown GPUs %s; "
+        "source %s: %s created, %s updated, %s unchanged, %s deactivated, %s rejected, %s held, unknown GPUs %s; "
         "capabilities %s changed, %s rejected; %s Kubernetes facts",
-        slug, counts.created, counts.updated, counts.unchanged, counts.deactivated, counts.skipped,
+        slug, counts.created, counts.updated, counts.unchanged, counts.deactivated, counts.skipped, counts.held,
         dict(counts.unknown_gpus) or "none", counts.capabilities_changed, counts.capabilities_rejected,
         counts.facts_stored,
     )

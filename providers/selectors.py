@@ -90,6 +90,14 @@ def provider_list() -> QuerySet[Provider]:
     )
 
 
+def prices_held() -> list:
+    """The prices the price guard holds back (providers/pricing.py), for the sources page: each with its source, in
+    source and machine order. Few by design: a hold is a price that looks broken."""
+    from .models import HeldPrice
+
+    return list(HeldPrice.objects.select_related("source").order_by("source__slug", "instance_type", "region"))
+
+
 def source_status_list(*, now: datetime | None = None,
                        with_dates: bool = True) -> list[tuple[DataSource, ScrapeRun | None]]:
     """Every source with its latest run, in two queries whatever the number of sources and runs.

@@ -477,7 +477,8 @@ def source_status(request: HttpRequest) -> HttpResponse:
     from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
 
     return render(request, "sources.html", {
-        "sources": sources, "coverage": kubernetes_coverage(),
+        "sources": sources, "coverage": kubernetes_coverage(), "held": selectors.prices_held(),
+        "max_move": pricing.MAX_MOVE,
         "coverage_questions": [(question, offer_question_label(question)) for question in OFFER_QUESTIONS]})
 
 

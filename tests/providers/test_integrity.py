@@ -73,15 +73,15 @@ def live(body: bytes, **kwargs) -> ScrapeRun:
 @pytest.mark.django_db
 def test_snapshot_on_restart_never_rewinds_a_source_that_stored_a_live_answer(catalog):
     snapshot_load()
-    changed = with_price(recorded_csv(), 1, "123.45")
+    changed = with_price(recorded_csv(), 1, "6.95")
     assert live(changed).status == RunStatus.SUCCEEDED
-    offer = Offer.objects.get(source__slug=SLUG, price_hour="123.45")
+    offer = Offer.objects.get(source__slug=SLUG, price_hour="6.95")
     history, last_seen = PriceObservation.objects.count(), offer.last_seen
 
     replayed, skipped = snapshot_load()  # what the web container did on every start
 
     offer.refresh_from_db()
-    assert str(offer.price_hour) == "123.45000" and offer.last_seen == last_seen
+    assert str(offer.price_hour) == "6.95000" and offer.last_seen == last_seen
     assert PriceObservation.objects.count() == history
     assert SLUG not in {run.source.slug for run in replayed}
     assert any(reason.startswith(f"{SLUG}:") and "live answer" in reason for reason in skipped)

@@ -19,7 +19,7 @@ class Command(BaseCommand):
         for run in runs:
             self.stdout.write(
                 f"{run.source.slug:24} {run.status:10} created {run.created:5} updated {run.updated:5} "
-                f"unchanged {run.unchanged:5} rejected {run.skipped:3} corrected {run.corrected:3} "
+                f"unchanged {run.unchanged:5} rejected {run.skipped:3} held {run.held:3} corrected {run.corrected:3} "
                 f"unknown GPUs {sum(run.unknown_gpus.values())}"
                 + (f"  {run.error}" if run.error else "")
             )

@@ -36,7 +36,8 @@ class Command(BaseCommand):
                 continue
             self.stdout.write(
                 f"{slug}: {run.status}; created {run.created}, updated {run.updated}, unchanged {run.unchanged}, "
-                f"deactivated {run.deactivated}, rejected {run.skipped}" + (f"; {run.error}" if run.error else "")
+                f"deactivated {run.deactivated}, rejected {run.skipped}, held {run.held}"
+                + (f"; {run.error}" if run.error else "")
             )
             failed += run.status == "failed"
         if failed:

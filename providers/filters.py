@@ -40,7 +40,7 @@ from django_filters.widgets import BaseCSVWidget
 
 from nodesoftware import compat as node_compat
 from nodesoftware import stacks as node_stacks
-from scrapers.normalize import to_usd
+from scrapers.normalize import GLOBAL, to_usd
 
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
 from .filter_nodesoftware import NodeSoftwareFilters
@@ -64,6 +64,7 @@ from .versions import remembered
 CONTINENTS = [
     ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
     ("OC", _("Oceania")), ("SA", _("South America")),
+    (GLOBAL, _("Global: the price names no region")),
 ]
 YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
                   (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]

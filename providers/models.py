@@ -380,7 +380,8 @@ class Offer(models.Model):
     instance_type = models.CharField(max_length=120)
     region = models.CharField(max_length=120)
     country = models.CharField(max_length=2, blank=True)
-    continent = models.CharField(max_length=2, blank=True, help_text="AF AN AS EU NA OC SA")
+    continent = models.CharField(max_length=2, blank=True,
+                                 help_text="AF AN AS EU NA OC SA, or WW: the source ties the price to no region")
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="offers")
     gpu_name = models.CharField(max_length=100, help_text="The GPU name as the source wrote it")
     gpu_count = models.DecimalField(max_digits=6, decimal_places=3)

@@ -239,6 +239,11 @@ CONTINENT_OF_COUNTRY = {
 }
 
 
+# The continent code of a price its source ties to no region (RunPod's and Crusoe's price pages, Linode's type list,
+# Oracle's price list): "global", shown and filtered as such, so no offer is without a location.
+GLOBAL = "WW"
+
+
 @dataclass(frozen=True, slots=True)
 class Geography:
     country: str = ""
@@ -252,13 +257,16 @@ def region_table(path: Path = REGIONS_PATH) -> dict[str, dict[str, str]]:
 
 
 def region_geography(provider: str, region: str) -> Geography:
-    """Country and continent of a provider's region from the curated table; blank when not known.
+    """Country and continent of a provider's region from the curated table; blank when not known; the continent
+    GLOBAL for a price the source ties to no region (a blank region, or "global").
 
     A table value is "US" (a country) or "continent:EU" (the region name states only the continent).
     Vast.ai-style regions ("Texas, US, NA") carry their own country and continent.
     """
     value = region_table().get(provider, {}).get(region)
     if value is None:
+        if region.strip().lower() in ("", "global"):
+            return Geography("", GLOBAL)
         parts = [part.strip() for part in region.split(",")]
         if len(parts) == 3 and len(parts[1]) == 2 and parts[1].isupper() and len(parts[2]) == 2:
             return Geography(parts[1], parts[2])

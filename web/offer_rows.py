@@ -22,9 +22,10 @@ from django.utils.translation import get_language, gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 
 from providers import offer_reads, pricing
-from providers.filters import OfferFilterSet
+from providers.filters import CONTINENTS, OfferFilterSet
 from providers.models import Offer, in_language
 from providers.presentation import gpu_name, money
+from scrapers.normalize import GLOBAL
 
 from .availability import share_text, when_text
 from .badges import kubernetes_row_cell_html
@@ -49,6 +50,16 @@ def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str, peri
         row["html"] = page.row_html(row)
     return rows
 
+
+
+def place_text(country: str, continent: str) -> str:
+    """Where an offer is, as finely as its source says: the country code, else the continent's name, else "global"
+    for a price the source ties to no region (scrapers.normalize.GLOBAL); "" when nothing is known."""
+    if country:
+        return country
+    if continent == GLOBAL:
+        return gettext("global: the price names no region")
+    return str(dict(CONTINENTS).get(continent, ""))
 
 class RowFormat:
     """What the rows of one page share, made once: the language, currency and unit, the translated words, and what
@@ -76,6 +87,9 @@ class RowFormat:
             "share of one GPU; the per-GPU price is per whole GPU": escape(
                 gettext("share of one GPU; the per-GPU price is per whole GPU")),
         })
+        # A location without a country: the continent, or "global" for a price the source ties to no region.
+        self.continents = {code: escape(gettext("global") if code == GLOBAL else place_text("", code))
+                           for code, _label in CONTINENTS}
         self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
@@ -185,6 +199,8 @@ class RowFormat:
         region = escape(row["region"]) if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
+        elif row["continent"] in self.continents:
+            region = f"{region} <small>{self.continents[row['continent']]}</small>"
         others = (row.get("machine_regions") or 1) - 1
         if others:  # one row per machine: the cheapest region, and how many more match
             text = ngettext("also in %(count)s more region", "also in %(count)s more regions", others) % {

@@ -38,7 +38,7 @@ from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
-from .offer_rows import decorate_offers, offer_columns, offer_page, plain_columns
+from .offer_rows import decorate_offers, offer_columns, offer_page, place_text, plain_columns
 from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 from .unknown_notice import unknown_notice
 
@@ -191,6 +191,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
+    offer.place = place_text(offer.country, offer.continent)
     retirement = pricing.retirement_of(offer.provider.slug, offer.instance_type)
     other_sources, not_live_reason = selectors.offer_other_sources(offer=offer)
     history = list(selectors.offer_price_history(offer=offer))

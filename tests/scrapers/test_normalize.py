@@ -97,6 +97,8 @@ def test_mib_to_gb_rounds_marketed_sizes():
     ("vastai", "Texas, US, NA", "US", "NA"),
     ("vastai", ", CN, AS", "CN", "AS"),
     ("oci", "xx-nowhere-9", "", ""),
+    ("runpod", "", "", "WW"),      # the source ties the price to no region: global, not unknown
+    ("oci", "global", "", "WW"),   # Oracle's price list: one price for every region
 ])
 def test_region_geography(provider, region, country, continent):
     geography = region_geography(provider, region)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import email.utils
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -81,6 +83,38 @@ def raise_for_status(response: httpx.Response, url: str) -> None:
         raise TransientScrapeError(f"{url} answered HTTP {status}")
     if status >= 400:
         raise ScrapeError(f"{url} answered HTTP {status}")
+
+
+@contextmanager
+def stream_text(http: httpx.Client, url: str) -> Iterator[Iterator[str]]:
+    """The body of `url` as text chunks as they arrive, never the whole body at once; a non-2xx answer, a timeout or
+    a dropped connection mid-body fails the read with the matching ScrapeError."""
+    try:
+        with http.stream("GET", url) as response:
+            raise_for_status(response, url)
+            yield response.iter_text()
+    except httpx.TimeoutException as exc:
+        raise TransientScrapeError(f"timed out reading {url}") from exc
+    except httpx.TransportError as exc:
+        raise TransientScrapeError(f"connection to {url} failed: {exc}") from exc
+
+
+def lines_whole(chunks: Iterator[str], what: str) -> Iterator[str]:
+    """The lines of a body that arrives in `chunks`, each with its newline; when the body ends mid-line, that last
+    part is passed on (so a reader can say what it is: an HTML page is not a CSV header) and then SchemaScrapeError
+    is raised: a file cut short (a dropped connection, a truncated copy) must not pass for the whole."""
+    tail, size = "", 0
+    for chunk in chunks:
+        size += len(chunk)
+        tail += chunk
+        if "\n" not in chunk:
+            continue
+        *complete, tail = tail.split("\n")
+        for line in complete:
+            yield line + "\n"
+    if tail:
+        yield tail
+        raise SchemaScrapeError(f"{what}: the file ends mid-line ({size} characters): truncated")
 
 
 def get_json(http: httpx.Client, url: str, **kwargs):

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import ast
 import csv
-import io
 import json
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
@@ -24,7 +24,7 @@ from pathlib import Path
 import httpx
 
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeError, ScrapeResult, SourceInfo
-from .http import get
+from .http import lines_whole, stream_text
 from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
 from .upstream import commit_date
 
@@ -60,12 +60,10 @@ class SkyPilotCatalogClient:
         return {cls.url(): RECORDED / "skypilot" / cls.path}
 
     def fetch(self) -> ScrapeResult:
-        response = get(self.http, self.url())
-        text = response.text
-        try:
-            result = self._parse(text)
-        except csv.Error as exc:
-            raise SchemaScrapeError(f"{self.path}: not a CSV file ({exc})") from exc
+        """The catalog's offers as a generator that parses the file as it arrives (never the whole body or a list
+        of offers in memory: a 1,000,000-row file goes through offers_sync in the memory bench/ingest.py states).
+        What it refuses is appended to the result's `rejected` as it is read; a file with a renamed column, cut
+        short or with no GPU row raises SchemaScrapeError while it is read, before anything is written."""
         # The file states no date; its commit's is the date its prices hold (issue 13). A replay, which has no
         # recording of GitHub's answer, and a live run GitHub does not answer leave the offers undated: never
         # dated by the run, since the file at a pinned commit is no fresher for being read again.
@@ -74,21 +72,26 @@ class SkyPilotCatalogClient:
         except ScrapeError as exc:
             logger.info("%s: the commit date of %s was not read (%s); its offers state no price date",
                         self.info.slug, self.info.revision[:8], exc)
-        else:
-            result.offers = [replace(offer, price_as_of=as_of) for offer in result.offers]
+            as_of = None
+        result = ScrapeResult(offers=[])
+        result.offers = self._streamed(result, as_of)
         return result
 
-    def _parse(self, text: str) -> ScrapeResult:
-        reader = csv.DictReader(io.StringIO(text))
+    def _streamed(self, result: ScrapeResult, as_of) -> Iterator[ScrapedOffer]:
+        with stream_text(self.http, self.url()) as chunks:
+            try:
+                yield from self._parse(lines_whole(chunks, self.path), result, as_of)
+            except csv.Error as exc:
+                raise SchemaScrapeError(f"{self.path}: not a CSV file ({exc})") from exc
+
+    def _parse(self, lines: Iterator[str], result: ScrapeResult, as_of) -> Iterator[ScrapedOffer]:
+        reader = csv.DictReader(lines)
         missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
         if missing:
             raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
-        # The catalog files end with a newline; a body cut short (a dropped connection, a truncated copy) ends
-        # mid-line, and its last rows must not pass for the whole catalog.
-        if text and not text.endswith("\n"):
-            raise SchemaScrapeError(f"{self.path}: the file ends mid-line ({len(text)} bytes): truncated")
-        result = ScrapeResult(offers=[])
-        seen: dict[tuple[str, str], tuple[str, str]] = {}
+        # key -> the prices of its first row, both as hashes (about 100 bytes a row, not the rows themselves).
+        seen: dict[int, int] = {}
+        offers = 0
         for line, row in enumerate(reader, start=2):
             if None in row or None in row.values():
                 # Fewer or more fields than the header: a broken or truncated file, not one odd row.
@@ -97,14 +100,15 @@ class SkyPilotCatalogClient:
             if not (row.get("AcceleratorName") or "").strip():
                 continue
             key = (row["InstanceType"], row["Region"])
-            if key in seen:
+            prices = (row.get("Price") or "", row.get("SpotPrice") or "")
+            first = seen.get(hash(key))
+            if first is not None:
                 # The same instance type listed once per availability zone (OCI): one offer per region. A second
                 # row at another price is not the same offer: it is refused with the reason, never merged silently.
-                prices = (row.get("Price") or "", row.get("SpotPrice") or "")
-                if prices != seen[key]:
+                if hash(prices) != first:
                     result.rejected.append(f"line {line} ({row['InstanceType']} in {row['Region']}): a second row "
                                            f"for the same size and region at {prices[0] or '-'} / {prices[1] or '-'}"
-                                           f" (kept {seen[key][0] or '-'} / {seen[key][1] or '-'})")
+                                           " (the first row's price is kept)")
                 continue
             try:
                 offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
@@ -112,11 +116,11 @@ class SkyPilotCatalogClient:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
                 result.rejected_keys.add(key)
                 continue
-            seen[key] = (row.get("Price") or "", row.get("SpotPrice") or "")
-            result.offers.append(offer)
-        if not result.offers:
-            raise SchemaScrapeError(f"{self.path}: no GPU rows in {len(text)} bytes")
-        return result
+            seen[hash(key)] = hash(prices)
+            offers += 1
+            yield offer if as_of is None else replace(offer, price_as_of=as_of)
+        if not offers:
+            raise SchemaScrapeError(f"{self.path}: no GPU rows in {reader.line_num} lines")
 
     def known_size(self, offer: ScrapedOffer) -> ScrapedOffer:
         """Overridden where the provider's own size table says more than the catalog row (see _azure_size)."""

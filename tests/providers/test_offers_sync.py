@@ -163,7 +163,7 @@ def test_an_offer_tied_to_no_region_is_kept_with_a_blank_region(source):
     counts = sync(source, result(scraped("gpu_1x", region="")))
     assert counts.created == 1
     offer = Offer.objects.get()
-    assert offer.region == "" and (offer.country, offer.continent) == ("", "")
+    assert offer.region == "" and (offer.country, offer.continent) == ("", "WW")  # global, not without a location
 
 
 def test_memory_per_gpu_comes_from_the_catalog_only_when_the_gpu_is_unambiguous(source):

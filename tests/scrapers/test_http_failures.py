@@ -30,6 +30,14 @@ def client_answering(slug, handler):
     return CLIENTS[slug](build_client(transport=httpx.MockTransport(handler)))
 
 
+def read(client):
+    """fetch(), with the offers read to the end: a client may hand them as a generator that reads the body as it
+    goes (the SkyPilot catalogs), so a failure mid-body shows only then, as it does in offers_sync."""
+    result = client.fetch()
+    result.offers = list(result.offers)
+    return result
+
+
 def answer(status, body=b"", headers=None):
     return lambda request: httpx.Response(status, content=body, headers=headers or {})
 
@@ -38,13 +46,13 @@ def answer(status, body=b"", headers=None):
 @pytest.mark.parametrize("status", [500, 502, 503])
 def test_server_errors_are_transient(slug, status):
     with pytest.raises(TransientScrapeError):
-        client_answering(slug, answer(status, b"oops")).fetch()
+        read(client_answering(slug, answer(status, b"oops")))
 
 
 @pytest.mark.parametrize("slug", HTTP_SOURCES)
 def test_429_carries_retry_after(slug):
     with pytest.raises(TransientScrapeError) as caught:
-        client_answering(slug, answer(429, b"slow down", {"Retry-After": "7"})).fetch()
+        read(client_answering(slug, answer(429, b"slow down", {"Retry-After": "7"})))
     assert caught.value.retry_after == 7
 
 
@@ -52,7 +60,7 @@ def test_429_carries_retry_after(slug):
 @pytest.mark.parametrize("status", [401, 403])
 def test_refused_credentials_fail_fast(slug, status):
     with pytest.raises(AuthScrapeError):
-        client_answering(slug, answer(status, b"no")).fetch()
+        read(client_answering(slug, answer(status, b"no")))
 
 
 @pytest.mark.parametrize("slug", HTTP_SOURCES)
@@ -62,4 +70,4 @@ def test_timeout_and_refused_connection_are_transient(slug, error):
         raise error("down", request=request)
 
     with pytest.raises(TransientScrapeError):
-        client_answering(slug, fail).fetch()
+        read(client_answering(slug, fail))

@@ -39,8 +39,16 @@ def serve(body: str, status: int = 200, headers=None):
     return lambda request: httpx.Response(status, text=body, headers=headers or {})
 
 
+def read(client):
+    """The client's result with its offers read to the end: they arrive as a generator that parses the file as it
+    is read, so what it refuses is known only then."""
+    result = client.fetch()
+    result.offers = list(result.offers)
+    return result
+
+
 def test_recorded_lambda_catalog_parses_gpu_rows_only():
-    result = registry.make_client("skypilot-lambda", offline=True).fetch()
+    result = read(registry.make_client("skypilot-lambda", offline=True))
     assert len(result.offers) == 374  # the CSV's rows with an accelerator; CPU rows are not offers
     assert not result.rejected
     h100 = next(o for o in result.offers if o.instance_type == "gpu_8x_h100_sxm5" and o.region == "us-east-1")
@@ -51,7 +59,7 @@ def test_recorded_lambda_catalog_parses_gpu_rows_only():
 def test_rows_with_absurd_values_are_rejected_and_reported():
     body = HEADER + csv_row() + csv_row("zero", count="0") + csv_row("neg", price="-1") + csv_row(
         "free", price="0") + csv_row("none", price="")
-    result = client_for(serve(body)).fetch()
+    result = read(client_for(serve(body)))
     assert [o.instance_type for o in result.offers] == ["gpu_1x_a100"]
     assert len(result.rejected) == 4
     assert any("GPU count '0'" in reason for reason in result.rejected)
@@ -67,7 +75,7 @@ def test_spot_only_rows_are_kept_and_zero_spot_means_none():
 
 def test_same_instance_in_two_zones_of_a_region_is_one_offer():
     body = HEADER + csv_row() + csv_row()
-    assert len(client_for(serve(body)).fetch().offers) == 1
+    assert len(read(client_for(serve(body))).offers) == 1
 
 
 @pytest.mark.parametrize("info, count, size_is_total, expected", [
@@ -93,7 +101,7 @@ def test_gpu_memory_per_gpu_handles_each_catalogs_quirk(info, count, size_is_tot
 
 
 def test_recorded_vast_catalog_divides_total_memory_by_count():
-    offers = registry.make_client("skypilot-vast", offline=True).fetch().offers
+    offers = read(registry.make_client("skypilot-vast", offline=True)).offers
     two_h200 = next(o for o in offers if o.instance_type == "2x-H200-32-65536")
     assert two_h200.gpu_memory_gb == Decimal("140.4")
 
@@ -101,17 +109,17 @@ def test_recorded_vast_catalog_divides_total_memory_by_count():
 def test_renamed_column_is_a_schema_error():
     body = HEADER.replace("Price", "Cost", 1) + csv_row()
     with pytest.raises(SchemaScrapeError, match="Price"):
-        client_for(serve(body)).fetch()
+        read(client_for(serve(body)))
 
 
 @pytest.mark.parametrize("body", ["", "<html>maintenance</html>", HEADER, HEADER + csv_row()[:12]])
 def test_empty_truncated_or_html_body_raises(body):
     with pytest.raises(SchemaScrapeError):
-        client_for(serve(body)).fetch()
+        read(client_for(serve(body)))
 
 
 def test_azure_catalog_rows_take_gpu_and_memory_from_microsofts_size_table():
-    offers = registry.make_client("skypilot-azure", offline=True).fetch().offers
+    offers = read(registry.make_client("skypilot-azure", offline=True)).offers
     nc_h100 = next(o for o in offers if o.instance_type == "Standard_NC40ads_H100_v5")
     assert (nc_h100.gpu_name, nc_h100.gpu_memory_gb) == ("H100-NVL", Decimal("94"))
     unlisted = next(o for o in offers if o.instance_type.startswith("Standard_NV") and "A10" not in o.instance_type)
@@ -120,7 +128,7 @@ def test_azure_catalog_rows_take_gpu_and_memory_from_microsofts_size_table():
 
 def test_a_second_row_of_one_size_and_region_at_another_price_is_refused_with_the_reason():
     body = HEADER + csv_row() + csv_row() + csv_row(price="2.10")
-    result = client_for(serve(body)).fetch()
+    result = read(client_for(serve(body)))
     assert [o.price_hour for o in result.offers] == [Decimal("1.29")]
     assert len(result.rejected) == 1 and "a second row for the same size and region at 2.10" in result.rejected[0]
 
@@ -132,8 +140,8 @@ def test_a_live_run_dates_the_prices_by_the_catalogs_commit():
         seen.append(request.headers["Accept"])
         return httpx.Response(200, content=COMMIT_EXAMPLE, headers={"Content-Type": "application/json"})
 
-    offers = client_for(serve(HEADER + csv_row() + csv_row("gpu_8x_h100", gpu="H100", count="8")), commit).fetch(
-        ).offers
+    offers = read(client_for(serve(HEADER + csv_row() + csv_row("gpu_8x_h100", gpu="H100", count="8")), commit)
+                  ).offers
     assert len(offers) == 2
     assert {offer.price_as_of for offer in offers} == {datetime(2011, 4, 14, 16, 0, 49, tzinfo=UTC)}
     assert seen == ["application/vnd.github+json"]
@@ -148,12 +156,29 @@ def test_a_live_run_dates_the_prices_by_the_catalogs_commit():
     serve('{"commit": {"committer": {"date": "2025-03-01T10:00:00"}}}', 200),  # no time zone: not a GitHub date
 ], ids=["404", "rate-limited", "502", "not-json", "no-date", "naive-date"])
 def test_a_commit_date_github_does_not_give_leaves_the_catalog_imported_and_undated(commit):
-    result = client_for(serve(HEADER + csv_row()), commit).fetch()
+    result = read(client_for(serve(HEADER + csv_row()), commit))
     assert [offer.instance_type for offer in result.offers] == ["gpu_1x_a100"]
     assert result.offers[0].price_as_of is None  # never the moment of the run: the file is as old as its commit
 
 
 def test_the_bundled_replay_has_no_commit_dates_so_its_offers_state_none():
     # The copies were recorded with their commits but not the commits' dates; the replay serves no answer of GitHub's.
-    offers = registry.make_client("skypilot-lambda", offline=True).fetch().offers
+    offers = read(registry.make_client("skypilot-lambda", offline=True)).offers
     assert offers and all(offer.price_as_of is None for offer in offers)
+
+
+def test_the_catalog_is_parsed_as_it_arrives_not_read_whole_first():
+    """A real catalog run streams: offers come out while the body is still arriving, so a 1,000,000-row file is never
+    held whole (bench/ingest.py --through-scraper measures the memory)."""
+    sent = []
+
+    def body():
+        yield HEADER.encode()
+        for number in range(5_000):
+            sent.append(number)
+            yield csv_row(f"gpu_{number}").encode()
+
+    offers = client_for(lambda request: httpx.Response(200, content=body())).fetch().offers
+    first = next(offers)
+    assert first.instance_type == "gpu_0" and len(sent) < 100
+    assert sum(1 for _ in offers) == 4_999 and len(sent) == 5_000

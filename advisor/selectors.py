@@ -40,6 +40,9 @@ def _filter_data(spec: WorkloadSpec) -> dict[str, str]:
     # model, and so its memory, is known from our catalog.
     # GPUs per node is honoured for every kind: a node type with fewer GPUs is never a candidate.
     data["gpu_count_min"] = str(spec.gpus_per_node)
+    # Places as recorded, whether the provider or only a catalog states the region: the advisor does not yet say how
+    # many of its candidates rest on a catalog's copy of a region (the offers page and the API do).
+    data["unknown"] = "include"
     return data
 
 

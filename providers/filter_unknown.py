@@ -24,7 +24,7 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 # The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor", "cuda", "k8s_version", "dra", "stack")
+                      "form_factor", "cuda", "k8s_version", "dra", "stack", "country", "continent", "region")
 
 
 class Conditions:
@@ -52,7 +52,7 @@ class Conditions:
 
 # The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
 CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
-                               "filter_form_factor", "filter_cuda", "filter_k8s_version", "filter_dra",
+                               "filter_form_factor", "filter_place", "filter_cuda", "filter_k8s_version", "filter_dra",
                                "filter_stack"})
 
 

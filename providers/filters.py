@@ -35,6 +35,7 @@ from django.db.models import Count, F, Q, QuerySet, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+from django_filters.constants import EMPTY_VALUES
 from django_filters.fields import BaseCSVField, ChoiceField
 from django_filters.widgets import BaseCSVWidget
 
@@ -392,9 +393,6 @@ class CountryListField(forms.CharField):
 class CountryFilter(CopiedCheaply, filters.Filter):
     field_class = CountryListField
 
-    def filter(self, qs, value):
-        return qs.filter(country__in=value) if value else qs
-
 
 def gpu_choices():
     return remembered("choices:gpu", lambda: list(GpuModel.objects.order_by("slug").values_list("slug", "name")))
@@ -476,10 +474,14 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
-    country = CountryFilter(label=_("Country (ISO codes, comma-separated)"))
-    continent = MultipleChoice(field_name="continent", choices=CONTINENTS, label=_("Continent"))
+    # The place filters keep offers whose region the provider confirms; those a third-party catalog only copied there
+    # are left out and counted like unknown answers (filter_place).
+    country = CountryFilter(field_name="country", method="filter_place",
+                            label=_("Country (ISO codes, comma-separated)"))
+    continent = MultipleChoice(field_name="continent", method="filter_place", choices=CONTINENTS,
+                               label=_("Continent"))
     # At most the column's length: a longer value matches nothing, and SQLite refuses a LIKE pattern over 50,000 bytes.
-    region = CharFilter(field_name="region", lookup_expr="iexact", max_length=120, label=_("Region id"))
+    region = CharFilter(field_name="region", method="filter_place", max_length=120, label=_("Region id"))
     search = CharFilter(method="filter_search", max_length=200,
                         label=_("Search instance type, GPU and region (words, all must match)"))
     offering = MultipleChoice(method="filter_offering", choices=OFFERING_CHOICES, label=_("Kubernetes offering"))
@@ -704,6 +706,17 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         if value:
             conditions.clause([RDMA_TERMS[item] for item in value], unknown=UNKNOWN in value, question=name,
                          unknown_terms=[RDMA_UNKNOWN_TERMS[item] for item in value if item != UNKNOWN])
+        return queryset
+
+    def filter_place(self, queryset, name, value, conditions):
+        """Offers in the country, continent or region asked for. An offer's region is known to be the provider's
+        when its API, a regional price list or its page states it (`region_confirmed`); one that only a third-party
+        catalog copied there (SkyPilot's OCI file lists every shape in all 44 regions) is left out unless
+        unknown=include, and counted (providers/data/region_basis.toml)."""
+        if value in EMPTY_VALUES:
+            return queryset
+        place = Q(region__iexact=value) if name == "region" else Q(**{f"{name}__in": list(value)})
+        conditions.offer_condition(place & Q(region_confirmed=True), place & Q(region_confirmed=False), name)
         return queryset
 
     def filter_form_factor(self, queryset, name, value, conditions):

@@ -60,7 +60,8 @@ from .selectors import exchange_rates_latest
 MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
 
 OFFER_FIELDS = (
-    "provider_id", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
+    "provider_id", "country", "continent", "region_confirmed", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
+    "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
     "spot_price_per_gpu_hour_usd", "availability", "available_count", "is_active", "price_as_of", "price_dated_by",
     "price_source_url",
@@ -650,6 +651,8 @@ class OfferNormaliser:
     def __init__(self, *, source: DataSource, resolver: GpuResolver, gpu_ids: dict[str, int],
                  rates: dict[str, Decimal], as_of: datetime | None = None, today: date | None = None):
         self.source = source
+        # Whether this source's regions are the provider's word (else a catalog's copy: providers/pricing.py).
+        self.regions_confirmed = pricing.regions_confirmed(source.slug, source.kind)
         # The day retirements are judged on (a type retired on or before it is not live).
         self.today = today or timezone.now().date()
         # The data's date for rows that state none (see offers_sync).
@@ -751,6 +754,7 @@ class OfferNormaliser:
             self._provider_id,
             place[0],
             place[1],
+            self.regions_confirmed,
             self.gpu_ids.get(slug) if slug else None,
             scraped.gpu_name[:100],
             gpu_count,

@@ -242,9 +242,9 @@ MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 # What the API shows of an offer, its provider, GPU model and source (serializers.offer_data renders these rows,
 # with the `is_stale` offer_rows adds).
 OFFER_ROW_FIELDS = (
-    "id", "instance_type", "region", "country", "continent", "gpu_id", "gpu_name", "gpu_count", "gpu_memory_gb",
-    "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd",
-    "spot_price_hour_usd",
+    "id", "instance_type", "region", "country", "continent", "region_confirmed", "gpu_id", "gpu_name", "gpu_count",
+    "gpu_memory_gb", "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour",
+    "price_hour_usd", "spot_price_hour_usd",
     "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "available_count",
     "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
     "in_stock_share_30d", "first_seen",

@@ -311,3 +311,29 @@ def held_because(*, family: str | None, price: Decimal | None, spot: Decimal | N
                 return (f"{term} ${new.normalize():f} per GPU-hour is {ratio:.3g} times the published "
                         f"${old:.5g} (more than {MAX_MOVE}x up or down)")
     return None
+
+
+# --- region basis -----------------------------------------------------------------------------------------------
+
+REGION_BASIS_FILE = Path(__file__).resolve().parent / "data" / "region_basis.toml"
+
+
+@cache
+def regions_confirmed_by() -> dict[str, str]:
+    """Source slug -> why its regions are the provider's word, for the sources that are not the provider's own API
+    (providers/data/region_basis.toml); raises DatingFileError on a malformed entry."""
+    with REGION_BASIS_FILE.open("rb") as handle:
+        data = tomllib.load(handle)
+    found = {}
+    for slug, entry in (data.get("confirmed") or {}).items():
+        why, url = entry.get("why"), entry.get("source_url")
+        if not isinstance(why, str) or not why or not isinstance(url, str) or not url.startswith("https://"):
+            raise DatingFileError(f"{REGION_BASIS_FILE.name} [confirmed.{slug}]: needs why and an https source_url")
+        found[slug] = why
+    return found
+
+
+def regions_confirmed(slug: str, kind: str) -> bool:
+    """Whether a source's regions are the provider's word (its own API, or a source region_basis.toml names); else
+    they are a catalog's copy."""
+    return kind == "api" or slug in regions_confirmed_by()

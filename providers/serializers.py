@@ -240,7 +240,8 @@ class OfferSerializer(OutputSerializer):
     class Meta:
         model = Offer
         fields = [
-            "id", "url", "provider", "instance_type", "region", "country", "continent", "gpu", "gpu_name",
+            "id", "url", "provider", "instance_type", "region", "country", "continent", "region_confirmed", "gpu",
+            "gpu_name",
             "gpu_count", "gpu_memory_gb", "gpu_memory_usable_gb", "vcpus", "ram_gb", "currency", "price_hour",
             "spot_price_hour",
             "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd",
@@ -384,6 +385,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "region": row["region"],
             "country": row["country"],
             "continent": row["continent"],
+            "region_confirmed": row["region_confirmed"],
             "gpu": gpu,
             "gpu_name": row["gpu_name"],
             "gpu_count": _number(row["gpu_count"]),

@@ -84,6 +84,9 @@ class RowFormat:
             "old title": escape(gettext("price dated more than %(days)s days ago") % {"days": pricing.OLD_AFTER_DAYS}),
             "inferred:": escape(gettext("date inferred, not stated by the source:")),
             "read live": escape(gettext("read live")),
+            "catalog region": escape(gettext("region per a catalog")),
+            "region title": escape(gettext("Only a third-party catalog lists this machine in this region; the provider "
+                                           "does not say it is sold here")),
             "share of one GPU; the per-GPU price is per whole GPU": escape(
                 gettext("share of one GPU; the per-GPU price is per whole GPU")),
         })
@@ -201,6 +204,9 @@ class RowFormat:
             region = f"{region} <small>{escape(row['country'])}</small>"
         elif row["continent"] in self.continents:
             region = f"{region} <small>{self.continents[row['continent']]}</small>"
+        if row["region"] and row.get("region_confirmed") is False:
+            region = (f'{region} <small class="catalog-region" title="{words["region title"]}">'
+                      f'{words["catalog region"]}</small>')
         others = (row.get("machine_regions") or 1) - 1
         if others:  # one row per machine: the cheapest region, and how many more match
             text = ngettext("also in %(count)s more region", "also in %(count)s more regions", others) % {

@@ -25,6 +25,9 @@ QUESTION_PHRASES = {
     "k8s_version": _("offer the Kubernetes version you asked for"),
     "dra": _("give Dynamic Resource Allocation as you asked"),
     "stack": _("support the training stacks you asked for"),
+    "country": _("are sold in the country you asked for (only a third-party catalog lists them there)"),
+    "continent": _("are sold on the continent you asked for (only a third-party catalog lists them there)"),
+    "region": _("are sold in the region you asked for (only a third-party catalog lists them there)"),
 }
 MAX_NAMED_PROVIDERS = 4
 

@@ -50,14 +50,16 @@ def capabilities(provider, **answers):
 
 
 def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=None, spot=None, availability="unknown",
-          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None, form_factor=""):
+          country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None, form_factor="",
+          region_confirmed=True):
     now = timezone.now()
     count = Decimal(count)
     price_usd = Decimal(price) if price is not None else None
     spot_usd = Decimal(spot) if spot is not None else None
     return Offer.objects.create(
         provider=provider, source=source, instance_type=name, region=region, country=country, continent=continent,
-        gpu=gpu_model, gpu_name=gpu_model.family if gpu_model else "Z9", gpu_count=count,
+        region_confirmed=region_confirmed, gpu=gpu_model, gpu_name=gpu_model.family if gpu_model else "Z9",
+        gpu_count=count,
         gpu_memory_gb=Decimal(memory) if memory is not None else (gpu_model.memory_gb if gpu_model else None),
         currency="USD", price_hour=price_usd, spot_price_hour=spot_usd, price_hour_usd=price_usd,
         spot_price_hour_usd=spot_usd,

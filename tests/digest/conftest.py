@@ -68,7 +68,8 @@ class World:
         count = Decimal(gpu_count)
         offer = Offer.objects.create(
             provider=source.provider, source=source, instance_type=instance_type, region=region, country="US",
-            continent="NA", gpu=GpuModel.objects.get(slug=gpu) if gpu else None, gpu_name=gpu or "Mystery",
+            continent="NA", region_confirmed=True, gpu=GpuModel.objects.get(slug=gpu) if gpu else None,
+            gpu_name=gpu or "Mystery",
             gpu_count=count, currency="USD", price_hour=price_d, spot_price_hour=spot_d, price_hour_usd=price_d,
             spot_price_hour_usd=spot_d, price_per_gpu_hour_usd=price_d / count if price_d is not None else None,
             spot_price_per_gpu_hour_usd=spot_d / count if spot_d is not None else None,

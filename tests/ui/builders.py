@@ -52,7 +52,8 @@ def offer(prov, src, gpu_model, instance_type, price_per_gpu, *, count=1, region
     per_gpu = Decimal(price_per_gpu)
     created = Offer.objects.create(
         provider=prov, source=src, instance_type=instance_type, region=region, country="US", continent="NA",
-        gpu=gpu_model, gpu_name=gpu_model.name if gpu_model else "Mystery GPU", gpu_count=Decimal(count),
+        region_confirmed=extra.pop("region_confirmed", True), gpu=gpu_model,
+        gpu_name=gpu_model.name if gpu_model else "Mystery GPU", gpu_count=Decimal(count),
         gpu_memory_gb=gpu_model.memory_gb if gpu_model else None, currency="USD",
         price_hour=per_gpu * count, price_hour_usd=per_gpu * count, price_per_gpu_hour_usd=per_gpu,
         spot_price_hour=Decimal(spot) * count if spot else None,

@@ -716,7 +716,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         if value in EMPTY_VALUES:
             return queryset
         place = Q(region__iexact=value) if name == "region" else Q(**{f"{name}__in": list(value)})
-        conditions.offer_condition(place & Q(region_confirmed=True), place & Q(region_confirmed=False), name)
+        conditions.offer_condition(place & Q(region_confirmed=True), place & ~Q(region_confirmed=True), name)
         return queryset
 
     def filter_form_factor(self, queryset, name, value, conditions):

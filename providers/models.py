@@ -384,7 +384,9 @@ class Offer(models.Model):
                                  help_text="AF AN AS EU NA OC SA, or WW: the source ties the price to no region")
     # Whether the provider itself says the machine is sold in this region (its API, a regional price list, its page),
     # or only a third-party catalog copied it there (providers/data/region_basis.toml).
-    region_confirmed = models.BooleanField(default=False, help_text="The provider states the machine in this region")
+    # Nullable so that adding it rewrites no table (SQLite); every run writes True or False, as does the migration.
+    region_confirmed = models.BooleanField(null=True, blank=True,
+                                           help_text="The provider states the machine in this region")
     gpu = models.ForeignKey(GpuModel, on_delete=models.PROTECT, null=True, blank=True, related_name="offers")
     gpu_name = models.CharField(max_length=100, help_text="The GPU name as the source wrote it")
     gpu_count = models.DecimalField(max_digits=6, decimal_places=3)

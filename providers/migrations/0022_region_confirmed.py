@@ -8,8 +8,9 @@ def confirm_stored(apps, schema_editor):
     from providers.pricing import regions_confirmed_by
 
     Offer = apps.get_model("providers", "Offer")
-    Offer.objects.filter(models.Q(source__kind="api") | models.Q(source__slug__in=list(regions_confirmed_by()))) \
-        .update(region_confirmed=True)
+    confirmed = models.Q(source__kind="api") | models.Q(source__slug__in=list(regions_confirmed_by()))
+    Offer.objects.filter(confirmed).update(region_confirmed=True)
+    Offer.objects.exclude(confirmed).update(region_confirmed=False)
 
 
 class Migration(migrations.Migration):
@@ -22,7 +23,8 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='offer',
             name='region_confirmed',
-            field=models.BooleanField(default=False, help_text='The provider states the machine in this region'),
+            field=models.BooleanField(blank=True, null=True,
+                                      help_text='The provider states the machine in this region'),
         ),
         migrations.RunPython(confirm_stored, migrations.RunPython.noop),
     ]

@@ -162,15 +162,16 @@ def raw_insert(source, count: int) -> tuple[float, float]:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from providers import ingest
+    from providers import ingest, offer_normalise
     from providers.models import GpuModel
     from scrapers.normalize import default_gpu_resolver
 
     now = timezone.now()
     gpu_ids = dict(GpuModel.objects.values_list("slug", "id"))
     counts = ingest.SyncCounts()
-    columns = ["source_id", "instance_type", "region", *ingest.OFFER_FIELDS, "first_seen", "last_seen"]
-    normaliser = ingest.OfferNormaliser(source=source, resolver=default_gpu_resolver(), gpu_ids=gpu_ids, rates={})
+    columns = ["source_id", "instance_type", "region", *offer_normalise.OFFER_FIELDS, "first_seen", "last_seen"]
+    normaliser = offer_normalise.OfferNormaliser(source=source, resolver=default_gpu_resolver(), gpu_ids=gpu_ids,
+                                                 rates={})
     column_sql = ", ".join(columns)
     figures = []
     for method in ("insert", "copy"):

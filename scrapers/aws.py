@@ -38,9 +38,8 @@ from .base import (
     ScrapedOffer,
     ScrapeResult,
     SourceInfo,
-    TransientScrapeError,
 )
-from .http import get, raise_for_status
+from .http import get, lines_whole, stream_text
 from .normalize import to_decimal
 
 logger = logging.getLogger(__name__)
@@ -113,15 +112,10 @@ class AwsEc2PriceListClient:
 
 @contextmanager
 def stream_lines(http: httpx.Client, url: str) -> Iterator[Iterator[str]]:
-    """Lines of `url` as they arrive; a timeout or a dropped connection mid-file fails the whole read."""
-    try:
-        with http.stream("GET", url) as response:
-            raise_for_status(response, url)
-            yield response.iter_lines()
-    except httpx.TimeoutException as exc:
-        raise TransientScrapeError(f"timed out reading {url}") from exc
-    except httpx.TransportError as exc:
-        raise TransientScrapeError(f"connection to {url} failed: {exc}") from exc
+    """Lines of `url` as they arrive (scrapers.http.stream_text); a timeout, a dropped connection or a file that
+    ends mid-line fails the whole read."""
+    with stream_text(http, url) as chunks:
+        yield lines_whole(chunks, "EC2 price list")
 
 
 def parse_ec2_csv(lines: Iterator[str], result: ScrapeResult) -> list[ScrapedOffer]:
@@ -129,7 +123,7 @@ def parse_ec2_csv(lines: Iterator[str], result: ScrapeResult) -> list[ScrapedOff
     preamble = [next(lines, None) for _ in range(PREAMBLE_LINES)]
     if preamble[0] is None or not preamble[0].startswith('"FormatVersion"'):
         raise SchemaScrapeError(f"EC2 price list does not start with the FormatVersion preamble: {preamble[0]!r:.80}")
-    logger.info("aws: EC2 price list %s", "; ".join(line or "" for line in preamble[2:4]))
+    logger.info("aws: EC2 price list %s", "; ".join((line or "").strip() for line in preamble[2:4]))
     reader = csv.DictReader(lines)
     missing = [name for name in REQUIRED_COLUMNS if name not in (reader.fieldnames or [])]
     if missing:

@@ -16,6 +16,7 @@ from .models import (
     DataSource,
     ExchangeRate,
     GpuModel,
+    HeldPrice,
     KubernetesFact,
     KubernetesProfile,
     LinkCheck,
@@ -93,8 +94,6 @@ def provider_list() -> QuerySet[Provider]:
 def prices_held() -> list:
     """The prices the price guard holds back (providers/pricing.py), for the sources page: each with its source, in
     source and machine order. Few by design: a hold is a price that looks broken."""
-    from .models import HeldPrice
-
     return list(HeldPrice.objects.select_related("source").order_by("source__slug", "instance_type", "region"))
 
 

@@ -137,6 +137,8 @@ LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# One date format per language: English pages use comparator/formats/en (ISO 8601), Chinese Django's zh_Hans formats.
+FORMAT_MODULE_PATH = ["comparator.formats"]
 
 STATIC_URL = "/static/"
 STATIC_ROOT = BASE_DIR / "var" / "staticfiles"

@@ -28,7 +28,7 @@ TEXT = {
                 "provider": "亚马逊云科技"},
 }
 SOURCE = {"en": "Source", "zh-hans": "来源"}
-VERIFIED = {"en": "verified Nov. 1, 2026", "zh-hans": "核实于 2026年11月1日"}
+VERIFIED = {"en": "verified 2026-11-01", "zh-hans": "核实于 2026年11月1日"}
 
 
 @pytest.fixture

@@ -163,7 +163,9 @@ def test_back_in_stock_and_sold_out_come_from_the_stock_checks_net_over_the_week
                             ("zh-hans", ("【重新有货】（1）", "【已售罄】（1）", "重新有货（1）"))):
         rendered = digest_render(digest, language=language)
         assert words[0] in rendered.text and words[1] in rendered.text and words[2] in rendered.html
-        assert f"{MID:%Y-%m-%d %H:%M} UTC" in rendered.text
+        # One date format per language: ISO in English, Django's zh_Hans long form in Chinese.
+        since = f"{MID:%Y-%m-%d %H:%M}" if language == "en" else f"{MID.year}年{MID.month}月{MID.day}日 {MID:%H:%M}"
+        assert f"{since} UTC" in rendered.text
 
 
 def test_node_software_changes_of_the_week_reach_filters_with_that_providers_offers(world):

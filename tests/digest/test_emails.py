@@ -44,7 +44,7 @@ def test_the_chinese_digest_uses_chinese_texts_and_provider_names(world):
 def test_each_message_carries_its_subscribers_own_signed_links_and_the_filter_link(world):
     world.change(world.offer("h100", price="2.00"), at=MID, price="1.00")
     rendered = digest_render(digest_build(query="gpu=h100", changes=week_changes(week=WEEK)), language="en")
-    assert rendered.subject == "GPU digest: 1 change in the week to 23 Nov 2026"
+    assert rendered.subject == "GPU digest: 1 change in the week to 2026-11-23"
     ann, bo = subscriber("ann@example.org", query="gpu=h100"), subscriber("bo@example.org", query="gpu=h100")
     for person in (ann, bo):
         message = digest_message(rendered, subscription=person, week_key=WEEK.key)
@@ -107,7 +107,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
 
     en = digest_render(digest, language="en")
     assert en.text.splitlines()[:5] == [
-        "Your weekly GPU digest", "16 Nov 2026, 08:00 – 23 Nov 2026, 08:00 UTC", "",
+        "Your weekly GPU digest", "2026-11-16 08:00 – 2026-11-23 08:00 UTC", "",
         "Your filter: GPU model: NVIDIA H100 80GB (form factor not stated); Spot price available: yes",
         "See these offers on the site: http://127.0.0.1:8000/?gpu=h100&spot=true",
     ]
@@ -116,12 +116,12 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
            f"- {line} (spot): 1.000 -> 0.500 USD / GPU-hour (-50.0%)\n\n" in en.text
     assert "\n\nKUBERNETES CAPABILITY CHANGES (1)\n- Lambda · MIG: no -> yes (MIG on H100 pools)\n" \
            "  source: none given\n\nCHEAPEST OFFERS FOR YOUR FILTER NOW\n" in en.text
-    assert en.subject == "GPU digest: 3 changes in the week to 23 Nov 2026"
+    assert en.subject == "GPU digest: 3 changes in the week to 2026-11-23"
     assert "Price drops (2)</h2>" in en.html and '<html lang="en">' in en.html
 
     zh = digest_render(digest, language="zh-hans")
     assert zh.text.splitlines()[:5] == [
-        "您的 GPU 每周摘要", "2026-11-16 08:00 至 2026-11-23 08:00（UTC）", "",
+        "您的 GPU 每周摘要", "2026年11月16日 08:00 至 2026年11月23日 08:00（UTC）", "",
         "您的筛选条件：GPU 型号：NVIDIA H100 80GB （未注明规格）；有抢占式价格：是",
         "在网站上查看这些报价：http://127.0.0.1:8000/zh-hans/?gpu=h100&spot=true",  # the Chinese page
     ]

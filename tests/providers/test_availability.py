@@ -177,7 +177,7 @@ def test_snapshot_replays_recorded_stock_dated_on_its_recording(client):
     # A recording says nothing about the last 7 days, and is not a check.
     assert {o.in_stock_share_7d for o in offers} == {None} and not AvailabilityDay.objects.exists()
     html = client.get(f"/offers/{offers[0].pk}/").content.decode()
-    assert "in a recording of Aug. 29, 2025" in html
+    assert "in a recording of 2025-08-29" in html
 
 
 def test_longest_stockout_and_the_provider_gpu_summary_are_read_from_the_database(stock, monkeypatch):

@@ -40,7 +40,7 @@ def test_provider_page_explains_managed_kubernetes_and_lists_capabilities_with_s
     assert "<strong>Managed.</strong> Acme Cloud runs the Kubernetes control plane" in html
     assert "(Acme Kubernetes)" in html
     assert 'href="https://docs.acme.example.com/mig"' in html
-    assert "Nov. 1, 2026" in html
+    assert "2026-11-01" in html
     assert 'href="/guides/gpu-sharing/#mig"' in html
     assert "acme.h100x8" in html
 

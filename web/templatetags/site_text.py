@@ -58,3 +58,18 @@ def answer_label(value: str) -> str:
     if value in QUESTIONS:
         return str(QUESTIONS[value].label)
     return offer_state_text(value)
+
+
+@register.filter
+def day(value) -> str:
+    """An ISO day as the summaries hand it to the API ("2026-06-02"), written in the page's one date format."""
+    from datetime import date
+
+    from django.utils.formats import date_format
+
+    if not value:
+        return ""
+    try:
+        return date_format(date.fromisoformat(str(value)[:10]), "DATE_FORMAT")
+    except ValueError:
+        return str(value)

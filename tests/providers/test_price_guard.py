@@ -137,5 +137,5 @@ def test_a_run_counts_its_held_prices_and_the_sources_page_lists_each_with_its_r
     with translation.override("en"):
         page = client.get(reverse("source-status")).content.decode()
     held = page[page.index('id="held"'):page.index('id="refused"')]
-    assert "gpu_1x_h100" in held and "100 times the published $2.49" in held and "249 USD" in held
+    assert "gpu_1x_h100" in held and "100 times the published $2.49" in held and "249.000 USD" in held
     assert '<a href="#held">1 held</a>' in page

@@ -12,6 +12,9 @@ from decimal import Decimal
 from functools import lru_cache
 
 from django.template.defaultfilters import floatformat
+from django.utils.formats import date_format
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import get_language, gettext
 
 from scrapers.normalize import per_gpu
@@ -28,6 +31,18 @@ def money(amount, *, total: bool = False) -> str:
     if amount is None or amount == "":
         return "—"
     return _money(get_language(), Decimal(amount), total)
+
+
+def day_html(moment) -> SafeString:
+    """A day in the page's one date format (comparator/formats: 2026-11-29, 2026年11月29日) as a <time> element
+    that carries the ISO day and is never split across lines (site.css), so a phone never shows "2026-11-" / "29".
+    Accepts a date, a datetime or an ISO string (the node-software summaries give the API strings)."""
+    if isinstance(moment, str):
+        from datetime import date
+
+        moment = date.fromisoformat(moment[:10])
+    iso = moment.date().isoformat() if hasattr(moment, "date") and callable(moment.date) else moment.isoformat()
+    return mark_safe(f'<time datetime="{iso}">{escape(date_format(moment, "DATE_FORMAT"))}</time>')
 
 
 @lru_cache(maxsize=8192)

@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import offer_reads, pricing
 from providers.filters import CONTINENTS, OfferFilterSet
 from providers.models import Offer, in_language
-from providers.presentation import gpu_name, money
+from providers.presentation import day_html, gpu_name, money
 from scrapers.normalize import GLOBAL
 
 from .availability import share_text, when_text
@@ -93,7 +93,7 @@ class RowFormat:
         # A location without a country: the continent, or "global" for a price the source ties to no region.
         self.continents = {code: escape(gettext("global") if code == GLOBAL else place_text("", code))
                            for code, _label in CONTINENTS}
-        self.day = lru_cache(maxsize=None)(lambda moment: escape(date_format(moment, "DATE_FORMAT")))
+        self.day = lru_cache(maxsize=None)(day_html)
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
         # The rows' Kubernetes cells, kept across requests per profile and its computation time (so a recomputed

@@ -28,6 +28,16 @@
     phone.addEventListener("change", fit);
   }
 
+  function introduction() {
+    // Phones with filters set: the page's introduction folds to its summary line (the filters and the first offers
+    // take the first screen); it opens with a tap, and stays open on wider screens and without filters.
+    var about = document.getElementById("intro");
+    if (!about) { return; }
+    function fit() { about.open = !(phone.matches && about.hasAttribute("data-filtered")); }
+    fit();
+    phone.addEventListener("change", fit);
+  }
+
   // What the user activated before a swap of #results: a sort link (found again by its column), or another link
   // of the results (pager, filter chip), whose place is taken by the results heading.
   var activated = null;
@@ -163,7 +173,7 @@
   }
 
   function start() {
-    navigation(); filtersPanel(); resultsSwaps(); scrollableTables(); columnChooser(); cellDisclosures();
+    navigation(); filtersPanel(); introduction(); resultsSwaps(); scrollableTables(); columnChooser(); cellDisclosures();
     popovers(); advisorResult();
     window.addEventListener("resize", scrollableTables);
     document.body.addEventListener("htmx:afterSettle", scrollableTables);

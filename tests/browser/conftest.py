@@ -61,9 +61,12 @@ def site(live_server, browser):
     """A fresh browser context on the live server, plus the watch that must stay quiet."""
     watch = PageWatch(live_server.url)
 
-    def new_page(*, language: str | None = None, width: int = 1400, height: int = 1000, javascript: bool = True):
-        context = browser.new_context(viewport={"width": width, "height": height}, java_script_enabled=javascript,
-                                      locale="en-US")
+    def new_page(*, language: str | None = None, width: int = 1400, height: int = 1000, javascript: bool = True,
+                 zoom: float = 1):
+        # Browser zoom is a smaller viewport in CSS pixels drawn at a higher device pixel ratio: 1366x768 at 200%
+        # is a 683x384 CSS-pixel page.
+        context = browser.new_context(viewport={"width": round(width / zoom), "height": round(height / zoom)},
+                                      device_scale_factor=zoom, java_script_enabled=javascript, locale="en-US")
         if language:
             context.add_cookies([{"name": "django_language", "value": language, "url": live_server.url}])
         context.route("**/*", watch.route)

@@ -391,6 +391,46 @@ def test_no_main_page_is_wider_than_the_screen(site, data, language, width):
     assert wide == {}
 
 
+STUCK = """() => {
+    const pinned = [...document.querySelectorAll('body *')].filter(el => {
+        const style = getComputedStyle(el), box = el.getBoundingClientRect();
+        const vertical = style.position === 'fixed'
+            || (style.position === 'sticky' && (style.top !== 'auto' || style.bottom !== 'auto'));
+        return vertical && box.height > 0 && box.bottom > 0 && box.top < innerHeight;
+    });
+    // The screen height they cover together: a sticky header row is many cells in one band, counted once.
+    const bands = pinned.map(el => el.getBoundingClientRect())
+        .map(box => [Math.max(0, box.top), Math.min(innerHeight, box.bottom)]).sort((a, b) => a[0] - b[0]);
+    let covered = 0, end = 0;
+    for (const [top, bottom] of bands) { if (bottom > end) { covered += bottom - Math.max(top, end); end = bottom; } }
+    return covered;
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_at_200_percent_zoom_no_page_scrolls_both_ways_or_hides_content_under_sticky_bars(site, data, language):
+    """WCAG 1.4.10 at 200% zoom of a 1366x768 screen (a 683x384 CSS-pixel page): every page type reflows to one
+    column of scrolling, and nothing pinned to the screen (sticky headers, the filter panel's foot) takes more than
+    a quarter of its height once scrolled, so no content is lost under it. The 320 and 390 px widths are checked by
+    test_no_main_page_is_wider_than_the_screen; zoom also shortens the screen, which they do not."""
+    page = site(language=language, width=1366, height=768, zoom=2)
+    assert page.evaluate("[innerWidth, innerHeight, devicePixelRatio]") == [683, 384, 2]
+    wide, covered = {}, {}
+    for url in ("/", "/?gpu_family=H100&offering=managed", f"/offers/{data['acme_h100'].pk}/", "/providers/",
+                "/providers/acme/", "/gpus/", "/gpus/h100-sxm/", "/compare/?provider=acme&provider=metal",
+                "/charts/", "/sources/", "/guides/", "/guides/gpu-sharing/", "/advisor/",
+                "/advisor/?kind=batch&gpu=h100-sxm&gpus_per_node=2&nodes=2", "/digest/", "/digest/subscribe/"):
+        page.goto(site.url + url)
+        if page.evaluate("document.documentElement.scrollWidth") > 683:
+            wide[url] = page.evaluate("document.documentElement.scrollWidth")
+        page.evaluate("window.scrollTo(0, document.body.scrollHeight / 2)")
+        stuck = page.evaluate(STUCK)
+        if stuck > 384 / 4:
+            covered[url] = stuck
+    assert wide == {} and covered == {}
+    screenshot(page, name("zoom-200", language, 683))
+
+
 @pytest.mark.parametrize("language", ["en", "zh-hans"])
 def test_on_a_phone_the_box_plot_keeps_most_of_its_width_for_the_boxes(site, data, language):
     from providers.models import GpuModel
@@ -441,3 +481,41 @@ def test_on_a_phone_the_first_offer_is_on_the_first_screen_of_the_full_snapshot(
     desktop.goto(site.url + "/")
     assert desktop.locator("table.offers tbody tr").first.bounding_box()["y"] < 768
     screenshot(desktop, name("first-screen", language, 1366))
+
+
+MANY_FILTERS = ("gpu_family=H100&offering=managed&continent=NA&gpu_count_min=8&node_autoscaling=yes&mig=yes"
+                "&price_per_gpu_hour_max=12&rdma=multinode")
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_many_filters_leave_the_first_offer_on_the_first_screen(site, full_snapshot, language):
+    """Eight filters on the full snapshot at 390x844 (a buyer's "8x H100, managed, North America, autoscaling, MIG,
+    multi-node fabric, under 12 USD"): the active filters are one row that scrolls sideways, the introduction folds
+    to its summary line, and the first offer's provider and price are on the first screen. Before, the chips alone
+    were 380 px tall and the first card started below the screen. Every chip stays reachable: the keyboard brings
+    the last one into view, and the folded introduction opens with a tap."""
+    page = site(language=language, width=390, height=844)
+    page.goto(site.url + "/?" + MANY_FILTERS)
+    chips = page.locator(".chips a.chip")
+    assert chips.count() == 9  # eight filters and "remove all"
+    expect(page.locator("table.offers tbody tr").first.locator("td.price")).to_be_in_viewport()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    strip = page.locator(".chips ul").bounding_box()
+    assert strip["height"] < 60
+    last = chips.last
+    expect(last).not_to_be_in_viewport()
+    last.focus()
+    expect(last).to_be_in_viewport()
+    intro = page.locator("#intro")
+    expect(intro.locator(".data-note")).not_to_be_visible()
+    intro.locator("summary").click()
+    expect(intro.locator(".data-note")).to_be_visible()
+    screenshot(page, name("many-filters", language, 390))
+    # Without filters, and on a wide screen, the introduction is open and has no summary line.
+    page.goto(site.url + "/")
+    expect(page.locator("#intro .data-note")).to_be_visible()
+    expect(page.locator("#intro > summary")).not_to_be_visible()
+    desktop = site(language=language, width=1366, height=768)
+    desktop.goto(site.url + "/?" + MANY_FILTERS)
+    expect(desktop.locator("#intro .data-note")).to_be_visible()
+    expect(desktop.locator("table.offers tbody tr").first).to_be_in_viewport()

@@ -62,14 +62,6 @@ def answer_label(value: str) -> str:
 
 @register.filter
 def day(value) -> str:
-    """An ISO day as the summaries hand it to the API ("2026-06-02"), written in the page's one date format."""
-    from datetime import date
-
-    from django.utils.formats import date_format
-
-    if not value:
-        return ""
-    try:
-        return date_format(date.fromisoformat(str(value)[:10]), "DATE_FORMAT")
-    except ValueError:
-        return str(value)
+    """A day (date, datetime or the summaries' ISO string) in the page's one date format, as an unbreakable <time>
+    element (providers.presentation.day_html); "" for none. For text, not for attribute values."""
+    return presentation.day_html(value) if value else ""

@@ -19,7 +19,7 @@ from django.http import QueryDict
 from django.utils.translation import gettext as _
 
 from providers import offer_reads
-from providers.filters import OfferFilterSet, choice_label, offer_filterset
+from providers.filters import OfferFilterSet, offer_filterset
 from providers.models import Offer
 from providers.presentation import gpu_name
 
@@ -123,6 +123,6 @@ def saved_filter_summary(query: str) -> list[tuple[str, str]]:
             shown = _("yes") if values and values[0] == "true" else _("no")
         else:
             choices = dict(getattr(field_, "choices", ()) or ())
-            shown = ", ".join(gpu_name(str(choice_label(name, value, choices.get(value, value)))) for value in values)
+            shown = ", ".join(gpu_name(str(choices.get(value, value))) for value in values)
         rows.append((str(field_.label or name), shown))
     return rows

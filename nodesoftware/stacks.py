@@ -15,6 +15,8 @@ from datetime import date
 from functools import cache
 from pathlib import Path
 
+from django.utils.translation import gettext, gettext_noop
+
 STACKS_PATH = Path(__file__).resolve().parent / "data" / "stacks.toml"
 
 # stack -> the family a filter asks for
@@ -23,13 +25,17 @@ STACKS = {
     "kueue": "kueue", "kueue-tas": "kueue", "volcano": "volcano", "jobset": "jobset",
     "kubeflow-trainer": "kubeflow", "kuberay": "kuberay", "runai": "runai",
 }
+# Names as people write them, put into the page's language where they carry words (StackAnswer.name).
 STACK_NAMES = {
-    "sunk": "SUNK (Slurm on Kubernetes)", "soperator": "Soperator (Slurm)", "slinky": "Slinky (Slurm operator)",
-    "slurm": "Slurm on Kubernetes", "kueue": "Kueue", "kueue-tas": "Kueue with topology-aware scheduling",
-    "volcano": "Volcano", "jobset": "JobSet", "kubeflow-trainer": "Kubeflow Trainer", "kuberay": "KubeRay",
-    "runai": "Run:ai",
+    "sunk": gettext_noop("SUNK (Slurm on Kubernetes)"), "soperator": gettext_noop("Soperator (Slurm)"),
+    "slinky": gettext_noop("Slinky (Slurm operator)"), "slurm": gettext_noop("Slurm on Kubernetes"), "kueue": "Kueue",
+    "kueue-tas": gettext_noop("Kueue with topology-aware scheduling"), "volcano": "Volcano", "jobset": "JobSet",
+    "kubeflow-trainer": "Kubeflow Trainer", "kuberay": "KubeRay", "runai": "Run:ai",
 }
 FAMILIES = sorted(set(STACKS.values()))
+# What the `stack` filter's choices read: the family's product names, never its slug ("kuberay").
+FAMILY_NAMES = {"slurm": "Slurm (SUNK, Soperator, Slinky)", "kueue": "Kueue", "volcano": "Volcano",
+                "jobset": "JobSet", "kubeflow": "Kubeflow Trainer", "kuberay": "KubeRay", "runai": "Run:ai"}
 STATUSES = ("provider-managed", "provider-documented", "community", "unknown")
 COUNTED = frozenset({"provider-managed", "provider-documented"})
 
@@ -53,7 +59,7 @@ class StackAnswer:
 
     @property
     def name(self) -> str:
-        return STACK_NAMES[self.stack]
+        return gettext(STACK_NAMES[self.stack])
 
 
 def parse_stacks(data: dict, origin: str = "stacks.toml", *, providers: set[str] | None = None) -> list[StackAnswer]:

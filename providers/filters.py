@@ -69,7 +69,7 @@ CONTINENTS = [
 ]
 YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
                   (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
-OFFERING_CHOICES = [("managed", "managed"), ("byo", "byo"), ("none", "none"), (UNKNOWN, UNKNOWN)]
+OFFERING_CHOICES = [(value, VALUE_LABELS[value]) for value in ("managed", "byo", "none", UNKNOWN)]
 # The fabric between nodes a buyer asks for (classes and kinds: providers.kubernetes.fabric_class). Each choice is
 # one term on the machine's stored profile: all of its (column, allowed values) atoms.
 RDMA_CHOICES = [
@@ -486,7 +486,8 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                         label=_("Search instance type, GPU and region (words, all must match)"))
     offering = MultipleChoice(method="filter_offering", choices=OFFERING_CHOICES, label=_("Kubernetes offering"))
     gpu_operator = MultipleChoice(method="filter_gpu_operator",
-                                  choices=[(v, v) for v in QUESTIONS["gpu_operator"].values if v != NOT_APPLICABLE],
+                                  choices=[(v, VALUE_LABELS[v]) for v in QUESTIONS["gpu_operator"].values
+                                           if v != NOT_APPLICABLE],
                                   label=_("GPU driver / Operator"))
     rdma = RdmaChoice(method="filter_rdma", choices=RDMA_CHOICES, label=_("Fabric between nodes"))
     control_plane_fee_max = number(method="filter_fee", max_value=MAX_PRICE, decimal_places=4,
@@ -511,7 +512,8 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     dra = MultipleChoice(method="filter_dra", choices=[("yes", _("yes")), ("partial", _("partial")),
                                                        (UNKNOWN, _("unknown"))],
                          label=_("Dynamic Resource Allocation (DRA) for GPUs"))
-    stack = MultipleChoice(method="filter_stack", choices=[(family, family) for family in node_stacks.FAMILIES],
+    stack = MultipleChoice(method="filter_stack",
+                           choices=[(family, node_stacks.FAMILY_NAMES[family]) for family in node_stacks.FAMILIES],
                            label=_("Training stack (provider-managed or provider-documented)"))
     ordering = NullsLastOrderingFilter(
         fields=(
@@ -763,13 +765,6 @@ def one_per_machine(queryset: QuerySet[Offer]) -> QuerySet[Offer]:
                             order_by=[F("price_per_gpu_hour_usd").asc(nulls_last=True), F("id").asc()]),
         machine_regions=Window(Count("id"), partition_by=[F(name) for name in MACHINE]),
     ).filter(machine_rank=1)
-
-
-def choice_label(name: str, value: str, label):
-    """Translated labels for choices the FilterSet lists as raw values (`managed`, `infiniband`, ...)."""
-    if str(label) != str(value):
-        return label
-    return VALUE_LABELS.get(value, label)
 
 
 def unknown_parameters(params, *, reads) -> list[str]:

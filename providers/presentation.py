@@ -33,6 +33,31 @@ def money(amount, *, total: bool = False) -> str:
     return _money(get_language(), Decimal(amount), total)
 
 
+CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def as_written(text) -> SafeString:
+    """Data text (a source's evidence, a note or reason from our data files) escaped for a page. On a Chinese page,
+    its Latin-script words are English as the source or our notes wrote them, left untranslated on purpose: a note
+    with no Chinese in it (no translation yet), or the names, settings and quotations a Chinese note keeps in
+    English ("Cluster Autoscaler", "hostNetwork", "Standard"). They are marked `lang="en"`, so screen readers read
+    them as English and the Chinese-completeness crawl (tests/ui/test_chinese_crawl.py) knows them for data as
+    written rather than a page string someone forgot to translate."""
+    text = "" if text is None else str(text)
+    if not text or get_language() != "zh-hans":
+        return escape(text)
+    if not CJK.search(text):
+        return mark_safe(f'<span lang="en">{escape(text)}</span>')
+    return mark_safe("".join(
+        f'<span lang="en">{escape(part)}</span>' if LATIN_WORDS.fullmatch(part) else str(escape(part))
+        for part in LATIN_WORDS.split(text) if part))
+
+
+# A stretch of Latin-script words in a Chinese text, with the spaces and punctuation between them (captured, so
+# re.split keeps it).
+LATIN_WORDS = re.compile(r"([A-Za-z][A-Za-z0-9 .,'’()/&+:;=_-]*[A-Za-z0-9)]|[A-Za-z])")
+
+
 def day_html(moment) -> SafeString:
     """A day in the page's one date format (comparator/formats: 2026-11-29, 2026年11月29日) as a <time> element
     that carries the ISO day and is never split across lines (site.css), so a phone never shows "2026-11-" / "29".

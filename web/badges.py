@@ -20,6 +20,7 @@ from providers.capabilities import (
     offer_state_text,
 )
 from providers.kubernetes import FABRIC_LABELS, RDMA_CLASS, TCP_CLASS
+from providers.presentation import as_written
 from providers.selectors import kubernetes_answers_of
 
 logger = logging.getLogger(__name__)
@@ -95,7 +96,8 @@ def kubernetes_answers_html(answers: dict | None) -> SafeString:
         links = f" {links}" if links else ""
         mark = f'<abbr title="{escape(gettext("inferred"))}">~</abbr>' if answer.inferred else ""
         fabric = f"<br><small>{escape(fabric_summary(answer))}</small>" if question == "rdma" else ""
-        items.append(f"<li><strong>{escape(heading)}</strong>{mark} {escape(answer.reason_shown)}{links}{fabric}</li>")
+        reason = as_written(answer.reason_shown)  # names kept in Latin script marked English on Chinese pages
+        items.append(f"<li><strong>{escape(heading)}</strong>{mark} {reason}{links}{fabric}</li>")
     if unsourced:
         items.append(f"<li><strong>{escape(', '.join(unsourced))}: {escape(offer_state_text(UNKNOWN))}</strong></li>")
     return SafeString(f'<ul>{"".join(items)}</ul>')

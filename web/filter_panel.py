@@ -12,7 +12,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
 
-from providers.filters import OfferFilterSet, choice_label
+from providers.filters import OfferFilterSet
 from providers.presentation import gpu_name
 
 from .guides import FILTER_GUIDES, guide_url
@@ -109,10 +109,7 @@ class OfferPanelFilterSet(OfferFilterSet):
         for name, field in fields.items():
             if isinstance(field, forms.MultipleChoiceField):
                 field.widget = RememberedCheckboxes()
-                if isinstance(field.choices, CallableChoiceIterator):
-                    field.choices = field.choices  # read per request; their labels are names already
-                else:
-                    field.choices = [(value, choice_label(name, value, label)) for value, label in field.choices]
+                field.choices = field.choices  # hands the choices to the new widget (callable ones read per request)
             elif name in BOOLEAN_FILTERS:
                 field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
             elif name == "ordering":

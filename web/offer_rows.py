@@ -199,7 +199,8 @@ class RowFormat:
         count = escape(self.number(row["gpu_count"], "-3"))
         if row["gpu_fraction"] is not None:
             count = f'<abbr title="{words["share of one GPU; the per-GPU price is per whole GPU"]}">{count}</abbr>'
-        region = escape(row["region"]) if row["region"] else words["not stated"]
+        # The source's own name for the place: an identifier, not words to translate (translate="no").
+        region = f'<span translate="no">{escape(row["region"])}</span>' if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
         elif row["continent"] in self.continents:

@@ -271,7 +271,7 @@ def test_sized_advice_renders_its_arithmetic_in_chinese(client, market):
                           HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True)
     html = response.content.decode()
     assert response.status_code == 200
-    assert "权重：70.6 B 参数 x 2 字节（FP16）= 141.2 GB。" in html
+    assert "权重：70.6 B 参数 × 2 字节（FP16）= 141.2 GB。" in html
     assert '<h2 id="unverified">' not in html  # the US market has one verified offer and nothing unverified
     assert "在其节点上" in html  # the options table, in Chinese
 

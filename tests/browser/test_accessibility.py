@@ -7,10 +7,10 @@ are listed by a separate test that does not fail on them."""
 import re
 
 import pytest
-from django.db.models import Count
 from playwright.sync_api import expect
 
 from tests.browser.conftest import screenshot
+from tests.page_types import pages
 
 pytest.importorskip("playwright")
 axe_sync = pytest.importorskip("axe_playwright_python.sync_playwright")
@@ -20,41 +20,6 @@ pytestmark = pytest.mark.django_db(transaction=True)
 WCAG_22_AA = {"runOnly": {"type": "tag", "values": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22aa"]},
               "resultTypes": ["violations"]}
 VIEWS = [("en", 1366), ("en", 390), ("zh-hans", 1366), ("zh-hans", 390)]
-
-
-def pages() -> dict[str, str]:
-    """Every page type, on the snapshot's own rows: the cheapest offer, the provider and GPU with the most offers,
-    a provider without offers, the three providers with the most offers compared, an advisor answer with its
-    manifest, a digest subscriber's manage page."""
-    from django.utils import timezone
-
-    from digest.models import Subscription
-    from digest.tokens import manage_token_make
-    from providers.models import GpuModel, Offer, Provider
-
-    providers = Provider.objects.annotate(n=Count("offers")).order_by("-n", "slug")
-    busiest = [provider.slug for provider in providers[:3]]
-    idle = providers.filter(n=0).order_by("slug").first()
-    gpu = GpuModel.objects.annotate(n=Count("offers")).order_by("-n", "slug").first()
-    cheapest = Offer.objects.filter(price_per_gpu_hour_usd__isnull=False).order_by("price_per_gpu_hour_usd", "pk")[0]
-    subscriber = Subscription.objects.create(email="reader@example.org", filter_query="gpu_family=H100",
-                                             confirmed_at=timezone.now())
-    found = {
-        "offers": "/", "offers-filtered": "/?gpu_family=H100&offering=managed&mig=yes",
-        "offers-error": "/?gpu_modle=h100", "offer": f"/offers/{cheapest.pk}/",
-        "providers": "/providers/", "provider": f"/providers/{busiest[0]}/",
-        "gpus": "/gpus/", "gpu": f"/gpus/{gpu.slug}/",
-        "compare-pick": "/compare/", "compare-one": f"/compare/?provider={busiest[0]}",
-        "compare": "/compare/?" + "&".join(f"provider={slug}" for slug in busiest),
-        "charts": "/charts/", "sources": "/sources/", "guides": "/guides/", "guide": "/guides/gpu-sharing/",
-        "advisor": "/advisor/", "advisor-answer": "/advisor/?kind=inference&model=llama-3.1-8b",
-        "digest": "/digest/", "digest-subscribe": "/digest/subscribe/?gpu_family=H100",
-        "digest-manage": f"/digest/manage/{manage_token_make(subscriber.key)}/", "not-found": "/no-such-page/",
-    }
-    if idle is not None:
-        found["provider-no-offers"] = f"/providers/{idle.slug}/"
-        found["offers-empty"] = f"/?provider={idle.slug}"
-    return found
 
 
 def describe(results) -> str:

@@ -118,3 +118,9 @@ def answer_list(client, row: str) -> str:
     response = client.get(url, HTTP_HX_REQUEST="true")
     assert response.status_code == 200
     return response.content.decode()
+
+
+def shown(html: str) -> str:
+    """The page's text as a reader sees it, without its tags: dates are <time> elements, data text in a Chinese page
+    carries lang="en" marks, regions translate="no"; assertions on wording read through them."""
+    return re.sub(r"<[^>]+>", "", html)

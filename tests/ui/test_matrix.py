@@ -73,7 +73,7 @@ def test_each_matrix_cell_opens_to_its_detail_source_and_verified_date_without_a
     assert "Acme Cloud" in panel and "MIG on H100 and A100" in panel
     assert "Seven instances per GPU on the managed node pools." in panel
     assert 'href="https://docs.acme.example.com/mig"' in panel and ">Source</a>" in panel
-    assert "verified 2026-11-01" in panel
+    assert "verified 2026-11-01" in builders.shown(panel)
     assert "Documented" in panel  # the confidence in words
     assert 'title="' not in html.split("<tbody>")[1].split("</tbody>")[0]  # nothing lives only in a tooltip
     unknown = matrix_cell(html, "metal", "MIG")

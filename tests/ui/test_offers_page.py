@@ -151,7 +151,7 @@ def test_currency_conversion_uses_the_latest_ecb_rates_and_shows_their_date(clie
     builders.rates()
     html = client.get("/?currency=EUR&provider=acme").content.decode()
     assert "€0.560" in html  # 0.70 USD / 1.25
-    assert "converted from USD at the ECB reference rate of 2026-11-27" in html
+    assert "converted from USD at the ECB reference rate of 2026-11-27" in builders.shown(html)
     html = client.get("/?currency=CNY&provider=acme").content.decode()
     assert "¥5.040" in html  # 0.70 / 1.25 * 9
     assert "CNY (ECB rate of 2026-11-27)" in html
@@ -292,7 +292,7 @@ def test_offer_rows_escape_what_providers_send(client):
     assert "<script>alert(1)</script>" not in html and "<b>" not in html
     assert "<code>&lt;script&gt;alert(1)&lt;/script&gt;</code>" in html
     assert "Evil &lt;b&gt;&quot;Cloud&quot;&lt;/b&gt;" in html
-    assert "us&quot;&amp;&lt;east&gt; <small>US</small>" in html
+    assert '<span translate="no">us&quot;&amp;&lt;east&gt;</span> <small>US</small>' in html
     assert 'title="GPU name not in our catalog">Mystery GPU ?</span>' in html
     assert '<span class="av av-available">Available (3)</span>' in html
 
@@ -305,7 +305,7 @@ def test_rows_show_the_price_date_apart_from_when_we_read_it_and_the_home_page_s
     Offer.objects.filter(pk=data["acme_h100"].pk).update(price_as_of=datetime(2026, 7, 20, tzinfo=UTC))
     DataSource.objects.update(last_success_at=None)  # a replay: no live run confirms the undated rows
     html = client.get("/?provider=acme").content.decode()
-    assert "as of 2026-07-20" in html and ">undated</span>" in html
+    assert "as of 2026-07-20" in builders.shown(html) and ">undated</span>" in html
     assert 'href="/sources/"' in html
 
 

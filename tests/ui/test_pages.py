@@ -232,11 +232,13 @@ def test_chinese_pages_show_our_chinese_label_and_detail_and_english_pages_the_e
     assert "Dynamic MIG" in english and "Label the node for MIG." in english and "动态 MIG" not in english
     client.cookies["django_language"] = "zh-hans"
     for url in ("/providers/acme/", "/compare/?provider=acme&provider=dearco"):
-        chinese = client.get(url, follow=True).content.decode()
+        chinese = builders.shown(client.get(url, follow=True).content.decode())
         assert "动态 MIG" in chinese and "Dynamic MIG" not in chinese, url
-    chinese = client.get("/providers/acme/", follow=True).content.decode()
+    html = client.get("/providers/acme/", follow=True).content.decode()
+    chinese = builders.shown(html)
     assert "为节点打 MIG 标签。" in chinese and "Label the node for MIG." not in chinese
-    assert "Acme runs the control plane." in chinese  # no translation stored: the English, not nothing
+    # No translation stored: the English, not nothing, marked as English for screen readers and the crawl.
+    assert '<span lang="en">Acme runs the control plane.</span>' in html
 
 
 def _checked(data, states, *, minutes_ago):

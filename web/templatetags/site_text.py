@@ -65,3 +65,19 @@ def day(value) -> str:
     """A day (date, datetime or the summaries' ISO string) in the page's one date format, as an unbreakable <time>
     element (providers.presentation.day_html); "" for none. For text, not for attribute values."""
     return presentation.day_html(value) if value else ""
+
+
+@register.filter
+def written(text) -> str:
+    """Data text as its source wrote it, marked English on a Chinese page where it has no translation
+    (providers.presentation.as_written). For text, not for attribute values."""
+    return presentation.as_written(text)
+
+
+@register.filter
+def identifier(text) -> str:
+    """A provider's own identifier shown in running text (a region such as "us-east-1" or "Quebec, CA, NA"): marked
+    translate="no", the same on English and Chinese pages."""
+    from django.utils.html import format_html
+
+    return format_html('<span translate="no">{}</span>', text) if text else ""

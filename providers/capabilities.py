@@ -6,6 +6,7 @@ pages and the emails (labels, the wording of answers, order). Plain Python: no d
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -139,3 +140,39 @@ def _offer_words(language: str) -> tuple[dict[str, str], dict[str, str]]:
 
 def allowed_values(key: str) -> tuple[str, ...]:
     return (*QUESTIONS[key].values, UNKNOWN)
+
+
+# --- research logs: a curated detail keeps the record of each search round; a cell shows only the reason ----------
+
+# "Round 4 (2026-12-02): ...", "Round 3 lead only (2026-12-02): ..." open a log entry; "(Round 4, 2026-12-02)" is an
+# aside about when a source was found.
+ROUND_ENTRY = re.compile(r"\s*\bRound (\d+)( lead only)?(?: \((\d{4}-\d{2}-\d{2})\))?:?\s+")
+ROUND_ASIDE = re.compile(r"\s*\(Round \d+, \d{4}-\d{2}-\d{2}\)")
+NOT_ESTABLISHED = re.compile(r"\s*\bnot established\.", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ResearchEntry:
+    round: int
+    lead_only: bool
+    day: str  # "" where the entry names no day
+    text: str
+
+
+def research_split(detail: str) -> tuple[str, list[ResearchEntry]]:
+    """A curated English detail as (the reason a cell shows, the research log behind it). The reason is the text
+    before the first "Round N (day):" entry, without "(Round N, day)" asides or a bare "Not established." (the
+    answer "unknown" says that); where the detail is all log, the newest entry is the reason. The log is listed on
+    the sources page. Chinese details were written without the log."""
+    parts = ROUND_ENTRY.split(detail or "")
+    reason = parts[0]
+    entries = [ResearchEntry(int(number), bool(lead), day or "", text.strip())
+               for number, lead, day, text in zip(parts[1::4], parts[2::4], parts[3::4], parts[4::4], strict=True)]
+    reason = NOT_ESTABLISHED.sub("", ROUND_ASIDE.sub("", reason)).strip()
+    if not reason and entries:
+        reason = NOT_ESTABLISHED.sub("", entries[-1].text).strip()
+    return NOT_ESTABLISHED_LEAD.sub("Unknown", reason), entries
+
+
+# "Not established: no page ..." opens many reasons for an unknown answer; a reader is told "Unknown: ...".
+NOT_ESTABLISHED_LEAD = re.compile(r"^Not established\b")

@@ -84,8 +84,11 @@ class Capability(models.Model):
 
     @property
     def detail_text(self) -> str:
-        """The detail in the active language (the English one where no translation is stored)."""
-        return in_language(self.detail, self.detail_zh)
+        """The detail in the active language (the English one where no translation is stored), as a reason: a
+        curated English detail's research log ("Round 4 (2026-12-02): ...") is on the sources page, not here."""
+        from .capabilities import research_split
+
+        return in_language(research_split(self.detail)[0], self.detail_zh)
 
 
 def in_language(english: str, chinese: str) -> str:

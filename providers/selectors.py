@@ -13,6 +13,7 @@ from django.utils import timezone
 from . import pricing
 from .models import (
     Capability,
+    CapabilityOrigin,
     DataSource,
     ExchangeRate,
     GpuModel,
@@ -89,6 +90,21 @@ def provider_list() -> QuerySet[Provider]:
         .annotate(active_offers=Count("offers", filter=Q(offers__is_active=True)))
         .order_by("name")
     )
+
+
+def research_logs() -> list[tuple[Capability, list]]:
+    """The research rounds behind curated answers (providers.capabilities.research_split), for the sources page: each
+    capability whose detail records them, with its entries, in provider and question order. Cells show the reason
+    alone."""
+    from .capabilities import research_split
+
+    found = []
+    for capability in (Capability.objects.filter(origin=CapabilityOrigin.CURATED, detail__contains="Round ")
+                       .select_related("provider").order_by("provider__name", "key")):
+        entries = research_split(capability.detail)[1]
+        if entries:
+            found.append((capability, entries))
+    return found
 
 
 def prices_held() -> list:

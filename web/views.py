@@ -479,6 +479,7 @@ def source_status(request: HttpRequest) -> HttpResponse:
 
     return render(request, "sources.html", {
         "sources": sources, "coverage": kubernetes_coverage(), "held": selectors.prices_held(),
+        "research": selectors.research_logs(),
         "max_move": pricing.MAX_MOVE,
         "coverage_questions": [(question, offer_question_label(question)) for question in OFFER_QUESTIONS]})
 

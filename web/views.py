@@ -117,6 +117,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "conversion": conversion,
         "unit": unit,
         "period": period,
+        "old_after_days": pricing.OLD_AFTER_DAYS,
         "page": page,
         "unknown_parameters": unknown,
         "chips": active_filters(params, filterset.form),

@@ -364,7 +364,7 @@ def test_the_legend_explains_every_symbol_the_kubernetes_cells_use(client, data,
     from web.badges import STATE_GLYPHS
 
     html = client.get("/", HTTP_ACCEPT_LANGUAGE=language, follow=True).content.decode()
-    legend = re.search(r'<p class="legend"><small>(.*?)</small></p>', html, re.S).group(1)
+    legend = re.search(r'<details class="legend"><summary><small>(.*?)</small></summary>', html, re.S).group(1)
     assert all(glyph in legend for glyph in STATE_GLYPHS.values())
     assert "◐" not in legend
 
@@ -434,3 +434,19 @@ def test_the_data_note_says_how_many_offers_state_no_price_date(client, data, la
     note = re.search(r'<p class="data-note">(.*?)</p>', client.get("/", HTTP_ACCEPT_LANGUAGE=language, follow=True)
                      .content.decode(), re.S).group(1)
     assert undated_note not in " ".join(note.split())
+
+
+@pytest.mark.parametrize("language, words", [
+    ("en", ("K8s:", "IB InfiniBand", "EFA (×n", "TCPX", "~ inferred", "“old”: dated more than", "³ marks",
+            "“Region per a catalog”")),
+    ("zh-hans", ("K8s：", "IB 即 InfiniBand", "~ 表示", "“旧价格”", "³ 表示", "“区域来自目录”")),
+])
+def test_the_legend_explains_every_mark_a_row_can_show(client, language, words):
+    """#42 item 4: every symbol and word a row uses is in the legend under the results: the answer glyphs (its
+    summary line), the badges and fabric abbreviations, "~", "old", "undated", ³ and the catalog-region mark."""
+    builders.catalog()
+    client.cookies["django_language"] = language
+    html = client.get("/", follow=True).content.decode()
+    legend = builders.shown(html[html.index('<details class="legend">'):html.index("</details>", html.index(
+        '<details class="legend">'))])
+    assert [word for word in words if word not in legend] == []

@@ -117,3 +117,16 @@ def kubernetes_summary(offer) -> str:
             text = FABRIC_LABELS[answer.fabric]
         parts.append(f"{offer_question_label(question)}: {text}")
     return " · ".join(parts)
+
+
+@register.filter
+def price_date(offer) -> str:
+    """The day an offer's price holds, as the offers page says it: "price as of 2026-07-20", "~" before a day
+    inferred from the source's content, or "price undated" where the source states none."""
+    from django.utils.formats import date_format
+    from django.utils.translation import gettext
+
+    if not offer.price_as_of:
+        return gettext("price undated")
+    day = date_format(offer.price_as_of, "DATE_FORMAT")
+    return gettext("price as of %(day)s") % {"day": f"~{day}" if offer.price_dated_by == "inferred" else day}

@@ -1,13 +1,13 @@
 """The rendered digest: escaping of provider-supplied strings, language, and each subscriber's own links."""
 
-from datetime import timedelta
+from datetime import date, timedelta
 
 import pytest
 
 from digest.emails import confirmation_message, digest_message, digest_render
 from digest.selectors import digest_build, week_changes
 from digest.tokens import manage_token_read, unsubscribe_token_read
-from providers.models import CapabilityChange
+from providers.models import CapabilityChange, Offer
 from tests.digest.conftest import START, WEEK, subscriber
 
 pytestmark = pytest.mark.django_db
@@ -101,6 +101,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
     world.provider.save()
     h100 = world.offer("h100", price="2.00", spot="1.00")
     world.change(h100, at=MID, price="1.00", spot="0.50")
+    Offer.objects.filter(pk=h100.pk).update(price_as_of=date(2026, 11, 20), price_dated_by="inferred")
     CapabilityChange.objects.create(provider=world.provider, key="mig", old_value="no", new_value="yes",
                                     new_label="MIG on H100 pools", origin="curated", changed_at=MID, source_url="")
     digest = digest_build(query="gpu=h100&spot=true", changes=week_changes(week=WEEK))
@@ -117,6 +118,9 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
     assert "\n\nKUBERNETES CAPABILITY CHANGES (1)\n- Lambda · MIG: no -> yes (MIG on H100 pools)\n" \
            "  source: none given\n\nCHEAPEST OFFERS FOR YOUR FILTER NOW\n" in en.text
     assert en.subject == "GPU digest: 3 changes in the week to 2026-11-23"
+    # The cheapest offers say the day their price holds (~: inferred from the source's content), as the site does.
+    assert f"- {line}: 1.000 USD / GPU-hour (price as of ~2026-11-20)\n" in en.text
+    assert "price as of ~2026-11-20</span>" in en.html
     assert "Price drops (2)</h2>" in en.html and '<html lang="en">' in en.html
 
     zh = digest_render(digest, language="zh-hans")
@@ -132,6 +136,7 @@ def test_the_plain_text_reads_naturally_in_each_language(world):
     assert "\n\n【Kubernetes 能力变化】（1）\n- 拉姆达云 · MIG：否 -> 是（MIG on H100 pools）\n" \
            "  来源：未提供\n\n【当前最便宜的报价】\n" in zh.text
     assert zh.subject == "GPU 周报：截至 2026年11月23日 的一周有 3 项变化"
+    assert "美元 / GPU·小时 (价格日期 ~2026年11月20日)\n" in zh.text
     assert "降价（2）</h2>" in zh.html and '<html lang="zh-Hans">' in zh.html and "拉姆达云</a>" in zh.html
 
 

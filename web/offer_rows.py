@@ -24,7 +24,7 @@ from django.utils.translation import gettext_lazy as _
 from providers import offer_reads, pricing
 from providers.filters import CONTINENTS, OfferFilterSet
 from providers.models import Offer, in_language
-from providers.presentation import day_html, gpu_name, money
+from providers.presentation import SUB_CENT, day_html, gpu_name, money
 from scrapers.normalize import GLOBAL
 
 from .availability import share_text, when_text
@@ -133,7 +133,10 @@ class RowFormat:
             return ""
         if self.hours != 1:  # a month's cost: a total, to the cent
             return escape(f"{self.conversion.symbol}{money(amount * self.hours, total=True)}")
-        return escape(f"{self.conversion.symbol}{money(amount)}")
+        # Per GPU-hour to three decimals (2.499); an instance-hour price to the cent (98.32), as money is written,
+        # unless it is below a cent (a slice of a GPU), where the cent would read 0.00.
+        to_the_cent = not self.per_gpu and abs(amount) >= SUB_CENT
+        return escape(f"{self.conversion.symbol}{money(amount, total=to_the_cent)}")
 
     def price_date(self, row: dict) -> str:
         """The price's own date and how we know it (providers/pricing.py), shown under the price so it is on screen

@@ -116,7 +116,7 @@ def test_sorting_by_provider(client, data):
 
 def test_per_instance_toggle_shows_the_instance_price(client, data):
     html = client.get("/?gpu_family=H100&provider=acme&unit=instance").content.decode()
-    assert "$20.000" in html  # 8 GPUs at 2.50
+    assert "$20.00<" in html and "$20.000" not in html  # 8 GPUs at 2.50, an instance price to the cent (#42)
     assert "Price / hour" in html
     assert "Prices in USD per instance-hour." in html
 

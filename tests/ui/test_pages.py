@@ -336,7 +336,8 @@ def test_compare_answers_open_to_their_detail_and_source(client, data):
 
 
 def test_the_offer_page_shows_the_listed_price_in_the_sites_one_money_format(client, data):
-    """The per-instance price as listed read "21.60000 USD": the site's money format, like every other price."""
+    """The per-instance price as listed read "21.60000 USD": the site's money format for an instance price, to the
+    cent (#42: prices to cents, per-GPU-hour prices to three decimals)."""
     import re
 
     from providers.presentation import money
@@ -344,5 +345,5 @@ def test_the_offer_page_shows_the_listed_price_in_the_sites_one_money_format(cli
     offer = data["acme_h100"]
     html = client.get(f"/offers/{offer.pk}/").content.decode()
     listed = re.search(r"as listed: ([\d.,]+) USD", html).group(1)
-    assert offer.price_hour is not None and listed == money(offer.price_hour)
-    assert len(listed.split(".")[1]) <= 4
+    assert offer.price_hour is not None and listed == money(offer.price_hour, total=True)
+    assert len(listed.split(".")[1]) == 2

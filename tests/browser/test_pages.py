@@ -83,7 +83,7 @@ def test_currency_and_unit_switches(site, data):
     expect(page.locator(".count")).to_contain_text("ECB reference rate of 2026-11-27")
     expect(page).to_have_url(re.compile(r"currency=EUR"))
     page.check("input[name=unit][value=instance]")
-    expect(page.locator("td.price").last).to_have_text(re.compile(r"^€16\.00(?![0-9,.])"))  # 8 x 2.50 USD / 1.25, to the cent
+    expect(page.locator("td.price").last).to_have_text(re.compile(r"^€16\.00(?![0-9,.])"))  # 8 x 2.50 / 1.25, cents
 
 
 def test_language_switch_to_simplified_chinese_keeps_the_filters(site, data):

@@ -149,6 +149,8 @@ def allowed_values(key: str) -> tuple[str, ...]:
 ROUND_ENTRY = re.compile(r"\s*\bRound (\d+)( lead only)?(?: \((\d{4}-\d{2}-\d{2})\))?:?\s+")
 ROUND_ASIDE = re.compile(r"\s*\(Round \d+, \d{4}-\d{2}-\d{2}\)")
 NOT_ESTABLISHED = re.compile(r"\s*\bnot established\.", re.IGNORECASE)
+# "Not established: no page ..." opens many reasons for an unknown answer; a reader is told "Unknown: ...".
+NOT_ESTABLISHED_LEAD = re.compile(r"^Not established\b")
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,3 @@ def research_split(detail: str) -> tuple[str, list[ResearchEntry]]:
         reason = NOT_ESTABLISHED.sub("", entries[-1].text).strip()
     return NOT_ESTABLISHED_LEAD.sub("Unknown", reason), entries
 
-
-# "Not established: no page ..." opens many reasons for an unknown answer; a reader is told "Unknown: ...".
-NOT_ESTABLISHED_LEAD = re.compile(r"^Not established\b")

@@ -62,11 +62,11 @@ def day_html(moment) -> SafeString:
     """A day in the page's one date format (comparator/formats: 2026-11-29, 2026年11月29日) as a <time> element
     that carries the ISO day and is never split across lines (site.css), so a phone never shows "2026-11-" / "29".
     Accepts a date, a datetime or an ISO string (the node-software summaries give the API strings)."""
-    if isinstance(moment, str):
-        from datetime import date
+    from datetime import date, datetime
 
+    if isinstance(moment, str):
         moment = date.fromisoformat(moment[:10])
-    iso = moment.date().isoformat() if hasattr(moment, "date") and callable(moment.date) else moment.isoformat()
+    iso = (moment.date() if isinstance(moment, datetime) else moment).isoformat()
     return mark_safe(f'<time datetime="{iso}">{escape(date_format(moment, "DATE_FORMAT"))}</time>')
 
 

@@ -3,13 +3,13 @@ API with.
 
 A plain WSGI function (no Django, no DRF, no form validation): psycopg with one connection per server thread, the
 slug and capability lookups read once per data version and kept in the process, the page read as one SQL statement
-(the page of ids, then its joins; one index range per GPU or provider merged in order with UNION ALL when a list of
-them is asked, as offer_reads.offer_page_ids does), the same per-offer Kubernetes filters (`offering`, `mig`, `rdma`,
-`unknown`: the ids of the matching profiles, from the profiles' answers read once per data version; with
-unknown=exclude read as one index range per profile as the API does), and the same JSON fields (each offer's
-`kubernetes` answers, the states its stored profile holds as columns, as the list gives them without
-kubernetes_reasons) and `count` rule as `/api/v1/offers/`: exact, kept until the data version changes
-(providers.DataVersion). orjson when it is installed, else json.
+(the page of ids, then its joins; one index range per GPU, provider or profile merged in order, the list unnested
+and joined LATERAL, when a list of them is asked, as offer_reads.offer_page_ids does), the same per-offer
+Kubernetes filters (`offering`, `mig`, `rdma`, `unknown`: the ids of the matching profiles, from the profiles'
+answers read once per data version; with unknown=exclude read as one index range per profile as the API does),
+and the same JSON fields (each offer's `kubernetes` answers, the states its stored profile holds as columns, as
+the list gives them without kubernetes_reasons) and `count` rule as `/api/v1/offers/`: exact, kept until the data
+version changes (providers.DataVersion). orjson when it is installed, else json.
 
 It knows the parameters bench/_mix.py draws only (gpu, provider, price_per_gpu_hour_max, offering, mig, rdma,
 unknown, continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
@@ -169,7 +169,7 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
     split = None
     for candidate in RANGE_INDEXED.get(column, ()):
         ids = resolved.get(candidate)
-        if ids is not None and 1 < len(ids) <= MAX_RANGES[candidate]:
+        if ids and len(ids) <= MAX_RANGES[candidate]:
             split = (candidate, ids)
             break
     return conditions, values, split
@@ -181,15 +181,11 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
     tiebreak = "" if column in RANGE_INDEXED else ", price_per_gpu_hour_usd ASC NULLS LAST"
     order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
-    if split:
-        branches, branch_values = [], []
-        for one in split[1]:
-            branches.append(f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = %s "
-                            f"ORDER BY {order} LIMIT %s)")
-            branch_values += [*values, one, offset + size]
-        ids = (f"SELECT id, k, NULL::numeric AS t FROM ({' UNION ALL '.join(branches)}) b "
-               f"ORDER BY k {direction}, id LIMIT %s OFFSET %s")
-        values = [*branch_values, size, offset]
+    if split:  # one index range per value, the list one array parameter (as offer_reads._page_ids_sql)
+        ids = (f"SELECT r.id, r.k, NULL::numeric AS t FROM unnest(%s::bigint[]) AS ranges(value) CROSS JOIN LATERAL "
+               f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
+               f"ORDER BY {order} LIMIT %s) r ORDER BY r.k {direction}, r.id LIMIT %s OFFSET %s")
+        values = [split[1], *values, offset + size, size, offset]
     else:
         tie_column = "NULL::numeric" if not tiebreak else "price_per_gpu_hour_usd"
         ids = (f"SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} ORDER BY {order} "

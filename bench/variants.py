@@ -4,7 +4,7 @@
 - `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups and
   the left-out counts are no longer kept under the data version);
 - `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
-  or profile merged with UNION ALL: the plain query).
+  or profile merged in order: the plain query).
 
 Mechanisms the project switches with a setting are switched there by bench/api.py (
 OFFER_COUNT_CACHE_SECONDS=0, DATABASE_PREPARED_STATEMENTS=false). A function the code no longer has is reported on

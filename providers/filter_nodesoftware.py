@@ -27,10 +27,10 @@ class NodeSoftwareFilters:
         pairs, unknown = remembered(f"node-fit:{value}:{k8s_version}", lambda: self._node_fits(value, k8s_version))
         matching = Q(pk__in=[])
         for provider_id, gpu_ids in pairs.items():
-            matching |= Q(provider_id=provider_id, gpu_id__in=gpu_ids)
+            matching |= Q(provider_id=provider_id, gpu_id__any=gpu_ids)
         unsure = Q(gpu__isnull=True)
         for provider_id, gpu_ids in unknown.items():
-            unsure |= Q(provider_id=provider_id) if gpu_ids is None else Q(provider_id=provider_id, gpu_id__in=gpu_ids)
+            unsure |= Q(provider_id=provider_id) if gpu_ids is None else Q(provider_id=provider_id, gpu_id__any=gpu_ids)
         conditions.offer_condition(matching, unsure, name)
         return queryset
 
@@ -51,7 +51,7 @@ class NodeSoftwareFilters:
     def _provider_condition(conditions: Conditions, name: str, matching_ids, unknown_ids) -> None:
         """A filter answered per provider whose answer may be unknown: left out and counted, or kept with
         unknown=include."""
-        conditions.offer_condition(Q(provider_id__in=list(matching_ids)), Q(provider_id__in=list(unknown_ids)), name)
+        conditions.offer_condition(Q(provider_id__any=list(matching_ids)), Q(provider_id__any=list(unknown_ids)), name)
 
     def _provider_ids(self, slugs) -> list[int]:
         return sorted(Provider.objects.filter(slug__in=slugs).values_list("pk", flat=True))

@@ -144,7 +144,7 @@ class UnknownConditions:
         key = f"profiles:{documented}:{sorted((repr(terms), allows) for terms, allows, *_rest in clauses)}"
         if documented:
             ids = remembered(key, lambda: sorted(self._documented_profiles(clauses)))
-            matching = Q(kubernetes_profile_id__in=ids)
+            matching = Q(kubernetes_profile_id__any=ids)
         else:
             condition = Q()
             for terms, *_rest in clauses:
@@ -161,7 +161,7 @@ class UnknownConditions:
                 matching = Q(kubernetes_profile_id__in=profiles)
                 ids = None
             else:
-                matching = Q(kubernetes_profile_id__in=sorted(ids))
+                matching = Q(kubernetes_profile_id__any=ids)
         if unknown:
             matching |= Q(kubernetes_profile__isnull=True)
         elif ids is not None and resolve:

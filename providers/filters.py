@@ -239,7 +239,7 @@ class RelatedChoice(MultipleChoice):
         ids = remembered(f"ids:{self.field_name}:{sorted(value)}", lambda: sorted(
             related.objects.filter(**{f"{column}__in": value}).values_list("pk", flat=True)))
         self.parent.resolve(f"{relation}_id", ids)
-        return qs.filter(**{f"{relation}_id__in": ids})
+        return qs.filter(**{f"{relation}_id__any": ids})
 
 
 class StrictBooleanField(forms.NullBooleanField):
@@ -612,7 +612,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         for word in value.split()[:8]:
             gpu_ids = sorted(GpuModel.objects.filter(name__icontains=word).values_list("pk", flat=True))
             queryset = queryset.filter(Q(instance_type__icontains=word) | Q(gpu_name__icontains=word)
-                                       | Q(region__icontains=word) | Q(gpu_id__in=gpu_ids))
+                                       | Q(region__icontains=word) | Q(gpu_id__any=gpu_ids))
         return queryset
 
     def filter_spot(self, queryset, name, value):
@@ -661,7 +661,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
 
     def _providers(self, queryset, ids):
         self.resolve("provider_id", ids)
-        return queryset.filter(provider_id__in=ids)
+        return queryset.filter(provider_id__any=ids)
 
 
     def filter_capability(self, queryset, name, value, conditions):
@@ -695,7 +695,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         if not value:
             return queryset
         providers = self._providers_answering("gpu_operator", value)
-        queryset = queryset.filter(provider_id__in=providers)
+        queryset = queryset.filter(provider_id__any=providers)
         if set(value) <= {"preinstalled", "add_on"}:
             conditions.clause([[("gpu_operator", ["yes"])]], question=name,
                               unknown_terms=[[("gpu_operator", [UNKNOWN])]])
@@ -717,14 +717,14 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         unknown=include, and counted (providers/data/region_basis.toml)."""
         if value in EMPTY_VALUES:
             return queryset
-        place = Q(region__iexact=value) if name == "region" else Q(**{f"{name}__in": list(value)})
+        place = Q(region__iexact=value) if name == "region" else Q(**{f"{name}__any": list(value)})
         conditions.offer_condition(place & Q(region_confirmed=True), place & ~Q(region_confirmed=True), name)
         return queryset
 
     def filter_form_factor(self, queryset, name, value, conditions):
         """The offer's form factor; an offer whose source states none is unknown (left out unless unknown=include)."""
         if value:
-            conditions.offer_condition(Q(form_factor__in=list(value)), Q(form_factor=""), name)
+            conditions.offer_condition(Q(form_factor__any=list(value)), Q(form_factor=""), name)
         return queryset
 
     def filter_fee(self, queryset, name, value):

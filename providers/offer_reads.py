@@ -15,11 +15,13 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
-from django.db.models import Count, Q, QuerySet
+from django.db.models import BooleanField, Count, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from . import pricing
 from .filters import MACHINE
+from .lookups import bigints
 from .models import (
     DataVersion,
     Offer,
@@ -103,26 +105,44 @@ def offer_ids(*, filters) -> QuerySet:
 def offer_page_ids(*, filters, offset: int, limit: int) -> list[int]:
     """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
 
-    When the filters name a list of GPU models or providers (or capability answers that resolve to providers) and
-    the order is one that a (gpu | provider, order columns, id) index serves, each value is read as its own index
-    range, at most offset + limit entries of it, and the ranges are merged in order (UNION ALL ... ORDER BY ...
-    LIMIT): with `gpu_id IN (...)` the planner walks the whole price index instead and filters out every other GPU's
-    offers (310,000 rows for the H100 page at 1,000,000 offers). The same rows in the same order as the plain query
-    (tests/api/test_offer_pages.py); PostgreSQL only (SQLite cannot order and limit inside a compound query)."""
-    return [row[0] for row in _page_ids_queryset(filters, offset, limit)]
+    On PostgreSQL one statement whose text depends only on which filters are set (_page_ids_sql): the filter
+    values, the page and the id lists are parameters, so the prepared statement and its plan are reused from one
+    request to the next. Elsewhere the plain query. Same rows either way (tests/api/test_offer_pages.py)."""
+    if connection.vendor != "postgresql":
+        return list(filters.bare_qs.values_list("id", flat=True)[offset:offset + limit])
+    try:
+        sql, params = _page_ids_sql(filters, offset, limit)
+    except EmptyResultSet:  # a filter that resolved to no ids at all
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return [row[0] for row in cursor.fetchall()]
 
 
-def _page_ids_queryset(filters, offset: int, limit: int) -> QuerySet:
-    """The page's ids (first column) in order: the plain query, or the merged index ranges (offer_page_ids)."""
+def _page_ids_sql(filters, offset: int, limit: int) -> tuple[str, list]:
+    """(sql, params) of the page's ids in order (PostgreSQL).
+
+    When the filters name a list of GPU models, providers or profiles (capability answers resolve to profiles) and
+    the order is one that a (gpu | provider | profile, order columns, id) index serves, each value is read as its
+    own index range, at most offset + limit entries of it, and the ranges are merged in order: the list is one array
+    parameter unnested and joined LATERAL to the range's read, so the statement is the same for 2 or 250 values.
+    With `gpu_id = ANY(...)` alone the planner walks the whole price index instead and filters out every other
+    GPU's offers (310,000 rows for the H100 page at 1,000,000 offers)."""
     offers = filters.bare_qs
-    split = _range_split(filters) if connection.vendor == "postgresql" else None
+    split = _range_split(filters)
     if split is None:
-        return offers.values_list("id")[offset:offset + limit]
+        sql, params = offers.values_list("id").query.sql_with_params()
+        return f"{sql} LIMIT %s OFFSET %s", [*params, *bigints([limit, offset])]
     column, values = split
-    branches = [offers.filter(**{column: value}).values_list("id", *_order_columns(offers))[:offset + limit]
-                for value in values]
-    merged = branches[0].union(*branches[1:], all=True).order_by(*_order_positions(offers))
-    return merged[offset:offset + limit]
+    quote = connection.ops.quote_name
+    columns = _order_columns(offers)
+    in_range = RawSQL(f'{quote(Offer._meta.db_table)}.{quote(column)} = "ranges"."value"', (),
+                      output_field=BooleanField())
+    sql, params = offers.filter(in_range).values_list("id", *columns).query.sql_with_params()
+    order = "".join(f'"range".{quote(name)} ASC NULLS LAST, ' for name in columns)
+    return (f'SELECT "range"."id" FROM unnest(%s::bigint[]) AS "ranges"("value") CROSS JOIN LATERAL ({sql} LIMIT %s) '
+            f'AS "range" ORDER BY {order}"range"."id" LIMIT %s OFFSET %s',
+            [bigints(values), *params, *bigints([offset + limit, limit, offset])])
 
 
 def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
@@ -137,18 +157,10 @@ def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None)
         return rows
 
     try:
-        page = _page_ids_queryset(filters, offset, limit)
-        sql, params = page.query.sql_with_params()
+        sql, params = _page_ids_sql(filters, offset, limit)
     except EmptyResultSet:  # a filter that resolved to no ids at all
         return []
-    if page.query.combinator:
-        # A compound query's rows carry their ordering columns: aggregate its ids in that same order.
-        quote = connection.ops.quote_name
-        order = ", ".join(f"u.{quote(name)} ASC NULLS LAST" for name in _order_columns(filters.bare_qs))
-        ids = f"(SELECT array_agg(u.{quote('id')} ORDER BY {order}, u.{quote('id')}) FROM ({sql}) u)"
-    else:
-        ids = f"ARRAY({sql})"
-    sql = _offer_page_sql().replace("{ids}", ids)
+    sql = _offer_page_sql().replace("{ids}", f"ARRAY({sql})")
     cutoff = stale_cutoff(now=now)
     moment = now or timezone.now()
     rows = []
@@ -210,13 +222,6 @@ def _order_columns(offers: QuerySet) -> tuple[str, ...]:
     return tuple(columns)
 
 
-def _order_positions(offers: QuerySet) -> list:
-    """The same ordering over the merged rows, whose columns are (id, ordering columns...)."""
-    from django.db.models import F
-
-    return [*(F(name).asc(nulls_last=True) for name in _order_columns(offers)), "id"]
-
-
 def _range_split(filters) -> tuple[str, list[int]] | None:
     """(column, values) to read as one index range per value, or None for the plain query."""
     if filters.form.cleaned_data.get("include_inactive"):
@@ -228,7 +233,7 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
         return None
     for column in columns:
         values = filters.resolved_ids.get(column)
-        if values is not None and 1 < len(values) <= MAX_RANGES.get(column, 40):
+        if values and len(values) <= MAX_RANGES.get(column, 40):
             return column, sorted(values)
     return None
 

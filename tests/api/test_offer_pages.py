@@ -1,6 +1,7 @@
-"""A page of offers read as one index range per GPU model or provider, merged in order (offer_reads.offer_page_ids'
-UNION ALL path), holds the same offers in the same order as the plain query, for every filter that takes it, on
-every page, ties and unknown prices included."""
+"""A page of offers read as one index range per GPU model, provider or machine profile, merged in order
+(offer_reads.offer_page_ids' LATERAL path), holds the same offers in the same order as the plain query, for every
+filter that takes it, on every page, ties and unknown prices included; and the statement's text does not change with
+the filter values, the page or the number of ranges (issue #41, item 3)."""
 
 from decimal import Decimal
 
@@ -37,6 +38,7 @@ def crowd(world):
 
 
 QUERIES = [
+    "gpu=h100-sxm",
     "gpu=h100-sxm,l4",
     "gpu=h100-sxm,l4,mi300x&price_per_gpu_hour_max=4",
     "gpu_family=H100,L4&continent=NA",
@@ -84,7 +86,7 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
     assert split is None or split[0] != "kubernetes_profile_id"
 
 
-@pytest.mark.parametrize("query", ["", "gpu=h100-sxm", "gpu=h100-sxm,l4&ordering=-gpu_memory",
+@pytest.mark.parametrize("query", ["", "gpu=h100-sxm,l4&ordering=-gpu_memory",
                                    "provider=crowd-0,crowd-1&include_inactive=true",
                                    "gpu=l4,h100-sxm&ordering=provider"])
 def test_queries_no_index_range_serves_read_the_plain_way(crowd, query):
@@ -106,3 +108,38 @@ def test_the_api_pages_through_a_merged_query_without_gaps_or_repeats(api, crowd
     assert filterset.is_valid()
     assert seen == list(filterset.bare_qs.values_list("id", flat=True))
     assert len(seen) == data["count"]
+
+
+def page_statements(query, offset=0, limit=50):
+    """The SQL text, placeholders and all, of every statement on the offers table that one page of the offers list
+    and its count send."""
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    sent = []
+
+    def record(execute, sql, params, many, context):
+        sent.append(sql)
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        rows = offer_reads.offer_page(filters=filterset, offset=offset, limit=limit)
+        count = offer_reads.offer_count(filters=filterset)
+    return [sql for sql in sent if 'FROM "providers_offer"' in sql or 'JOIN "providers_offer"' in sql], rows, count
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    ("gpu=h100-sxm", "gpu=h100-sxm,l4,mi300x"),  # one range or three
+    ("provider=crowd-0,crowd-1", "provider=crowd-0,crowd-1,crowd-2,crowd-3,alpha"),
+    ("offering=managed&continent=NA", "offering=byo&continent=EU,NA"),  # other profiles, other places
+    ("gpu=l4&price_per_gpu_hour_max=2", "gpu=h100-sxm,l4&price_per_gpu_hour_max=3.5"),
+])
+def test_the_page_and_count_statements_do_not_change_with_the_values(crowd, settings, first, second):
+    """Requests that differ only in their values (how many GPUs, providers or profiles they resolve to, which
+    places, which price, which page) send the same statements, so a prepared statement and its plan are reused:
+    with IN lists and a UNION ALL branch per value, every length of list was a statement of its own."""
+    settings.OFFER_COUNT_CACHE_SECONDS = 0  # the count's own statement, not a kept count
+    one, rows_one, count_one = page_statements(first)
+    two, rows_two, count_two = page_statements(second, offset=5, limit=7)
+    assert one and one == two
+    assert rows_one and rows_two and count_one and count_two  # both read offers: the statements were not empty
+    assert "UNION" not in " ".join(one)

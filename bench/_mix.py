@@ -104,6 +104,8 @@ def datasette(params: list[tuple[str, str]]) -> str:
             out.append(("provider_slug__in", value))
         elif name == "continent":
             out.append(("continent", value))
+            if not include:  # the API keeps regions the provider confirms (providers.filters.filter_place)
+                out.append(("region_confirmed", "1"))
         elif name == "gpu_count_min":
             out.append(("gpu_count__gte", value))
         elif name == "gpu_memory_min":

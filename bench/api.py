@@ -81,7 +81,8 @@ GOALS = {"datasette": 1.0, "hand": 0.8}  # the API's requests/second over the si
 
 FLAT_COLUMNS = [
     "id", "provider_slug", "provider_name", "provider_kind", "source_slug", "instance_type", "region", "country",
-    "continent", "gpu_slug", "gpu_name", "gpu_vendor", "gpu_family", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb",
+    "continent", "region_confirmed", "gpu_slug", "gpu_name", "gpu_vendor", "gpu_family", "gpu_count",
+    "gpu_memory_gb", "vcpus", "ram_gb",
     "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "price_per_gpu_hour_usd",
     "spot_price_per_gpu_hour_usd", "availability", "first_seen", "last_seen", "is_active",
 ]
@@ -91,10 +92,10 @@ FLAT_COLUMNS = [
 PROFILE_COLUMNS = ["managed_node", "byo", "mig", "mps", "time_slicing", "rdma", "fabric", "fabric_class",
                    "gpu_operator", "scale_to_zero", "spot_nodes"]
 SQLITE_TYPES = {
-    "id": "INTEGER PRIMARY KEY", "is_active": "INTEGER", "gpu_count": "REAL", "gpu_memory_gb": "REAL", "vcpus": "REAL",
-    "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL", "price_hour_usd": "REAL",
-    "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL", "spot_price_per_gpu_hour_usd": "REAL",
-    "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
+    "id": "INTEGER PRIMARY KEY", "is_active": "INTEGER", "region_confirmed": "INTEGER", "gpu_count": "REAL",
+    "gpu_memory_gb": "REAL", "vcpus": "REAL", "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL",
+    "price_hour_usd": "REAL", "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL",
+    "spot_price_per_gpu_hour_usd": "REAL", "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
 }
 
 
@@ -194,10 +195,10 @@ def export_sqlite(path: Path) -> int:
     profiles = {row[0]: row[1:] for row in KubernetesProfile.objects.values_list("id", *PROFILE_COLUMNS, "answers")}
     rows = Offer.objects.order_by("id").values_list(
         "id", "provider__slug", "provider__name", "provider__kind", "source__slug", "instance_type", "region",
-        "country", "continent", "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu_count", "gpu_memory_gb",
-        "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd",
-        "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "first_seen", "last_seen",
-        "is_active", "kubernetes_profile_id",
+        "country", "continent", "region_confirmed", "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family",
+        "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd",
+        "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "first_seen",
+        "last_seen", "is_active", "kubernetes_profile_id",
     )
     database = sqlite3.connect(path)
     columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order"]
@@ -211,6 +212,8 @@ def export_sqlite(path: Path) -> int:
         values = [float(v) if hasattr(v, "as_tuple") else (v.isoformat() if hasattr(v, "isoformat") else v)
                   for v in values]
         values[-1] = 1 if values[-1] else 0
+        confirmed = FLAT_COLUMNS.index("region_confirmed")
+        values[confirmed] = 1 if values[confirmed] else 0
         *states, answers = profiles.get(profile_id) or (*(["unknown"] * len(PROFILE_COLUMNS)), None)
         kubernetes = json.dumps(kubernetes_states(kubernetes_data(answers)))  # as the API lists it
         order = [NO_PRICE if values[FLAT_COLUMNS.index(column)] is None else values[FLAT_COLUMNS.index(column)]

@@ -161,8 +161,9 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         if name in params:
             conditions.append(f"{column_} {op} %s")
             values.append(params[name][0])
-    if "continent" in params:
-        conditions.append("continent = ANY(%s)")
+    if "continent" in params:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
+        include = params.get("unknown", ["exclude"])[0] == "include"
+        conditions.append("continent = ANY(%s)" if include else "continent = ANY(%s) AND region_confirmed")
         values.append(listed("continent"))
     if "spot" in params:
         conditions.append("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL")

@@ -144,14 +144,19 @@ def _amount(cell: dict, fail, where: str) -> Decimal | None:
     return amount
 
 
-def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
-    records = []
+def toml_files(directory: Path):
+    """(path, data) of each TOML file of a curated directory, in name order; a file that is not TOML is an error."""
     for path in sorted(directory.glob("*.toml")):
         try:
             with path.open("rb") as handle:
-                data = tomllib.load(handle)
+                yield path, tomllib.load(handle)
         except tomllib.TOMLDecodeError as exc:
             raise CuratedDataError(f"{path.name}: not valid TOML: {exc}") from exc
+
+
+def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
+    records = []
+    for path, data in toml_files(directory):
         record = parse_provider(data, origin=path.name)
         if record.slug != path.stem:
             raise CuratedDataError(f"{path.name}: slug {record.slug!r} must match the file name")
@@ -307,12 +312,7 @@ def _fabric_fields(fail, at: str, key: str, value, cell: dict, *, catalog: bool)
 
 def load_instance_types(directory: Path = INSTANCE_TYPES_DIR) -> list[InstanceTypeFile]:
     files = []
-    for path in sorted(directory.glob("*.toml")):
-        try:
-            with path.open("rb") as handle:
-                data = tomllib.load(handle)
-        except tomllib.TOMLDecodeError as exc:
-            raise CuratedDataError(f"{path.name}: not valid TOML: {exc}") from exc
+    for path, data in toml_files(directory):
         parsed = parse_instance_types(data, origin=path.name)
         if not path.stem.startswith(parsed.provider):
             raise CuratedDataError(f"{path.name}: provider {parsed.provider!r} must start the file name")

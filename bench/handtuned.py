@@ -8,8 +8,8 @@ and joined LATERAL, when a list of them is asked, as offer_reads.offer_page_ids 
 Kubernetes filters (`offering`, `mig`, `rdma`, `unknown`: the ids of the matching profiles, from the profiles'
 answers read once per data version; with unknown=exclude read as one index range per profile as the API does),
 and the same JSON fields (each offer's `kubernetes` answers, the states its stored profile holds as columns, as
-the list gives them without kubernetes_reasons) and `count` rule as `/api/v1/offers/`: exact, kept until the data
-version changes (providers.DataVersion). orjson when it is installed, else json.
+the list gives them without kubernetes_reasons), `count` rule (exact, counted for every request) and
+`left_out_for_unknown` counts (total and per provider) as `/api/v1/offers/`. orjson when it is installed, else json.
 
 It knows the parameters bench/_mix.py draws only (gpu, provider, price_per_gpu_hour_max, offering, mig, rdma,
 unknown, continent, gpu_count_min, gpu_memory_min, spot, ordering, page, page_size) and nothing of validation: it is a
@@ -70,7 +70,6 @@ NO_PROFILE = {question: ({"answer": "unknown", "fabric": "unknown", "efa_interfa
 _local = threading.local()
 _lock = threading.Lock()
 _catalog: dict = {"version": None}
-_counts: dict = {}
 
 
 def connection() -> psycopg.Connection:
@@ -109,7 +108,6 @@ def catalog(cursor, version) -> dict:
     with _lock:
         _catalog.clear()
         _catalog.update(fresh)
-        _counts.clear()
     return fresh
 
 
@@ -128,9 +126,15 @@ RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 
 
-def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int]] | None]:
-    """Conditions, their parameters and the (column, ids) list to split into index ranges, if any."""
-    conditions, values = ["is_active"], []
+def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int]] | None,
+                                                                  tuple[str, list] | None]:
+    """Conditions, their parameters, the (column, ids) list to split into index ranges, if any, and the WHERE of the
+    offers these filters leave out only because an answer is unknown (what unknown=include would add: the API's
+    `left_out_for_unknown`), if a filter can leave one out."""
+    include = params.get("unknown", ["exclude"])[0] == "include"
+    parts: list[tuple[str, list]] = [("is_active", [])]
+    # A filter whose answer may be unknown: (strict condition, its values, loose condition, its values).
+    unknowable: list[tuple[str, list, str, list]] = []
     resolved: dict[str, list[int]] = {}
 
     def listed(name):
@@ -138,42 +142,53 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
 
     if "gpu" in params:
         resolved["gpu_id"] = ids = sorted({cat["gpus"][slug] for slug in listed("gpu")})
-        conditions.append("gpu_id = ANY(%s)")
-        values.append(ids)
+        parts.append(("gpu_id = ANY(%s)", [ids]))
     if "provider" in params:
         resolved["provider_id"] = ids = sorted({cat["providers"][slug] for slug in listed("provider")})
-        conditions.append("provider_id = ANY(%s)")
-        values.append(ids)
+        parts.append(("provider_id = ANY(%s)", [ids]))
     asked = [K8S_TERMS[(name, value)] for name in ("offering", "mig", "rdma") for value in listed(name)]
     if asked:
-        include = params.get("unknown", ["exclude"])[0] == "include"
-        allowed = [(column_, {state, "unknown"} if include else {state}) for column_, state in asked]
-        ids = sorted(profile_id for profile_id, answers in cat["profiles"].items()
-                     if all(answers[column_] in states for column_, states in allowed))
+        # With unknown=include an "unknown" answer matches too, and so does an offer without a profile.
+        widened = sorted(profile_id for profile_id, answers in cat["profiles"].items()
+                         if all(answers[column_] in (state, "unknown") for column_, state in asked))
+        either = "(kubernetes_profile_id = ANY(%s) OR kubernetes_profile_id IS NULL)"
         if include:
-            conditions.append("(kubernetes_profile_id = ANY(%s) OR kubernetes_profile_id IS NULL)")
+            parts.append((either, [widened]))
         else:
-            conditions.append("kubernetes_profile_id = ANY(%s)")
+            ids = sorted(profile_id for profile_id, answers in cat["profiles"].items()
+                         if all(answers[column_] == state for column_, state in asked))
             resolved["kubernetes_profile_id"] = ids
-        values.append(ids)
+            unknowable.append(("kubernetes_profile_id = ANY(%s)", [ids], either, [widened]))
     for name, column_, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
                               ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
         if name in params:
-            conditions.append(f"{column_} {op} %s")
-            values.append(params[name][0])
+            parts.append((f"{column_} {op} %s", [params[name][0]]))
     if "continent" in params:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
-        include = params.get("unknown", ["exclude"])[0] == "include"
-        conditions.append("continent = ANY(%s)" if include else "continent = ANY(%s) AND region_confirmed")
-        values.append(listed("continent"))
+        continents = listed("continent")
+        if include:
+            parts.append(("continent = ANY(%s)", [continents]))
+        else:
+            unknowable.append(("continent = ANY(%s) AND region_confirmed", [continents], "continent = ANY(%s)",
+                               [continents]))
     if "spot" in params:
-        conditions.append("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL")
+        parts.append(("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL", []))
     split = None
     for candidate in RANGE_INDEXED.get(column, ()):
         ids = resolved.get(candidate)
         if ids and len(ids) <= MAX_RANGES[candidate]:
             split = (candidate, ids)
             break
-    return conditions, values, split
+    conditions = [sql for sql, _v in parts] + [sql for sql, *_rest in unknowable]
+    values = [value for _sql, vs in parts for value in vs] + [value for _s, vs, *_rest in unknowable for value in vs]
+    left_out = None
+    if unknowable:
+        every = " AND ".join(f"({sql})" for sql, *_rest in unknowable)
+        where = " AND ".join([*(sql for sql, _v in parts), *(loose for *_s, loose, _lv in unknowable),
+                              f"NOT COALESCE({every}, false)"])
+        left_out = (where, [*(value for _sql, vs in parts for value in vs),
+                            *(value for *_s, _l, lvs in unknowable for value in lvs),
+                            *(value for _s, vs, *_rest in unknowable for value in vs)])
+    return conditions, values, split, left_out
 
 
 def page_sql(conditions, values, split, column, descending, offset, size) -> tuple[str, list]:
@@ -258,12 +273,16 @@ def application(environ, start_response):
     with connection().cursor() as cursor:
         version = data_version(cursor)
         cat = catalog(cursor, version)
-        conditions, values, split = where_clause(params, cat, column)
-        key = (version, tuple(sorted((name, tuple(v)) for name, v in params.items())))
-        count = _counts.get(key)
-        if count is None:
-            cursor.execute(f"SELECT count(*) FROM providers_offer WHERE {' AND '.join(conditions)}", values)
-            count = _counts[key] = cursor.fetchone()[0]
+        conditions, values, split, left_out_where = where_clause(params, cat, column)
+        cursor.execute(f"SELECT count(*) FROM providers_offer WHERE {' AND '.join(conditions)}", values)
+        count = cursor.fetchone()[0]
+        left_out = {}
+        if left_out_where is not None:
+            where, where_values = left_out_where
+            cursor.execute(f"SELECT provider_id, count(*) FROM providers_offer WHERE {where} GROUP BY provider_id",
+                           where_values)
+            slugs = {provider_id: slug for slug, provider_id in cat["providers"].items()}
+            left_out = {slugs[provider_id]: n for provider_id, n in cursor.fetchall()}
         sql, sql_values = page_sql(conditions, values, split, column, descending, (page - 1) * size, size)
         cursor.execute(sql, sql_values)
         rows = cursor.fetchall()
@@ -278,6 +297,7 @@ def application(environ, start_response):
         "count": count,
         "next": link(page + 1) if page * size < count else None,
         "previous": link(page - 1) if page > 1 else None,
+        "left_out_for_unknown": {"total": sum(left_out.values()), "by_provider": left_out},
         "results": [row_data(row, url_head, cutoff) for row in rows],
     })
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])

@@ -84,11 +84,11 @@ def _explain(query: str) -> None:
     with versions.data_version_scope(), CaptureQueriesContext(connection) as captured:
         filterset = offer_filterset(QueryDict(query))
         assert filterset.is_valid(), filterset.errors
-        offer_reads._versioned_count(filterset.bare_qs)
+        offer_reads.offer_count(filters=filterset)
         offer_reads.offer_page(filters=filterset, offset=0, limit=50)
     statements = [q["sql"] for q in captured.captured_queries if "providers_offer" in q["sql"]]
     with connection.cursor() as cursor:
-        for label, sql in zip(("count (once per data version)", "page (every request)"), statements, strict=False):
+        for label, sql in zip(("count", "page"), statements, strict=False):
             cursor.execute(f"EXPLAIN (ANALYZE, COSTS OFF) {sql}")
             report("  %s:", label)
             for (line,) in cursor.fetchall():

@@ -6,8 +6,7 @@
 - `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
   or profile merged in order: the plain query).
 
-Mechanisms the project switches with a setting are switched there by bench/api.py (
-OFFER_COUNT_CACHE_SECONDS=0, DATABASE_PREPARED_STATEMENTS=false). A function the code no longer has is reported on
+A function the code no longer has is reported on
 stderr and skipped, so the bench still runs on a tree that removed it."""
 
 from __future__ import annotations

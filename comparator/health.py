@@ -175,7 +175,7 @@ def metrics_text(now: float | None = None) -> str:
                [({}, failures.count)])
     out.family("comparator_kept_lookups_total", "counter",
                "Reads of values kept until the data changes, in the process that answered: `remembered` lookups "
-               "(catalog slugs, capability and profile ids, left-out counts) and exact offer counts; hit or miss.",
+               "(catalog slugs, capability and profile ids, left-out counts); hit or miss.",
                [({"cache": cache, "result": result}, tally.counts[cache, result])
                 for cache in tally.CACHES for result in ("hit", "miss")])
     out.family("comparator_metrics_generated_timestamp_seconds", "gauge", "When this exposition was read.",

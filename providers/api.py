@@ -239,8 +239,7 @@ class ApiPagination(PageNumberPagination):
             # A page past the end is a missing object (404), not a malformed request: the schema allows any page >= 1.
             raise NotFound(f"Page {number} is past the last page ({paginator.num_pages}).") from None
         if count is not None:
-            # Django cuts the last page at `count`; a given count may be a cached one (offer_reads.offer_count), and the
-            # rows are read live whatever it says.
+            # Django cuts the last page at `count`; the rows are read by `fetch` or sliced by the page size.
             start = (number - 1) * page_size
             self.page.object_list = (fetch(start, page_size) if fetch is not None
                                      else queryset[start:start + page_size])

@@ -644,9 +644,9 @@ DATA_VERSION_TABLES = ("providers_offer", "providers_capability", "providers_pro
 class DataVersion(models.Model):
     """One row (id 1) whose `version` the database raises after every write to DATA_VERSION_TABLES.
 
-    What is derived from those tables and kept between requests (offer counts, the slug and capability lookups of
-    the OfferFilterSet) is kept under the version it was read with, so it is exact until the data changes and never
-    after: providers.versions.data_version. Nothing in Python writes it."""
+    What is derived from those tables and kept between requests (the slug and capability lookups of the
+    OfferFilterSet, its left-out counts) is kept under the version it was read with, so it is exact until the data
+    changes and never after: providers.versions.data_version. Nothing in Python writes it."""
 
     version = models.BigIntegerField(default=0)
 

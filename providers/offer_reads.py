@@ -1,18 +1,14 @@
 """The offers list as the API, the offers page and the exports read it: the count, the page's ids (one index range
 per provider, GPU or profile where that is faster), the page cursor, the rows and their stored Kubernetes answers.
 The filters come from providers.filters (one OfferFilterSet per request); nothing here is kept between requests
-except what is keyed by the data version or a profile's computed_at."""
+except the stored answers, keyed by a profile's computed_at."""
 
 from __future__ import annotations
 
 import functools
-import hashlib
 import operator
 from datetime import datetime
-from decimal import Decimal
 
-from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import BooleanField, Count, Q, QuerySet
@@ -22,72 +18,16 @@ from django.utils import timezone
 from . import pricing
 from .filters import MACHINE
 from .lookups import bigints
-from .models import (
-    DataVersion,
-    Offer,
-)
+from .models import Offer
 from .selectors import offer_list, stale_cutoff
-from .versions import data_version, scope_version, tally
 
 
 def offer_count(*, filters) -> int:
-    """How many offers a bound, valid OfferFilterSet matches: exact, and kept until the data changes.
-
-    Counted on bare offers (the same filters as offers_filtered, without offer_list's joins and stale annotation,
-    which a count does not need). The count is kept in the default cache (Redis when CACHE_URL is set) under the
-    normalised filters and the DataVersion, which the database raises with every write to the offers or the tables
-    the filters read (a scrape run, an admin edit, a curated sync), in the writer's own transaction: a reader sees a
-    new version exactly when it can see the new rows. On a miss, the count and the version it belongs to are read in
-    one statement (one snapshot), so a count is never kept under a version it does not belong to.
-    OFFER_COUNT_CACHE_SECONDS (settings) only bounds how long an unused count is kept; 0 switches caching off.
-    `seen_within_hours` depends on the clock, so such counts are never kept."""
-    seconds = settings.OFFER_COUNT_CACHE_SECONDS
-    data = filters.form.cleaned_data
-    if not seconds or data.get("seen_within_hours") is not None:
-        return filters.bare_qs.count()
-    version = scope_version()
-    if version is None:
-        version = data_version()
-    if version is None:
-        return filters.bare_qs.count()
-    count = cache.get(_offer_count_key(data, version=version))
-    tally.add("offer_count", count is not None)
-    if count is None:
-        version, count = _versioned_count(filters.bare_qs)
-        if version is not None:
-            cache.set(_offer_count_key(data, version=version), count, seconds)
-    return count
-
-
-def _versioned_count(offers: QuerySet) -> tuple[int | None, int]:
-    try:
-        sql, params = offers.order_by().values("pk").query.sql_with_params()
-    except EmptyResultSet:  # a filter that resolved to no ids at all: nothing to count, nothing worth keeping
-        return None, 0
-    table = connection.ops.quote_name(DataVersion._meta.db_table)
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT (SELECT version FROM {table} WHERE id = 1), (SELECT COUNT(*) FROM ({sql}) counted)",
-                       params)
-        return cursor.fetchone()
-
-
-def _offer_count_key(cleaned_data: dict, *, version: int) -> str:
-    """The same key for queries that select the same offers however they were written (order of values, `4` or
-    `4.00`, an ordering, empty parameters)."""
-    return f"offer-count:{version}:{_filters_digest(cleaned_data)}"
-
-
-def _filters_digest(cleaned_data: dict) -> str:
-    parts = []
-    for name, value in sorted(cleaned_data.items()):
-        if value in (None, "", []) or name == "ordering":
-            continue
-        if isinstance(value, list | tuple):
-            value = sorted({str(item) for item in value})
-        elif isinstance(value, Decimal):
-            value = str(value.normalize())
-        parts.append((name, value))
-    return hashlib.sha256(repr(parts).encode()).hexdigest()
+    """How many offers a bound, valid OfferFilterSet matches: exact, counted for every request on bare offers (the
+    same filters as offers_filtered, without offer_list's joins and stale annotation, which a count does not need).
+    A count kept under the data version earned nothing when every request differs (docs/performance.md), and was
+    removed."""
+    return filters.bare_qs.count()
 
 
 def offers_filtered(*, filters) -> QuerySet[Offer]:

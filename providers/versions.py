@@ -39,7 +39,7 @@ class _Tally:
     caches on the read path stay only while they earn their code (docs/performance.md), and these say how often they
     answer in production."""
 
-    CACHES = ("remembered", "offer_count")
+    CACHES = ("remembered",)
 
     def __init__(self) -> None:
         self.counts: collections.Counter = collections.Counter()

@@ -348,7 +348,7 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     paginator = Paginator(ids, PER_PAGE)
     paginator.count = offer_reads.offer_count(filters=filterset)  # a cached_property: setting it skips Django's own
     page = paginator.get_page(number)
-    # Sliced by the page size rather than up to the count, which may be a cached one: rows are always read live.
+    # Sliced by the page size rather than up to the count.
     start = (page.number - 1) * PER_PAGE
     page.object_list = offer_reads.offer_page(filters=filterset, offset=start, limit=PER_PAGE)
     return page

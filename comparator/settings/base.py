@@ -98,17 +98,6 @@ TEMPLATES = [
 ]
 
 
-def prepared_statements(database: dict) -> dict:
-    """On PostgreSQL, server-side parameter binding and prepared statements: psycopg prepares a statement once it
-    has run 5 times on a connection, so PostgreSQL plans the offers list's page query once per connection instead
-    of on every request (its planning took 1.8 ms of its 2.7 ms at 100,000 offers; README "API speed"). Django
-    leaves both off for connection poolers in transaction mode (PgBouncer before 1.21): behind one, set
-    DATABASE_PREPARED_STATEMENTS=false."""
-    if database.get("ENGINE") == "django.db.backends.postgresql" and env_bool("DATABASE_PREPARED_STATEMENTS", True):
-        database.setdefault("OPTIONS", {}).update(server_side_binding=True, prepare_threshold=5)
-    return database
-
-
 def timeouts(database: dict, *, statement_ms: str = "5000") -> dict:
     """Bounded waits on PostgreSQL (docs/operations.md, "Timeouts"): a connection attempt gives up after
     DATABASE_CONNECT_TIMEOUT seconds (a hung server becomes a 503, not a hung request), a statement after
@@ -124,10 +113,10 @@ def timeouts(database: dict, *, statement_ms: str = "5000") -> dict:
 
 
 DATABASES = {
-    "default": timeouts(prepared_statements(dj_database_url.parse(
+    "default": timeouts(dj_database_url.parse(
         os.environ.get("DATABASE_URL", f"sqlite:///{BASE_DIR / 'var' / 'comparator.sqlite3'}"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "60")),
-    )))
+    ))
 }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -271,10 +260,6 @@ CELERY_TIMEZONE = "UTC"
 
 # Offers whose source has not succeeded for this long are flagged stale to users.
 STALE_AFTER_HOURS = int(os.environ.get("STALE_AFTER_HOURS", "24"))
-# Offer counts (the API's `count`, the offers page's total) are kept in the default cache under the data version the
-# database raises with every write (providers.offer_reads.offer_count): exact until the data changes. This only bounds
-# how long an unused count is kept (seconds); 0 switches keeping counts off.
-OFFER_COUNT_CACHE_SECONDS = int(os.environ.get("OFFER_COUNT_CACHE_SECONDS", "86400"))
 
 # Cache: Redis when CACHE_URL is set (production, docker-compose), else this process's memory (the embedded default).
 # The digest's subscribe rate limits live here, so several web processes need the shared Redis cache. Optional at

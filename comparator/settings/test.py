@@ -8,10 +8,10 @@ import dj_database_url
 from .base import *  # noqa: F401,F403
 
 DATABASES = {
-    "default": timeouts(prepared_statements(dj_database_url.parse(  # noqa: F405 (from .base)
+    "default": timeouts(dj_database_url.parse(  # noqa: F405 (from .base)
         os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"),
         conn_max_age=int(os.environ.get("DATABASE_CONN_MAX_AGE", "0")),  # tests/faults serve with persistent ones
-    )), statement_ms="0")  # noqa: F405 (from .base)
+    ), statement_ms="0")
 }
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The end-to-end digest test starts a worker with EMAIL_BACKEND set to SMTP towards its loopback server.
@@ -20,9 +20,6 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
-# Counts are computed on every request, so tests that change offers between requests see them at once; the cache
-# itself is tested with this setting overridden (tests/api/test_offer_count_cache.py).
-OFFER_COUNT_CACHE_SECONDS = 0
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 # Many advise requests per minute across the suite: the throttle tests switch the limit on where they test it.

@@ -179,41 +179,16 @@ def offers_sync(
                 continue
             listed += 1
             values = normaliser.values(scraped, counts)
-            hold = pricing.held_because(
-                family=families.get(values[_GPU]), price=values[_PER_GPU], spot=values[_SPOT_PER_GPU],
-                stored_price=stored.price(index), stored_spot=stored.spot_price(index))
-            if hold is not None:
-                stated = (values[_CURRENCY], values[_PRICE], values[_SPOT])
-                if holds.get(key) == stated:
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: published: a second run states the price the "
-                                f"guard held ({hold})")
+            if _price_held(key, values, family=families.get(values[_GPU]), stored=stored, index=index,
+                           holds=holds, held_now=held_now, counts=counts):
+                refused.add(key)
+                if index is None:
+                    seen_new.add(key)
                 else:
-                    # Held: the stored offer keeps its published price and is neither updated nor deactivated.
-                    held_now[key] = (*stated, hold)
-                    refused.add(key)
-                    counts.held += 1
-                    counts.note(f"offer {key[0]!r} in {key[1]!r}: price held: {hold}")
-                    if index is None:
-                        seen_new.add(key)
-                    else:
-                        seen[index] = NAMED
-                    continue
-            # One live price per machine (providers/pricing.py): another source's live offer of the same SKU and
-            # region, or the provider's own API listing this size elsewhere only, decides whether this row is live.
-            other = others.get(key)
-            if other is not None:
-                other_id, held = other
-                incoming = pricing.Candidate(source.slug, source.kind, values[_AS_OF] or read_live)
-                winner, reason = pricing.preferred(held, incoming)
-                counts.note(f"offer {key[0]!r} in {key[1]!r}: {reason}")
-                if winner is incoming:
-                    displaced.append(other_id)
-                else:
-                    values = _inactive(values)
-            elif key[0] in api_regions and key[1] not in api_regions[key[0]] and "" not in api_regions[key[0]]:
-                counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only "
-                            f"in {', '.join(sorted(api_regions[key[0]])) or 'no region'}")
-                values = _inactive(values)
+                    seen[index] = NAMED
+                continue
+            values = _one_live_price(key, values, source=source, others=others, api_regions=api_regions,
+                                     read_live=read_live, displaced=displaced, counts=counts)
             if source.kind == "api":
                 listed_regions.setdefault(key[0], set()).add(key[1])
             machine = (key[0], values[_GPU], values[_GPU_COUNT])
@@ -241,40 +216,8 @@ def offers_sync(
             counts.note(reason)
         counts.skipped += len(result.rejected) - noted_rejected
         counts.corrected += len(result.corrections) - noted_corrections
-        if not rows and not result.capabilities and not result.kubernetes_facts:
-            raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
-        if rows and not listed:
-            # Every row was refused: nothing the response says can be published, so the run failed (issue #37).
-            raise ShrinkRefusedError(f"all {rows} rows of the response were refused; refusing it as a broken response")
-        refused |= result.rejected_keys
-        rejected_types = result.rejected_instance_types
-        unseen_active: list[int] = []
-        unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
-        for key, index in stored.index.items():
-            if seen[index] == LISTED:
-                continue
-            if key in refused or key[0] in rejected_types:
-                unread.append(stored.ids[index])
-            elif stored.active[index]:
-                unseen_active.append(stored.ids[index])
-        share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
-        if not allow_shrink and len(unseen_active) > max(1, share * stored.active_count):
-            raise ShrinkRefusedError(
-                f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
-                f"{stored.active_count} active ones (a {source.kind} source may lose at most {share:.0%} at once); "
-                "refusing it as a broken or partial response"
-            )
-        # Against the last good full set too, not only the stored one: runs that each lose a little under the share
-        # (95%, then 91%, then 89% of a catalog) must not erode a source unseen.
-        baseline = source.full_set_size
-        if not allow_shrink and baseline and baseline - listed > max(1, share * baseline):
-            raise ShrinkRefusedError(
-                f"response lists {listed} offers, under {1 - share:.0%} of the {baseline} that the source's fullest "
-                f"run since a shrink was last accepted listed; refusing it as a broken or partial response"
-            )
-        if allow_shrink or not baseline or listed > baseline:
-            DataSource.objects.filter(pk=source.pk).update(full_set_size=listed)
-            source.full_set_size = listed
+        unseen_active, unread = _shrink_guard(source=source, result=result, stored=stored, seen=seen,
+                                              refused=refused, rows=rows, listed=listed, allow_shrink=allow_shrink)
         del stored, seen
         _holds_save(source=source, run=run, held=held_now, now=now)
 
@@ -314,6 +257,90 @@ def offers_sync(
         # Offers stored before their machine had a profile (not by offers_sync): give them theirs.
         offer_kubernetes_refresh(source_ids=[source.pk], now=now)
     return counts
+
+
+def _price_held(key, values, *, family, stored, index, holds, held_now, counts: SyncCounts) -> bool:
+    """Whether the price guard (providers/pricing.py) holds this row: then the stored offer keeps its published price
+    and is neither updated nor deactivated, and the hold is noted in `held_now`. A row that states a held price again
+    is published."""
+    hold = pricing.held_because(family=family, price=values[_PER_GPU], spot=values[_SPOT_PER_GPU],
+                                stored_price=stored.price(index), stored_spot=stored.spot_price(index))
+    if hold is None:
+        return False
+    stated = (values[_CURRENCY], values[_PRICE], values[_SPOT])
+    if holds.get(key) == stated:
+        counts.note(f"offer {key[0]!r} in {key[1]!r}: published: a second run states the price the guard held "
+                    f"({hold})")
+        return False
+    held_now[key] = (*stated, hold)
+    counts.held += 1
+    counts.note(f"offer {key[0]!r} in {key[1]!r}: price held: {hold}")
+    return True
+
+
+def _one_live_price(key, values, *, source, others, api_regions, read_live, displaced: list[int],
+                    counts: SyncCounts) -> tuple:
+    """One live price per machine (providers/pricing.py): another source's live offer of the same SKU and region, or
+    the provider's own API listing this size elsewhere only, decides whether this row is live. The row's values,
+    inactive when it is not; another source's offer this row displaces is added to `displaced`."""
+    other = others.get(key)
+    if other is not None:
+        other_id, held = other
+        incoming = pricing.Candidate(source.slug, source.kind, values[_AS_OF] or read_live)
+        winner, reason = pricing.preferred(held, incoming)
+        counts.note(f"offer {key[0]!r} in {key[1]!r}: {reason}")
+        if winner is incoming:
+            displaced.append(other_id)
+            return values
+        return _inactive(values)
+    regions = api_regions.get(key[0])
+    if regions is not None and key[1] not in regions and "" not in regions:
+        counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only in "
+                    f"{', '.join(sorted(regions)) or 'no region'}")
+        return _inactive(values)
+    return values
+
+
+def _shrink_guard(*, source, result, stored, seen, refused: set, rows: int, listed: int,
+                  allow_shrink: bool) -> tuple[list[int], list[int]]:
+    """(stored active offers the response no longer names, to deactivate; stored offers of refused rows, left as
+    they are), once the response is read; or ShrinkRefusedError for a response that is empty, all refused, or would
+    deactivate more than the source's kind may lose at once, against the stored offers or the last good full set."""
+    if not rows and not result.capabilities and not result.kubernetes_facts:
+        raise ShrinkRefusedError("the response is empty; refusing it as a broken response")
+    if rows and not listed:
+        # Every row was refused: nothing the response says can be published, so the run failed (issue #37).
+        raise ShrinkRefusedError(f"all {rows} rows of the response were refused; refusing it as a broken response")
+    refused = refused | result.rejected_keys
+    rejected_types = result.rejected_instance_types
+    unseen_active: list[int] = []
+    unread: list[int] = []  # offers of refused rows: neither updated, deactivated nor seen
+    for key, index in stored.index.items():
+        if seen[index] == LISTED:
+            continue
+        if key in refused or key[0] in rejected_types:
+            unread.append(stored.ids[index])
+        elif stored.active[index]:
+            unseen_active.append(stored.ids[index])
+    share = MAX_DEACTIVATED_SHARE.get(source.kind, min(MAX_DEACTIVATED_SHARE.values()))
+    if not allow_shrink and len(unseen_active) > max(1, share * stored.active_count):
+        raise ShrinkRefusedError(
+            f"response lists {listed} offers but would deactivate {len(unseen_active)} of "
+            f"{stored.active_count} active ones (a {source.kind} source may lose at most {share:.0%} at once); "
+            "refusing it as a broken or partial response"
+        )
+    # Against the last good full set too, not only the stored one: runs that each lose a little under the share
+    # (95%, then 91%, then 89% of a catalog) must not erode a source unseen.
+    baseline = source.full_set_size
+    if not allow_shrink and baseline and baseline - listed > max(1, share * baseline):
+        raise ShrinkRefusedError(
+            f"response lists {listed} offers, under {1 - share:.0%} of the {baseline} that the source's fullest "
+            f"run since a shrink was last accepted listed; refusing it as a broken or partial response"
+        )
+    if allow_shrink or not baseline or listed > baseline:
+        DataSource.objects.filter(pk=source.pk).update(full_set_size=listed)
+        source.full_set_size = listed
+    return unseen_active, unread
 
 
 # How a stored offer was named by the response being read (offers_sync's `seen`).

@@ -129,7 +129,8 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
             "and a recording would rewind it"
         )
     run = _started(ScrapeRun, source, offline=offline, what="run")
-    try:
+    with _failures_recorded(run, slug=slug, failed="source %s failed: %s",
+                            stopped="stopped: the run exceeded its time limit; stored offers were kept") as outcome:
         client = registry.make_client(slug, offline=offline, transport=transport, edition=edition)
         result = client.fetch()
         # A live price answer that states stock is a check too (Lambda's capacity, RunPod's stockStatus): noted as
@@ -160,23 +161,8 @@ def _source_scrape_locked(*, slug: str, offline: bool, transport: httpx.BaseTran
             if not offline:
                 # Freshness means a live answer from the source; the bundled snapshot stays flagged as not live.
                 DataSource.objects.filter(pk=source.pk).update(last_success_at=run.started_at)
-    except NotConfiguredError as exc:
-        _fail(run, RunStatus.NOT_CONFIGURED, str(exc))
-        logger.info("source %s not configured: %s", slug, exc)
+    if outcome.failed:
         return run
-    except ScrapeError as exc:
-        _fail(run, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
-        logger.warning("source %s failed: %s", slug, exc)
-        if isinstance(exc, TransientScrapeError):
-            raise
-        return run
-    except SoftTimeLimitExceeded:
-        _fail(run, RunStatus.FAILED, "stopped: the run exceeded its time limit; stored offers were kept")
-        logger.error("source %s stopped at its time limit", slug)
-        raise
-    except Exception as exc:
-        _fail(run, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
-        raise
     logger.info(
         "source %s: %s created, %s updated, %s unchanged, %s deactivated, %s rejected, %s held, unknown GPUs %s; "
         "capabilities %s changed, %s rejected; %s Kubernetes facts",
@@ -194,6 +180,38 @@ def _stock_noted(offers: Iterable[ScrapedOffer], stated: list[ScrapedAvailabilit
             stated.append(ScrapedAvailability(offer.instance_type, offer.region, offer.availability,
                                               offer.available_count))
         yield offer
+
+
+class _Outcome:
+    failed = False
+
+
+@contextmanager
+def _failures_recorded(record, *, slug: str, failed: str, stopped: str):
+    """What a price run or a stock poll records when it fails, the same for both. Not configured, and a scrape error
+    that is not transient, are recorded and end the run (`outcome.failed`: the caller returns the record); a
+    transient error (retried by the task), the time limit and anything unexpected are recorded and raised. `failed`
+    is the warning logged for a scrape error (slug, error); `stopped` the error recorded at the time limit."""
+    outcome = _Outcome()
+    try:
+        yield outcome
+    except NotConfiguredError as exc:
+        _fail(record, RunStatus.NOT_CONFIGURED, str(exc))
+        logger.info("source %s not configured: %s", slug, exc)
+        outcome.failed = True
+    except ScrapeError as exc:
+        _fail(record, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
+        logger.warning(failed, slug, exc)
+        if isinstance(exc, TransientScrapeError):
+            raise
+        outcome.failed = True
+    except SoftTimeLimitExceeded:
+        _fail(record, RunStatus.FAILED, stopped)
+        logger.error("source %s stopped at its time limit", slug)
+        raise
+    except Exception as exc:
+        _fail(record, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        raise
 
 
 def _fail(run: ScrapeRun, status: str, error: str) -> None:
@@ -227,7 +245,8 @@ def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.Base
     source = source_register(registry.SOURCES[slug].info)
     poll = _started(AvailabilityPoll, source, offline=offline, what="poll")
     started = poll.started_at
-    try:
+    with _failures_recorded(poll, slug=slug, failed="availability of %s not updated, keeping the last known states: %s",
+                            stopped="stopped: the poll exceeded its time limit; stored states were kept") as outcome:
         known = set(Offer.objects.filter(source=source, is_active=True).values_list("instance_type", "region"))
         if not known:
             raise ScrapeError("no stored offers to check yet: the source's price run comes first")
@@ -244,21 +263,8 @@ def _availability_poll_locked(*, slug: str, offline: bool, transport: httpx.Base
             poll.checked, poll.changed, poll.unmatched = counts.checked, counts.changed, counts.unmatched
             poll.status, poll.error, poll.finished_at = RunStatus.SUCCEEDED, "", timezone.now()
             poll.save()
-    except NotConfiguredError as exc:
-        _fail(poll, RunStatus.NOT_CONFIGURED, str(exc))
+    if outcome.failed:
         return poll
-    except ScrapeError as exc:
-        _fail(poll, RunStatus.FAILED, f"{type(exc).__name__}: {exc}")
-        logger.warning("availability of %s not updated, keeping the last known states: %s", slug, exc)
-        if isinstance(exc, TransientScrapeError):
-            raise
-        return poll
-    except SoftTimeLimitExceeded:
-        _fail(poll, RunStatus.FAILED, "stopped: the poll exceeded its time limit; stored states were kept")
-        raise
-    except Exception as exc:
-        _fail(poll, RunStatus.FAILED, f"internal error: {type(exc).__name__}: {exc}")
-        raise
     logger.info("availability of %s: %s offers checked, %s changed, %s states for offers we do not store",
                 slug, counts.checked, counts.changed, counts.unmatched)
     return poll

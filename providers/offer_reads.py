@@ -46,8 +46,8 @@ def offer_page_ids(*, filters, offset: int, limit: int) -> list[int]:
     """One page of offer_ids: `limit` ids from `offset`, read in index order (migrations 0004, 0009).
 
     On PostgreSQL one statement whose text depends only on which filters are set (_page_ids_sql): the filter
-    values, the page and the id lists are parameters, so the prepared statement and its plan are reused from one
-    request to the next. Elsewhere the plain query. Same rows either way (tests/api/test_offer_pages.py)."""
+    values, the page and the id lists are parameters. Elsewhere the plain query. Same rows either way
+    (tests/api/test_offer_pages.py)."""
     if connection.vendor != "postgresql":
         return list(filters.bare_qs.values_list("id", flat=True)[offset:offset + limit])
     try:

@@ -135,8 +135,9 @@ def page_statements(query, offset=0, limit=50):
 ])
 def test_the_page_and_count_statements_do_not_change_with_the_values(crowd, first, second):
     """Requests that differ only in their values (how many GPUs, providers or profiles they resolve to, which
-    places, which price, which page) send the same statements, so a prepared statement and its plan are reused:
-    with IN lists and a UNION ALL branch per value, every length of list was a statement of its own."""
+    places, which price, which page) send the same statements: one text per set of filters, as the planner and
+    pg_stat_statements see it. With IN lists and a UNION ALL branch per value, every length of list was a statement
+    of its own."""
     one, rows_one, count_one = page_statements(first)
     two, rows_two, count_two = page_statements(second, offset=5, limit=7)
     assert one and one == two

@@ -415,17 +415,22 @@ def catalog_of_rows() -> dict:
     }
 
 
-def answer(side: str, url: str) -> tuple[int, list[int], dict | None]:
-    """(count, ids of the first page, offers left out for an unknown answer by provider) as the side answers
-    (Datasette has no such count: None)."""
+def answer(side: str, url: str) -> tuple[tuple[int, bool], list[int], dict | None]:
+    """((count, exact), ids of the first page, offers left out for an unknown answer by provider) as the side answers
+    (Datasette has no such count: None). Datasette counts exactly; its count is read by the API's rule (exact up to
+    COUNT_EXACT_UP_TO or the first page's end, else "more than" that), which is what the others must agree with."""
     import httpx
+
+    from providers.offer_reads import COUNT_EXACT_UP_TO
 
     data = httpx.get(url, timeout=120).json()
     if side == "datasette":
         rows = data["rows"]
         ids = [row["id"] if isinstance(row, dict) else row[data["columns"].index("id")] for row in rows]
-        return data["filtered_table_rows_count"], ids, None
-    return data["count"], [row["id"] for row in data["results"]], data["left_out_for_unknown"]["by_provider"]
+        found, limit = data["filtered_table_rows_count"], max(COUNT_EXACT_UP_TO, len(ids))
+        return (min(found, limit), found <= limit), ids, None
+    counted = (data["count"], data["count_exact"])
+    return counted, [row["id"] for row in data["results"]], data["left_out_for_unknown"]["by_provider"]
 
 
 def check(base: dict[str, str], requests: list[list[tuple[str, str]]]) -> tuple[list[str], dict]:
@@ -475,6 +480,10 @@ def main() -> int:
 
     _targets.django_with_plain_figures(logger)
 
+    from bench import handtuned
+    from providers.offer_reads import COUNT_EXACT_UP_TO
+
+    assert handtuned.COUNT_EXACT_UP_TO == COUNT_EXACT_UP_TO, "the hand-tuned endpoint counts by another rule"
     started_all = time.perf_counter()
     recreate_database()
     bumps: dict = {}

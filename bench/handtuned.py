@@ -8,7 +8,8 @@ and joined LATERAL, when a list of them is asked, as offer_reads.offer_page_ids 
 Kubernetes filters (`offering`, `mig`, `rdma`, `unknown`: the ids of the matching profiles, from the profiles'
 answers read once per data version; with unknown=exclude read as one index range per profile as the API does),
 and the same JSON fields (each offer's `kubernetes` answers, the states its stored profile holds as columns, as
-the list gives them without kubernetes_reasons), `count` rule (exact, counted for every request) and
+the list gives them without kubernetes_reasons), `count` rule (exact up to 10,000 offers or the end of the page
+asked for, else "more than", counted for every request) and
 `left_out_for_unknown` counts (total and per provider) as `/api/v1/offers/`. orjson when it is installed, else json.
 
 It knows the parameters bench/_mix.py draws only (gpu, provider, price_per_gpu_hour_max, offering, mig, rdma,
@@ -262,6 +263,10 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
     }
 
 
+# The API's count rule (providers.offer_reads.COUNT_EXACT_UP_TO; bench/api.py checks they agree).
+COUNT_EXACT_UP_TO = 10_000
+
+
 def application(environ, start_response):
     query = environ.get("QUERY_STRING", "")
     params = parse_qs(query)
@@ -274,8 +279,11 @@ def application(environ, start_response):
         version = data_version(cursor)
         cat = catalog(cursor, version)
         conditions, values, split, left_out_where = where_clause(params, cat, column)
-        cursor.execute(f"SELECT count(*) FROM providers_offer WHERE {' AND '.join(conditions)}", values)
-        count = cursor.fetchone()[0]
+        limit = max(COUNT_EXACT_UP_TO, page * size)
+        cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM providers_offer WHERE {' AND '.join(conditions)} "
+                       f"LIMIT %s) AS counted", [*values, limit + 1])
+        found = cursor.fetchone()[0]
+        count, exact = min(found, limit), found <= limit
         left_out = {}
         if left_out_where is not None:
             where, where_values = left_out_where
@@ -295,7 +303,8 @@ def application(environ, start_response):
 
     body = dumps({
         "count": count,
-        "next": link(page + 1) if page * size < count else None,
+        "count_exact": exact,
+        "next": link(page + 1) if page * size < count or not exact else None,
         "previous": link(page - 1) if page > 1 else None,
         "left_out_for_unknown": {"total": sum(left_out.values()), "by_provider": left_out},
         "results": [row_data(row, url_head, cutoff) for row in rows],

@@ -227,9 +227,7 @@ class ApiPagination(PageNumberPagination):
         """`count`, when the caller knows a cheaper way to count the rows than `queryset.count()` (or has it cached);
         `fetch(offset, limit)`, when it knows a better way to read a page than slicing `queryset`."""
         self.request = request
-        page_size = self.get_page_size(request)
-        raw = request.query_params.get(self.page_query_param)
-        number = 1 if raw is None else _positive_int("page", raw, MAX_PAGE)
+        number, page_size = self.requested(request)
         paginator = DjangoPaginator(queryset, page_size)
         if count is not None:
             paginator.count = count  # a cached_property: setting it skips Django's own COUNT
@@ -244,6 +242,11 @@ class ApiPagination(PageNumberPagination):
             self.page.object_list = (fetch(start, page_size) if fetch is not None
                                      else queryset[start:start + page_size])
         return list(self.page)
+
+    def requested(self, request) -> tuple[int, int]:
+        """(page number, page size) the request asks for; a 400 naming the parameter when either is malformed."""
+        raw = request.query_params.get(self.page_query_param)
+        return 1 if raw is None else _positive_int("page", raw, MAX_PAGE), self.get_page_size(request)
 
     def get_paginated_response_schema(self, schema):
         link = {"type": ["string", "null"], "format": "uri"}
@@ -266,12 +269,38 @@ class ApiPagination(PageNumberPagination):
 
 
 class OfferListPagination(ApiPagination):
-    """The offers list's pages also say how many offers the filters left out because an answer is unknown."""
+    """The offers list's pages say whether `count` is exact (offer_reads.offer_count: above 10,000 offers, or the end
+    of the page asked for, it is "more than `count`") and how many offers the filters left out because an answer is
+    unknown."""
+
+    def paginate_offers(self, request, *, filters, view) -> list[dict]:
+        """One page of `filters`' offers (offer_reads.offer_page) and their count, counted through this page."""
+        number, size = self.requested(request)
+        self.counted = offer_reads.offer_count(filters=filters, through=number * size)
+        # "More than N": one more than N lets Django's paginator know that a page follows this one.
+        return self.paginate_queryset(
+            offer_reads.offer_ids(filters=filters), request, view=view,
+            count=self.counted.value + (0 if self.counted.exact else 1),
+            fetch=lambda offset, limit: offer_reads.offer_page(filters=filters, offset=offset, limit=limit))
+
+    def get_paginated_response(self, data):
+        response = super().get_paginated_response(data)
+        counted = getattr(self, "counted", None)
+        if counted is not None:
+            response.data = {"count": counted.value, "count_exact": counted.exact,
+                             **{key: value for key, value in response.data.items() if key != "count"}}
+        return response
 
     def get_paginated_response_schema(self, schema):
         data = super().get_paginated_response_schema(schema)
         properties = dict(data["properties"])
         results = properties.pop("results")
+        properties["count"] = {
+            "type": "integer", "minimum": 0,
+            "description": f"Offers in all pages: exactly, when count_exact; else more than this many (offers are "
+                           f"counted exactly up to {offer_reads.COUNT_EXACT_UP_TO:,} or to the end of the page asked "
+                           f"for, whichever is further)."}
+        properties["count_exact"] = {"type": "boolean", "description": "Whether `count` is exact or a lower bound"}
         properties["left_out_for_unknown"] = {
             "type": "object", "required": ["total", "by_provider", "questions"],
             "description": "Offers these filters leave out only because an answer they ask about is unknown (a "
@@ -285,7 +314,8 @@ class OfferListPagination(ApiPagination):
                               "description": "The filters whose unknown answers left them out"},
             }}
         properties["results"] = results
-        return {**data, "properties": properties, "required": [*data.get("required", []), "left_out_for_unknown"]}
+        return {**data, "properties": properties,
+                "required": [*data.get("required", []), "count_exact", "left_out_for_unknown"]}
 
 
 ERROR_400 = OpenApiResponse(
@@ -503,10 +533,7 @@ class OfferListApi(ReadOnlyApi):
             if self.wants_csv_stream(request):
                 offers = offer_reads.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
                 return self.csv_response(offers, self.csv_serializer(context=context), "offers.csv")
-            rows = self.paginator.paginate_queryset(
-                offer_reads.offer_ids(filters=filterset), request, view=self,
-                count=offer_reads.offer_count(filters=filterset),
-                fetch=lambda offset, limit: offer_reads.offer_page(filters=filterset, offset=offset, limit=limit))
+            rows = self.paginator.paginate_offers(request, filters=filterset, view=self)
             left_out = offers_left_out_for_unknown(filters=filterset)
         data = offer_data(rows, request=request, reasons=reasons)
         if filterset.form.cleaned_data.get("cuda"):

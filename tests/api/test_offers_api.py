@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from providers import offer_reads
 from providers.models import PriceObservation, RunStatus, ScrapeRun
 from tests.api.conftest import result_ids, succeeded
 
@@ -115,6 +116,25 @@ def test_bad_paging_or_format_is_a_400_naming_it(api, world, query, name):
 def test_a_page_past_the_end_is_a_json_404(api, world):
     response = api.get("/api/v1/offers/?page=4&page_size=2")
     assert response.status_code == 404 and "past the last page" in response.json()["detail"]
+
+
+def test_past_the_exact_count_the_count_is_a_lower_bound_and_every_page_still_reads(api, world, monkeypatch):
+    """Counted exactly up to COUNT_EXACT_UP_TO offers or the end of the page asked for, whichever is further: above
+    it `count` is a lower bound (`count_exact` false) that still covers the page, `next` keeps leading on, and the
+    pages together list every offer once."""
+    monkeypatch.setattr(offer_reads, "COUNT_EXACT_UP_TO", 2)
+    pages = [api.get("/api/v1/offers/?page_size=1&ordering=provider").json()]
+    while pages[-1]["next"]:
+        pages.append(api.get(pages[-1]["next"]).json())
+    assert [(page["count"], page["count_exact"]) for page in pages] == [
+        (2, False), (2, False), (3, False), (4, False), (5, True)]
+    assert list(pages[0])[:2] == ["count", "count_exact"]
+    ids = [row["id"] for page in pages for row in page["results"]]
+    assert len(ids) == len(set(ids)) == 5
+    assert api.get("/api/v1/offers/?page=6&page_size=1").status_code == 404
+    monkeypatch.setattr(offer_reads, "COUNT_EXACT_UP_TO", 5)
+    body = api.get("/api/v1/offers/?page_size=1").json()
+    assert (body["count"], body["count_exact"]) == (5, True)
 
 
 def test_pages_are_stable_and_cover_every_offer_once(api, world):

@@ -231,6 +231,26 @@ def test_pagination_keeps_the_filters(client, data, monkeypatch):
     assert instance_types(client.get("/?gpu_family=H100&page=2")) == ["acme.h100x8", "dear.h100"]
 
 
+def test_past_the_exact_count_the_page_says_more_than_and_pages_on_without_a_last_page(client, data, monkeypatch):
+    """Counted exactly up to COUNT_EXACT_UP_TO offers or the end of the page asked for: past that the page says "more
+    than", names its page without a total, and still links the next page; the last page knows its count again."""
+    monkeypatch.setattr(offer_rows, "PER_PAGE", 1)
+    monkeypatch.setattr(offer_reads, "COUNT_EXACT_UP_TO", 2)
+    html = client.get("/").content.decode()
+    assert "More than 2 offers match." in html and "6 offers match." not in html
+    assert re.search(r"page 1\s*</span>", html) and "page 1 of" not in html
+    assert 'href="?page=2" hx-get' in html
+    html = client.get("/?page=4").content.decode()
+    assert "More than 4 offers match." in html and 'href="?page=5" hx-get' in html
+    last = client.get("/?page=6").content.decode()
+    assert "6 offers match." in last and "More than" not in last and "page 6 of 6" in last and 'rel="next"' not in last
+    past = client.get("/?page=60").content.decode()  # past the end: the last page, as before
+    assert "page 6 of 6" in past
+    client.cookies["django_language"] = "zh-hans"
+    html = client.get("/zh-hans/").content.decode()
+    assert "超过 2 个报价符合条件。" in html and re.search(r"第 1 页\s*</span>", html)
+
+
 def test_offers_page_runs_the_same_number_of_queries_whatever_the_number_of_rows(client, data):
     def count_queries():
         offer_rows.CELLS.clear()  # the worst case: nothing kept from an earlier request

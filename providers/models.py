@@ -483,6 +483,12 @@ class Offer(models.Model):
             # each (offer_reads.offer_page_ids); without it "managed node + MIG" walked the whole price index.
             models.Index(fields=["kubernetes_profile", "price_per_gpu_hour_usd", "id"], include=FILTERED_IN_INDEX,
                          condition=models.Q(is_active=True), name="offer_active_profile_price"),
+            # Per continent and region basis by price: a continent filter (with its confirmed regions, or the
+            # catalog-only ones it counts as left out) is one range of it, not a walk of the price index that skips
+            # every other continent's offers (migration 0024).
+            models.Index(fields=["continent", "region_confirmed", "price_per_gpu_hour_usd", "id"],
+                         include=["gpu", "provider", "kubernetes_profile", "country", "spot_price_hour"],
+                         condition=models.Q(is_active=True), name="offer_active_place_price"),
             models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
                          name="offer_active_price_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one

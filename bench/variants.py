@@ -4,7 +4,8 @@
 - `remembered`: providers.versions.remembered computes every time (the slug, capability and profile lookups and
   the left-out counts are no longer kept under the data version);
 - `range_split`: providers.offer_reads._range_split answers None (no page read as one index range per GPU, provider
-  or profile merged in order: the plain query).
+  or profile merged in order: the plain query);
+- `count_cap`: providers.offer_reads counts every matching offer exactly (COUNT_EXACT_UP_TO far above any table).
 
 A function the code no longer has is reported on
 stderr and skipped, so the bench still runs on a tree that removed it."""
@@ -55,8 +56,14 @@ def switch_off(module_name: str, function_name: str, replacement) -> types.Funct
     return original
 
 
-for name in sorted(WITHOUT - set(BYPASS)):
+SETTINGS = {"count_cap": ("providers.offer_reads", "COUNT_EXACT_UP_TO", 10**15)}  # name -> (module, constant, value)
+
+for name in sorted(WITHOUT - set(BYPASS) - set(SETTINGS)):
     switch_off(*SWITCHES[name])
+for name in sorted(WITHOUT & set(SETTINGS)):
+    module_name, constant, value = SETTINGS[name]
+    setattr(importlib.import_module(module_name), constant, value)
+    print(f"bench.variants: {module_name}.{constant} = {value} ({sorted(WITHOUT)})", file=sys.stderr)
 if WITHOUT & set(BYPASS):
     versions = importlib.import_module("providers.versions")
     versions._bench_bypass = tuple(BYPASS[name] for name in WITHOUT & set(BYPASS))

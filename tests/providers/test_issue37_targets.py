@@ -47,9 +47,8 @@ def test_no_catalog_only_region_counts_as_confirmed(snapshot):
     assert live().filter(source__kind="api").exclude(region_confirmed=True).count() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="109 offers: AWS's T4G (g5g) and Radeon Pro V520 (g4ad), Cudo's A800 80GB, "
-                                       "AWS G7's RTX PRO 4500, TPU v2, Quadro P4000 and M4000: no vendor or provider "
-                                       "page stating their memory was found in the stored copies")
+@pytest.mark.xfail(strict=True, reason="20 offers: Cudo's A800 80GB, TPU v2, Quadro P4000 and M4000: no vendor or "
+                                       "provider page stating their memory was found in the stored copies")
 def test_every_gpu_is_recognised(snapshot):
     unknown = Counter(live().filter(gpu__isnull=True).values_list("gpu_name", flat=True))
     # The one Vast.ai host reporting a 48 GB RTX 4090 (a modified card; no vendor product has that memory) stays

@@ -59,7 +59,7 @@ from .filters import (
     unknown_parameters,
 )
 from .models import GpuModel
-from .renderers import CSVRenderer, OfferPageJSONRenderer, csv_columns, csv_stream
+from .renderers import CSVRenderer, csv_columns, csv_stream
 from .serializers import (
     CompareSerializer,
     GpuSerializer,
@@ -507,8 +507,7 @@ class OfferListApi(ReadOnlyApi):
     query_parameters = frozenset(OfferFilterSet.base_filters) | PAGE_PARAMETERS | {KUBERNETES_REASONS}
     list_parameters = multi_valued_parameters(OfferFilterSet)
     kubernetes_reasons = False  # this request's kubernetes_reasons
-    # The same JSON as JSONRenderer's, each profile's Kubernetes answers encoded once (see the renderer).
-    renderer_classes = [OfferPageJSONRenderer, CSVRenderer]
+    renderer_classes = [JSONRenderer, CSVRenderer]
 
     @extend_schema(
         operation_id="offers_list", tags=["offers"],
@@ -539,7 +538,7 @@ class OfferListApi(ReadOnlyApi):
         if filterset.form.cleaned_data.get("cuda"):
             _mark_node_fit(data, filterset.form.cleaned_data["cuda"], filterset.form.cleaned_data.get("k8s_version"))
         response = self.get_paginated_response(data)
-        # Before `results` (the page renderer writes the results last).
+        # Before `results`, so a reader of the stream meets the counts first.
         response.data = {**{k: v for k, v in response.data.items() if k != "results"},
                          "left_out_for_unknown": left_out.as_dict(), "results": response.data["results"]}
         return response

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from decimal import Decimal
 
 from rest_framework import serializers
-from rest_framework.renderers import BaseRenderer, JSONRenderer
+from rest_framework.renderers import BaseRenderer
 
 Column = tuple[str, tuple[str, ...]]
 
@@ -113,45 +113,3 @@ class CSVRenderer(BaseRenderer):
         for line in csv_stream(columns, rows):
             buffer.write(line)
         return buffer.getvalue().encode(self.charset)
-
-
-class OfferPageJSONRenderer(JSONRenderer):
-    """DRF's JSONRenderer, byte for byte, for a page of offers: the `kubernetes` objects that are SharedAnswers are
-    encoded once and kept (the 13 answers with reasons and sources are three quarters of a page's JSON, and offers
-    of one machine share them), and the page is written around them. Anything else (an error, indented output,
-    rows of another shape) goes to JSONRenderer itself. tests/api/test_offer_data.py compares the
-    two on every kind of offer."""
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        from .serializers import SharedAnswers
-
-        view = (renderer_context or {}).get("view")
-        if not getattr(view, "kubernetes_reasons", True):
-            # The answers without their reasons are small: one encoding of the whole page is cheaper than one per
-            # offer (51 calls of json.dumps, a tenth of a page's time).
-            return super().render(data, accepted_media_type, renderer_context)
-        results = data.get("results") if isinstance(data, dict) else None
-        if (not results or list(data)[-1] != "results" or not self.compact
-                or self.get_indent(accepted_media_type, renderer_context or {}) is not None
-                or not all(type(row) is dict and row and list(row)[-1] == "kubernetes" for row in results)):
-            return super().render(data, accepted_media_type, renderer_context)
-
-        def dumps(value) -> str:
-            return json.dumps(value, cls=self.encoder_class, ensure_ascii=self.ensure_ascii,
-                              allow_nan=not self.strict, separators=(",", ":"))
-
-        head = dumps({key: value for key, value in data.items() if key != "results"})
-        rows = []
-        for row in results:
-            answers = row["kubernetes"]
-            if type(answers) is not SharedAnswers:  # an offer with no stored profile: its own unknowns
-                encoded = dumps(answers)
-            elif answers.encoded is None:
-                encoded = answers.encoded = dumps(answers)
-            else:
-                encoded = answers.encoded
-            rest = dumps({key: value for key, value in row.items() if key != "kubernetes"})
-            rows.append(f'{rest[:-1]}{"," if len(rest) > 2 else ""}"kubernetes":{encoded}}}')
-        text = f'{head[:-1]}{"," if len(head) > 2 else ""}"results":[{",".join(rows)}]}}'
-        # As JSONRenderer: U+2028 and U+2029 are valid JSON but not valid JavaScript string literals.
-        return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()

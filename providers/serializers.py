@@ -163,22 +163,10 @@ def rdma_shape(answer: dict) -> dict:
             "bandwidth_gbps": answer.get("bandwidth_gbps")}
 
 
-class SharedAnswers(dict):
-    """The `kubernetes` object of every offer of one stored profile: one object for all of them, across requests,
-    so a renderer may encode it once (providers.renderers.OfferPageJSONRenderer keeps its JSON in `encoded`).
-    Shared: never changed in place."""
-
-    __slots__ = ("encoded",)
-
-    def __init__(self, *args) -> None:
-        super().__init__(*args)
-        self.encoded: str | None = None
-
-
 # Stored answers (the objects selectors keep per profile and computed_at, by identity; each kept alive here so its id
-# cannot be reused) -> their SharedAnswers: the states only, and with the reasons. Cleared when full: it only saves
-# work.
-_SHARED: dict[int, tuple[dict, SharedAnswers, SharedAnswers]] = {}
+# cannot be reused) -> their `kubernetes` objects: the states only, and with the reasons, shared by every offer of the
+# profile and never changed in place. Cleared when full: it only saves work.
+_SHARED: dict[int, tuple[dict, dict, dict]] = {}
 MAX_SHARED_ANSWERS = 20_000
 
 
@@ -191,7 +179,7 @@ def _kubernetes_shared(answers: dict | None, *, reasons: bool) -> dict:
         if len(_SHARED) >= MAX_SHARED_ANSWERS:
             _SHARED.clear()
         data = kubernetes_data(answers)
-        entry = _SHARED[id(answers)] = (answers, SharedAnswers(kubernetes_states(data)), SharedAnswers(data))
+        entry = _SHARED[id(answers)] = (answers, kubernetes_states(data), data)
     return entry[2] if reasons else entry[1]
 
 

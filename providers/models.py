@@ -150,6 +150,14 @@ class GpuModel(models.Model):
     def supports_mig(self) -> bool:
         return bool(self.mig_profiles)
 
+    # What the catalog writes when no vendor or provider page names the architecture (scrapers/data/README.md).
+    ARCHITECTURE_NOT_STATED = "not stated"
+
+    @property
+    def architecture_shown(self) -> str:
+        """The architecture in the reader's language: the catalog's "not stated" is a word to translate."""
+        return _("not stated") if self.architecture == self.ARCHITECTURE_NOT_STATED else self.architecture
+
 
 class SourceKind(models.TextChoices):
     API = "api", _("Provider API")

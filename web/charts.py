@@ -75,7 +75,9 @@ def price_spread_by_provider(points: Iterable[tuple[str, str, Decimal]], convers
         "median": grouped["price"].median(),
         "max": grouped["price"].max(),
     }).sort_values(["min", "median"])
-    return [{"provider": name, **{key: row[key] for key in stats.columns}} for name, row in stats.iterrows()]
+    # A row of the frame is one float Series: the count is made a whole number again ("6 offers", not "6.0").
+    return [{"provider": name, **{key: row[key] for key in stats.columns}, "offers": int(row["offers"])}
+            for name, row in stats.iterrows()]
 
 
 def _summary_traces(rows: pd.DataFrame, name: str, *, other: str, hover: str) -> list:

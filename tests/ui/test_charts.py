@@ -31,6 +31,7 @@ def test_price_spread_per_gpu_and_per_provider():
             spread[1]["max"]) == (3, 2, 2.0, 3.0, 4.0)
     by_provider = charts.price_spread_by_provider(POINTS, USD)
     assert [row["provider"] for row in by_provider] == ["Acme", "Dear"]
+    assert [row["offers"] for row in by_provider] == [2, 2] and all(type(row["offers"]) is int for row in by_provider)
     assert charts.price_spread([], USD) == []
 
 

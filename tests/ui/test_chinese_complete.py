@@ -114,3 +114,14 @@ def test_the_filter_panel_speaks_each_requests_language_however_often_it_is_aske
         chinese = client.get("/?gpu_family=H100", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
         assert "(form factor not stated)" in english and "未注明规格" not in english
         assert "未注明规格" in chinese and "(form factor not stated)" not in chinese
+
+
+def test_an_architecture_no_source_names_reads_not_stated_in_the_readers_language(client, data):
+    from providers.models import GpuModel
+
+    GpuModel.objects.filter(slug="h100-sxm").update(architecture=GpuModel.ARCHITECTURE_NOT_STATED)
+    html = client.get("/gpus/h100-sxm/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+    assert "<dd>未注明</dd>" in html and "not stated" not in html
+    html = client.get("/gpus/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+    assert "<td>未注明</td>" in html and "<td>not stated</td>" not in html
+    assert "<dd>not stated</dd>" in client.get("/gpus/h100-sxm/").content.decode()

@@ -381,6 +381,10 @@ class Availability(models.TextChoices):
 
 # Offer columns the price indexes carry (INCLUDE, PostgreSQL): what the place, region-basis and spot filters check.
 FILTERED_IN_INDEX = ["continent", "country", "region_confirmed", "spot_price_hour"]
+# What the indexes a page walks in its order (price per GPU-hour, instance price, memory) carry besides their key:
+# every column the common filters check, so that a walk for 50 matches is index-only however far it goes
+# (migration 0025).
+WALKED_INDEX_INCLUDES = ["gpu", "provider", "kubernetes_profile", *FILTERED_IN_INDEX, "gpu_count", "gpu_memory_gb"]
 
 
 class Offer(models.Model):
@@ -481,7 +485,7 @@ class Offer(models.Model):
         # spot): a range is then filtered in the index alone, where it was walked to its end on the table (at
         # 1,000,000 offers a continent filter's page took 199-386 ms that way, 15-30 ms this way; migration 0023).
         indexes = [
-            models.Index(fields=["price_per_gpu_hour_usd", "id"], include=["gpu", "provider", *FILTERED_IN_INDEX],
+            models.Index(fields=["price_per_gpu_hour_usd", "id"], include=WALKED_INDEX_INCLUDES,
                          condition=models.Q(is_active=True), name="offer_active_price"),
             models.Index(fields=["gpu", "price_per_gpu_hour_usd", "id"], include=FILTERED_IN_INDEX,
                          condition=models.Q(is_active=True), name="offer_active_gpu_price"),
@@ -497,8 +501,8 @@ class Offer(models.Model):
             models.Index(fields=["continent", "region_confirmed", "price_per_gpu_hour_usd", "id"],
                          include=["gpu", "provider", "kubernetes_profile", "country", "spot_price_hour"],
                          condition=models.Q(is_active=True), name="offer_active_place_price"),
-            models.Index(fields=["price_hour_usd", "id"], condition=models.Q(is_active=True),
-                         name="offer_active_price_hour"),
+            models.Index(fields=["price_hour_usd", "id"], include=[*WALKED_INDEX_INCLUDES, "price_per_gpu_hour_usd"],
+                         condition=models.Q(is_active=True), name="offer_active_price_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
             # range per provider (offer_reads.offer_page_ids), its spot count from this index alone (migration 0009).
             models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],
@@ -506,7 +510,8 @@ class Offer(models.Model):
             # By memory, largest first, then cheapest (every ordering's tiebreak) and id (PostgreSQL only).
             models.Index(models.F("gpu_memory_gb").desc(nulls_last=True),
                          models.F("price_per_gpu_hour_usd").asc(nulls_last=True), models.F("id"),
-                         include=["gpu_count"], condition=models.Q(is_active=True), name="offer_active_memory_price"),
+                         include=[name for name in WALKED_INDEX_INCLUDES if name != "gpu_memory_gb"],
+                         condition=models.Q(is_active=True), name="offer_active_memory_price"),
         ]
 
     def __str__(self) -> str:

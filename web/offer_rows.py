@@ -340,11 +340,11 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 
 
 def offer_page(filterset: OfferFilterSet, number) -> Page:
-    """A page of a valid filterset's offers, read as the API reads them: the count (offer_reads.offer_count: exact up
-    to 10,000 offers or the end of this page; else `page.count_exact` is False and the count means "more than"), the
-    page's ids from the bare offer table in index order and the API's rows for those ids only (offer_reads.offer_page:
-    plain dicts, no model instances). Page numbers behave as Paginator.get_page's (past the end: the last page; not a
-    number: the first)."""
+    """A page of a valid filterset's offers, read as the API reads them: the count (offer_reads.offer_count, exact up
+    to 10,000 offers or the end of this page: `page.matching`, and `page.matching_exact` False when it means "more
+    than"), the page's ids from the bare offer table in index order and the API's rows for those ids only
+    (offer_reads.offer_page: plain dicts, no model instances). Page numbers behave as Paginator.get_page's (past the
+    end: the last page; not a number: the first)."""
     raw = str(number or "")
     asked = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else 1
     counted = offer_reads.offer_count(filters=filterset, through=max(asked, 1) * PER_PAGE)
@@ -352,7 +352,8 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     # A cached_property: setting it skips Django's own COUNT. "More than N": one more lets it know a page follows.
     paginator.count = counted.value + (0 if counted.exact else 1)
     page = paginator.get_page(number)
-    page.count, page.count_exact = counted.value, counted.exact
+    # The count on the page itself (`count` would hide Page.count, a Sequence method).
+    page.matching, page.matching_exact = counted.value, counted.exact
     # Sliced by the page size rather than up to the count.
     start = (page.number - 1) * PER_PAGE
     page.object_list = offer_reads.offer_page(filters=filterset, offset=start, limit=PER_PAGE)

@@ -277,10 +277,8 @@ class OfferListPagination(ApiPagination):
         """One page of `filters`' offers (offer_reads.offer_page) and their count, counted through this page."""
         number, size = self.requested(request)
         self.counted = offer_reads.offer_count(filters=filters, through=number * size)
-        # "More than N": one more than N lets Django's paginator know that a page follows this one.
         return self.paginate_queryset(
-            offer_reads.offer_ids(filters=filters), request, view=view,
-            count=self.counted.value + (0 if self.counted.exact else 1),
+            offer_reads.offer_ids(filters=filters), request, view=view, count=self.counted.for_paginator,
             fetch=lambda offset, limit: offer_reads.offer_page(filters=filters, offset=offset, limit=limit))
 
     def get_paginated_response(self, data):

@@ -35,6 +35,12 @@ class OfferCount:
     value: int
     exact: bool
 
+    @property
+    def for_paginator(self) -> int:
+        """The count to give Django's Paginator: one more than `value` when that means "more than", so it knows a
+        page follows."""
+        return self.value + (0 if self.exact else 1)
+
 
 def offer_count(*, filters, through: int = 0) -> OfferCount:
     """How many offers a bound, valid OfferFilterSet matches, counted on bare offers (the same filters as

@@ -349,8 +349,7 @@ def offer_page(filterset: OfferFilterSet, number) -> Page:
     asked = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else 1
     counted = offer_reads.offer_count(filters=filterset, through=max(asked, 1) * PER_PAGE)
     paginator = Paginator(offer_reads.offer_ids(filters=filterset), PER_PAGE)
-    # A cached_property: setting it skips Django's own COUNT. "More than N": one more lets it know a page follows.
-    paginator.count = counted.value + (0 if counted.exact else 1)
+    paginator.count = counted.for_paginator  # a cached_property: setting it skips Django's own COUNT
     page = paginator.get_page(number)
     # The count on the page itself (`count` would hide Page.count, a Sequence method).
     page.matching, page.matching_exact = counted.value, counted.exact

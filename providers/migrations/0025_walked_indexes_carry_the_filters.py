@@ -9,25 +9,13 @@ the price ceiling with a rare continent by memory 0.95 s -> 0.19 s; the medians 
 The memory index is PostgreSQL's only, as before (migrations 0004, 0013: SQLite cannot write NULLS LAST in an
 index)."""
 
+import importlib
+
 from django.db import migrations, models
 
-
-class OnPostgreSQL:
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-
-
-class RemoveIndexOnPostgreSQL(OnPostgreSQL, migrations.RemoveIndex):
-    pass
-
-
-class AddIndexOnPostgreSQL(OnPostgreSQL, migrations.AddIndex):
-    pass
+# The PostgreSQL-only operations of migration 0013 (one definition, not a copy).
+_0013 = importlib.import_module("providers.migrations.0013_offer_memory_price_index")
+RemoveIndexOnPostgreSQL, AddIndexOnPostgreSQL = _0013.RemoveIndexOnPostgreSQL, _0013.AddIndexOnPostgreSQL
 
 
 WALKED = ("gpu", "provider", "kubernetes_profile", "continent", "country", "region_confirmed", "spot_price_hour",

@@ -57,6 +57,8 @@ OFFER_COLUMNS = (
     "availability_checked_at", "availability_since", "availability_recorded", "in_stock_share_7d",
     "in_stock_share_30d", "first_seen", "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction",
     "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
+    "commit_1y_price_hour_usd", "commit_1y_price_per_gpu_hour_usd", "commit_3y_price_hour_usd",
+    "commit_3y_price_per_gpu_hour_usd", "commitment_as_of", "commitment_source_url",
 )
 SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
@@ -232,6 +234,7 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
      currency, price_hour, spot_price_hour, price_hour_usd, spot_price_hour_usd, per_gpu, spot_per_gpu, availability,
      available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
      price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
+     commit_1y, commit_1y_per_gpu, commit_3y, commit_3y_per_gpu, commitment_as_of, commitment_source_url,
      p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
      s_license, s_revision, s_as_of, s_last_success, profile_id, *states) = row
     *states, fabric, efa = states
@@ -254,6 +257,10 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "price_as_of": moment(price_as_of), "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
         "form_factor": form_factor, "efa_interfaces": efa_interfaces, "spot_savings_pct": spot_savings_pct,
         "spot_interruption": spot_interruption, "spot_as_of": None if spot_as_of is None else spot_as_of.isoformat(),
+        "commit_1y_price_hour_usd": number(commit_1y), "commit_1y_price_per_gpu_hour_usd": number(commit_1y_per_gpu),
+        "commit_3y_price_hour_usd": number(commit_3y), "commit_3y_price_per_gpu_hour_usd": number(commit_3y_per_gpu),
+        "commitment_as_of": None if commitment_as_of is None else commitment_as_of.isoformat(),
+        "commitment_source_url": commitment_source_url,
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
                    "last_success_at": moment(s_last_success)},

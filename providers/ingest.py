@@ -53,7 +53,8 @@ from .selectors import exchange_rates_latest
 # operator with `manage.py scrape <source> --allow-shrink`.
 MAX_DEACTIVATED_SHARE = {"catalog": Decimal("0.10"), "api": Decimal("0.25"), "curated": Decimal("0.25")}
 
-HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count")
+HISTORY_FIELDS = ("price_hour", "spot_price_hour", "availability", "available_count", "commit_1y_price_hour_usd",
+                  "commit_3y_price_hour_usd")
 
 
 class ShrinkRefusedError(ScrapeError):
@@ -529,7 +530,7 @@ UPDATED_FIELDS = (*OFFER_FIELDS, "last_seen", "last_run_id", "kubernetes_profile
 CREATED_COLUMNS = ("source_id", "instance_type", "region", *OFFER_FIELDS, "first_seen", "last_seen", "last_run_id",
                    "kubernetes_profile_id")
 HISTORY_COLUMNS = ("price_hour", "spot_price_hour", "price_hour_usd", "spot_price_hour_usd", "currency",
-                   "availability", "available_count")
+                   "availability", "available_count", "commit_1y_price_hour_usd", "commit_3y_price_hour_usd")
 
 
 def _offers_create(rows: Iterable[tuple]) -> None:
@@ -609,6 +610,8 @@ def _observation(offer: Offer, run: ScrapeRun, now: datetime) -> PriceObservatio
         spot_price_hour=offer.spot_price_hour,
         price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd,
+        commit_1y_price_hour_usd=offer.commit_1y_price_hour_usd,
+        commit_3y_price_hour_usd=offer.commit_3y_price_hour_usd,
         currency=offer.currency,
         availability=offer.availability,
         available_count=offer.available_count,

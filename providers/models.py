@@ -459,6 +459,16 @@ class Offer(models.Model):
     spot_interruption = models.CharField(max_length=12, blank=True,
                                          help_text="AWS Spot Advisor interruption-frequency bucket, e.g. <5%")
     spot_as_of = models.DateField(null=True, blank=True, help_text="Date of the spot savings/interruption data")
+    # The price per hour under a 1- or 3-year commitment (Google's resource-based committed use discounts), in USD,
+    # per instance and per GPU, with the date and file it comes from (another file than the on-demand price's). Null
+    # where no source we read states one: not "no commitment". All nullable so SQLite adds them without a rebuild.
+    commit_1y_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commit_1y_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commit_3y_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commit_3y_price_per_gpu_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commitment_as_of = models.DateField(null=True, blank=True, help_text="Date of the commitment prices' data")
+    commitment_source_url = models.URLField(max_length=500, null=True, blank=True,  # noqa: DJ001
+                                            help_text="The file the commitment prices come from")
     first_seen = models.DateTimeField()
     # Advanced by every successful run that lists the offer. Keep it out of indexes: the per-run update of every
     # active offer relies on being a HOT update on PostgreSQL (migration 0003).
@@ -527,6 +537,8 @@ class PriceObservation(models.Model):
     spot_price_hour = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     spot_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commit_1y_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
+    commit_3y_price_hour_usd = models.DecimalField(max_digits=12, decimal_places=5, null=True, blank=True)
     currency = models.CharField(max_length=3)
     availability = models.CharField(max_length=12, choices=Availability.choices)
     available_count = models.PositiveIntegerField(null=True, blank=True)

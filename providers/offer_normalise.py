@@ -37,12 +37,15 @@ OFFER_FIELDS = (
     "price_source_url",
     "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
     "gpu_memory_usable_gb",
+    "commit_1y_price_hour_usd", "commit_1y_price_per_gpu_hour_usd", "commit_3y_price_hour_usd",
+    "commit_3y_price_per_gpu_hour_usd", "commitment_as_of", "commitment_source_url",
 )
 # Row limits of the Offer columns: a value past them would make PostgreSQL refuse the whole batch, so such a row is
 # refused alone instead (max_digits minus decimal_places, as powers of ten).
 OFFER_LIMITS = {
     "gpu_count": Decimal(10) ** 3, "gpu_memory_gb": Decimal(10) ** 7, "vcpus": Decimal(10) ** 5,
     "ram_gb": Decimal(10) ** 7, "price_hour": Decimal(10) ** 7, "spot_price_hour": Decimal(10) ** 7,
+    "commit_1y_price_hour": Decimal(10) ** 7, "commit_3y_price_hour": Decimal(10) ** 7,
 }
 AVAILABILITIES = {choice.value for choice in Availability}
 FORM_FACTORS = {"", "sxm", "pcie", "nvl"}
@@ -90,8 +93,9 @@ def offer_problem(scraped: ScrapedOffer) -> str | None:
         return f"efa_interfaces {scraped.efa_interfaces!r} is out of range"
     if scraped.spot_savings_pct is not None and not 0 <= scraped.spot_savings_pct <= 100:
         return f"spot_savings_pct {scraped.spot_savings_pct!r} is not a percentage"
-    if len(scraped.spot_interruption) > 12 or len(scraped.price_source_url) > 500:
-        return "spot_interruption or price_source_url too long"
+    if len(scraped.spot_interruption) > 12 or max(len(scraped.price_source_url),
+                                                 len(scraped.commitment_source_url)) > 500:
+        return "spot_interruption, price_source_url or commitment_source_url too long"
     return None
 
 
@@ -189,6 +193,8 @@ class OfferNormaliser:
             place = self._places[scraped.region] = (geography.country, geography.continent)
         price_usd = to_usd(scraped.price_hour, scraped.currency, self.rates)
         spot_usd = to_usd(scraped.spot_price_hour, scraped.currency, self.rates)
+        commit_1y_usd = to_usd(scraped.commit_1y_price_hour, scraped.currency, self.rates)
+        commit_3y_usd = to_usd(scraped.commit_3y_price_hour, scraped.currency, self.rates)
         exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
         gpu_count = exact_count.quantize(Decimal("0.001"))
         spec = self.resolver.specs[slug] if slug is not None else None
@@ -236,6 +242,13 @@ class OfferNormaliser:
             scraped.spot_interruption,
             scraped.spot_as_of,
             _q(usable, "0.1"),
+            commit_1y_usd,
+            per_gpu(commit_1y_usd, exact_count),
+            commit_3y_usd,
+            per_gpu(commit_3y_usd, exact_count),
+            scraped.commitment_as_of if commit_1y_usd is not None or commit_3y_usd is not None else None,
+            (scraped.commitment_source_url[:500] or None) if commit_1y_usd is not None or commit_3y_usd is not None
+            else None,
         )
 
 
@@ -243,7 +256,10 @@ class OfferNormaliser:
         """The sanity rules every row passes, each correction counted and its reason kept on the run:
         - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
           (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
-        - a spot price equal to the on-demand price is not a spot price (the source filled the column)."""
+        - a spot price equal to the on-demand price is not a spot price (the source filled the column);
+        - a commitment price not below the on-demand price is not a commitment's discount (Google's price table
+          writes the monthly on-demand price where it finds no commitment SKU), nor a 3-year one not below the
+          1-year one."""
         where = f"offer {scraped.instance_type!r} in {scraped.region!r}"
         facts = self.sku.get(scraped.instance_type)
         if facts is not None and (scraped.gpu_count, scraped.gpu_fraction) != (facts.gpu_count, facts.gpu_fraction):
@@ -256,6 +272,14 @@ class OfferNormaliser:
             counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
                         f"left out")
             scraped = replace(scraped, spot_price_hour=None)
+        for name, ceiling in (("commit_1y_price_hour", scraped.price_hour),
+                              ("commit_3y_price_hour", scraped.commit_1y_price_hour or scraped.price_hour)):
+            value = getattr(scraped, name)
+            if value is not None and (value <= 0 or (ceiling is not None and value >= ceiling)):
+                counts.corrected += 1
+                counts.note(f"{where}: {name.removesuffix('_price_hour').replace('commit_', '')} commitment price "
+                            f"{value} is not below {ceiling}: not a commitment price, left out")
+                scraped = replace(scraped, **{name: None})
         return scraped
 
 

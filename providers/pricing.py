@@ -26,6 +26,8 @@ from decimal import Decimal
 from functools import cache
 from pathlib import Path
 
+from django.utils.translation import gettext_lazy as _
+
 DATING_FILE = Path(__file__).resolve().parent / "data" / "price_dating.toml"
 
 # Prices dated more than this long ago are flagged "old" on every page and in the API (`price_is_old`).
@@ -120,6 +122,45 @@ def old_cutoff(now: datetime) -> datetime:
 def is_old(price_as_of: datetime | None, now: datetime) -> bool:
     """Whether a price's date is more than OLD_AFTER_DAYS before `now` (an undated price is not old: it is undated)."""
     return price_as_of is not None and price_as_of < old_cutoff(now)
+
+
+# --- prices by term ---------------------------------------------------------------------------------------------
+
+# What a commitment price of each provider is (the one kind we read per provider), for the offer page. A provider
+# without an entry has no commitment price in our data; the sources page says why (COMMITMENTS_MISSING).
+COMMITMENT_KINDS = {
+    "gcp": _("Google's resource-based committed use discount (vCPU, memory and GPU), billed monthly"),
+}
+# The big clouds whose commitment prices we do not have, and why: no public copy of the provider's own rows could be
+# recorded here (tests replay recorded answers only).
+COMMITMENTS_MISSING = {
+    "aws": _("Reserved Instance and Savings Plans rates for GPU types are in AWS's bulk price-list files, of which no "
+             "copy with GPU rows could be recorded here; third-party copies (ec2instances.info) are not AWS's rows"),
+    "azure": _("the Retail Prices API lists reservations as 'Reservation' items, but no recorded answer with GPU "
+               "sizes' reservation items could be had here"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class TermPrice:
+    label: str
+    kind: str
+    price: Decimal | None  # per GPU-hour, in the page's currency
+    saving: int | None  # percent below the on-demand price per GPU-hour, when both are known
+
+
+def commitment_terms(offer, convert) -> list[TermPrice]:
+    """The offer's 1- and 3-year commitment prices per GPU-hour, converted with `convert`, with their saving
+    against its on-demand price; an entry with price None says no source we read states one."""
+    terms = []
+    for label, per_gpu in ((_("1-year commitment"), offer.commit_1y_price_per_gpu_hour_usd),
+                           (_("3-year commitment"), offer.commit_3y_price_per_gpu_hour_usd)):
+        saving = None
+        if per_gpu is not None and offer.price_per_gpu_hour_usd:
+            saving = round(100 * (1 - per_gpu / offer.price_per_gpu_hour_usd))
+        terms.append(TermPrice(label=label, kind=COMMITMENT_KINDS.get(offer.provider.slug, ""),
+                               price=convert(per_gpu) if per_gpu is not None else None, saving=saving))
+    return terms
 
 
 # --- retirement -------------------------------------------------------------------------------------------------

@@ -113,6 +113,37 @@ def prices_held() -> list:
     return list(HeldPrice.objects.select_related("source").order_by("source__slug", "instance_type", "region"))
 
 
+@dataclass(frozen=True)
+class CommitmentCoverage:
+    provider: Provider
+    offers: int  # active offers
+    one_year: int  # of them with a 1-year commitment price
+    three_years: int
+    as_of: date | None
+    source_url: str
+    missing: str  # why there are none, for a big cloud without them
+
+
+COMMITMENT_PROVIDERS = ("aws", "azure", "gcp")
+
+
+def commitment_coverage() -> list[CommitmentCoverage]:
+    """Per big cloud, how many live offers carry a 1- and 3-year commitment price, from which file and date, or why
+    none do (pricing.COMMITMENTS_MISSING): the sources page names the ones still missing."""
+    rows = {row["provider"]: row for row in Offer.objects.filter(
+        is_active=True, provider__slug__in=COMMITMENT_PROVIDERS).values("provider").annotate(
+        offers=Count("id"), one_year=Count("commit_1y_price_hour_usd"), three_years=Count("commit_3y_price_hour_usd"),
+        as_of=Max("commitment_as_of"), source_url=Max("commitment_source_url"))}
+    result = []
+    for provider in Provider.objects.filter(slug__in=COMMITMENT_PROVIDERS).order_by("name"):
+        row = rows.get(provider.pk, {})
+        result.append(CommitmentCoverage(
+            provider=provider, offers=row.get("offers", 0), one_year=row.get("one_year", 0),
+            three_years=row.get("three_years", 0), as_of=row.get("as_of"), source_url=row.get("source_url") or "",
+            missing=str(pricing.COMMITMENTS_MISSING.get(provider.slug, ""))))
+    return result
+
+
 def source_status_list(*, now: datetime | None = None,
                        with_dates: bool = True) -> list[tuple[DataSource, ScrapeRun | None]]:
     """Every source with its latest run, in two queries whatever the number of sources and runs.

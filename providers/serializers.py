@@ -238,7 +238,9 @@ class OfferSerializer(OutputSerializer):
             "first_seen", "last_seen", "is_active", "is_stale", "price_as_of", "price_dated_by", "price_is_old",
             "retires_on",
             "price_source_url", "gpu_fraction", "form_factor", "efa_interfaces", "spot_savings_pct",
-            "spot_interruption", "spot_as_of", "source", "kubernetes",
+            "spot_interruption", "spot_as_of", "commit_1y_price_hour_usd", "commit_1y_price_per_gpu_hour_usd",
+            "commit_3y_price_hour_usd", "commit_3y_price_per_gpu_hour_usd", "commitment_as_of",
+            "commitment_source_url", "source", "kubernetes",
         ]
         extra_kwargs = {
             "availability_checked_at": {"help_text": "When the stock was last checked (null: never stated); a failed "
@@ -247,6 +249,12 @@ class OfferSerializer(OutputSerializer):
             "in_stock_share_7d": {"help_text": "Share (0..1) of stock checks in the last 7 days that found it in "
                                                "stock (available or limited); null when never checked"},
             "in_stock_share_30d": {"help_text": "The same over the last 30 days"},
+            "commit_1y_price_hour_usd": {"help_text": "USD per instance-hour under a 1-year commitment (Google's "
+                                                      "resource-based committed use discount); null: no source we "
+                                                      "read states one"},
+            "commit_3y_price_hour_usd": {"help_text": "The same under a 3-year commitment"},
+            "commitment_as_of": {"help_text": "The date of the commitment prices' data"},
+            "commitment_source_url": {"help_text": "The file the commitment prices come from"},
         }
 
     @extend_schema_field(serializers.DateField(allow_null=True))
@@ -410,6 +418,13 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "spot_savings_pct": row["spot_savings_pct"],
             "spot_interruption": row["spot_interruption"],
             "spot_as_of": None if row["spot_as_of"] is None else _DATE.to_representation(row["spot_as_of"]),
+            "commit_1y_price_hour_usd": _number(row["commit_1y_price_hour_usd"]),
+            "commit_1y_price_per_gpu_hour_usd": _number(row["commit_1y_price_per_gpu_hour_usd"]),
+            "commit_3y_price_hour_usd": _number(row["commit_3y_price_hour_usd"]),
+            "commit_3y_price_per_gpu_hour_usd": _number(row["commit_3y_price_per_gpu_hour_usd"]),
+            "commitment_as_of": (None if row["commitment_as_of"] is None
+                                 else _DATE.to_representation(row["commitment_as_of"])),
+            "commitment_source_url": row["commitment_source_url"],
             "source": {
                 "slug": row["source__slug"], "name": row["source__name"],
                 "kind": row["source__kind"], "url": row["source__url"],

@@ -24,7 +24,7 @@ NAMES = (
     gettext_noop("Crusoe per-GPU prices as gpuhunt hardcodes them (transcribed)"),
     gettext_noop("DigitalOcean API v2 (sizes, Kubernetes options)"),
     gettext_noop("Genesis Cloud per-GPU prices from cloud-gpus.com's data file (transcribed)"),
-    gettext_noop("Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices"),
+    gettext_noop("Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices, commitment prices"),
     gettext_noop("Hyperstack Infrahub API (pricebook)"),
     gettext_noop("IBM Cloud gx2 V100 servers from SkyPilot's v5 catalog (transcribed)"),
     gettext_noop("Lambda Cloud API (instance types)"),

@@ -75,6 +75,12 @@ class ScrapedOffer:
     spot_savings_pct: int | None = None
     spot_interruption: str = ""
     spot_as_of: date | None = None
+    # 1- and 3-year commitment prices per instance-hour (Google's committed use discounts), in `currency`, with the
+    # date and file they come from when another file than the on-demand price's.
+    commit_1y_price_hour: Decimal | None = None
+    commit_3y_price_hour: Decimal | None = None
+    commitment_as_of: date | None = None
+    commitment_source_url: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,18 +12,28 @@
   GPUs are not in the file.
 - gpuhunt's TPU table (dstackai/gpuhunt, MPL-2.0, src/gpuhunt/resources/tpu_pricing.json): per TPU version and
   region, on-demand and spot USD per chip-hour; last changed 2024-12-23. Each row is an offer of one chip.
+- Google Cloud pricing of Cyclenerd/google-cloud-pricing-cost-calculator (Apache-2.0, pricing.yml, generated from
+  Google's Cloud Billing Catalog SKUs): `compute.instance.<machine type>.cost.<region>` with `month_1y` and
+  `month_3y`, the price of a month (730 hours) under a 1- and 3-year resource-based committed use discount (the
+  machine's vCPU, memory and GPU commitment SKUs, and its bundled local SSD). Divided by 730 they are the offers'
+  commitment prices per hour, dated by the file's own `about.timestamp`. The file leaves A2 Ultra out ("no public
+  committed use discounts": its generator) and writes the on-demand month where it finds no commitment SKU; such a
+  value is not below the on-demand price and the ingestion service leaves it out (providers/offer_normalise.py).
 
-The bundled snapshot replays both files at the commits below; a live run fetches the same paths at the same commits.
+The bundled snapshot replays the files at the commits below (pricing.yml as an excerpt: its GPU machine types);
+a live run fetches the same paths at the same commits.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
 import httpx
+import yaml
 
 from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
@@ -37,6 +47,9 @@ PRICES_AS_OF = datetime(2026, 8, 3, tzinfo=UTC)  # the commit that refreshed the
 TPUS = UpstreamFile("dstackai/gpuhunt", "35841515de3792fe6be73b0422ac8901b6b929c8",
                     "src/gpuhunt/resources/tpu_pricing.json", "tpu_pricing.json")
 TPUS_AS_OF = datetime(2024, 12, 23, tzinfo=UTC)  # the file's last change in gpuhunt
+COMMITMENTS = UpstreamFile("Cyclenerd/google-cloud-pricing-cost-calculator", "fd66b26ff84fee5cdd94f341ea89206e76c06b99",
+                           "pricing.yml", "pricing.yml")
+HOURS_A_MONTH = Decimal(730)  # the generator's default, which the file's own hour and month columns show
 MACHINE_DOCS = "https://cloud.google.com/compute/docs/accelerator-optimized-machines"
 GPU_DOCS = "https://cloud.google.com/compute/docs/gpus"  # "A3 High, A3 Edge | NVIDIA H100 SXM GPUs", "A3 Mega | ..."
 
@@ -78,10 +91,10 @@ class GcpCatalogClient:
     info = SourceInfo(
         slug="gcp-catalog",
         provider="gcp",
-        name="Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices",
+        name="Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices, commitment prices",
         kind="catalog",
         url=f"https://github.com/{PRICES.repo}/blob/{PRICES.commit}/{PRICES.path}",
-        license="Apache-2.0 (karpenter-provider-gcp); MPL-2.0 (gpuhunt)",
+        license="Apache-2.0 (karpenter-provider-gcp, google-cloud-pricing-cost-calculator); MPL-2.0 (gpuhunt)",
         revision=PRICES.commit,
     )
 
@@ -90,7 +103,7 @@ class GcpCatalogClient:
 
     @classmethod
     def recorded(cls) -> dict[str, Path]:
-        return {file.raw_url: file.recorded(RECORDED) for file in (PRICES, TPUS)}
+        return {file.raw_url: file.recorded(RECORDED) for file in (PRICES, TPUS, COMMITMENTS)}
 
     def _json(self, file: UpstreamFile):
         response = get(self.http, file.raw_url)
@@ -101,14 +114,16 @@ class GcpCatalogClient:
 
     def fetch(self) -> ScrapeResult:
         result = ScrapeResult(offers=[])
-        parse_machine_prices(self._json(PRICES), result)
+        response = get(self.http, COMMITMENTS.raw_url)
+        commitments = parse_commitments(response.text)
+        parse_machine_prices(self._json(PRICES), result, commitments)
         parse_tpu_prices(self._json(TPUS), result)
         if not result.offers:
             raise SchemaScrapeError("no GPU machine type or TPU priced")
         return result
 
 
-def parse_machine_prices(data: object, result: ScrapeResult) -> None:
+def parse_machine_prices(data: object, result: ScrapeResult, commitments: Commitments | None = None) -> None:
     regions = data.get("prices") if isinstance(data, dict) else None
     if not isinstance(regions, dict) or not regions:
         raise SchemaScrapeError("initial-prices.json: no 'prices' object of regions (renamed or truncated?)")
@@ -133,12 +148,62 @@ def parse_machine_prices(data: object, result: ScrapeResult) -> None:
                 result.rejected.append(f"{machine_type} in {region}: no positive price")
                 continue
             name, memory, count = gpus
+            one_year, three_years = (commitments.prices.get((machine_type, region), (None, None)) if commitments
+                                     else (None, None))
             result.offers.append(ScrapedOffer(
                 instance_type=machine_type, region=region, gpu_name=name, gpu_count=Decimal(count),
                 gpu_memory_gb=Decimal(memory), form_factor=machine_form_factor(machine_type), currency="USD",
                 price_hour=_round(price), spot_price_hour=_round(spot_price),
                 price_as_of=PRICES_AS_OF, price_source_url=PRICES.blob_url,
+                commit_1y_price_hour=one_year, commit_3y_price_hour=three_years,
+                commitment_as_of=commitments.as_of if commitments and (one_year or three_years) else None,
+                commitment_source_url=COMMITMENTS.blob_url if commitments and (one_year or three_years) else "",
             ))
+
+
+@dataclass(frozen=True)
+class Commitments:
+    as_of: date
+    # (machine type, region) -> (1-year, 3-year) USD per hour; None where the file states no such price
+    prices: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]]
+
+
+def parse_commitments(text: str) -> Commitments:
+    """The 1- and 3-year commitment prices per hour of the accelerator-optimised machine types in pricing.yml."""
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        raise SchemaScrapeError(f"pricing.yml is not YAML ({len(text)} characters)") from exc
+    try:
+        stamp = int(data["about"]["timestamp"])
+        machines = data["compute"]["instance"]
+    except (TypeError, KeyError, ValueError) as exc:
+        raise SchemaScrapeError("pricing.yml: no about.timestamp or compute.instance (renamed or truncated?)") from exc
+    if not isinstance(machines, dict):
+        raise SchemaScrapeError("pricing.yml: compute.instance is not a mapping of machine types")
+    prices: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]] = {}
+    for machine_type, machine in machines.items():
+        try:
+            if machine_gpus(machine_type) is None:
+                continue
+        except ValueError:
+            continue  # a size our table does not state the GPUs of: its offer is refused anyway
+        regions = machine.get("cost") if isinstance(machine, dict) else None
+        if not isinstance(regions, dict):
+            raise SchemaScrapeError(f"pricing.yml: {machine_type} has no cost per region")
+        for region, cost in regions.items():
+            if not isinstance(cost, dict):
+                raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region} is not a mapping of prices")
+            hour, month = to_decimal(cost.get("hour")), to_decimal(cost.get("month"))
+            # The month is 730 hours of the hourly price: if not, the columns mean something else now.
+            if hour is not None and month is not None and abs(hour * HOURS_A_MONTH - month) > Decimal("0.05"):
+                raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region}: month {month} is not 730 hours "
+                                        f"of {hour}")
+            one_year, three_years = (_round(to_decimal(cost.get(key)) / HOURS_A_MONTH) if cost.get(key) else None
+                                     for key in ("month_1y", "month_3y"))
+            if one_year or three_years:
+                prices[(machine_type, region)] = (one_year, three_years)
+    return Commitments(as_of=datetime.fromtimestamp(stamp, tz=UTC).date(), prices=prices)
 
 
 def parse_tpu_prices(data: object, result: ScrapeResult) -> None:

@@ -26,7 +26,7 @@ logger = logging.getLogger(__name__)
 # (legend, filters, open by default): the groups that answer "which GPU, what price, which Kubernetes" start open.
 FILTER_GROUPS = (
     (_("GPU"), ("gpu_family", "gpu", "vendor", "gpu_count_min", "gpu_count_max", "gpu_memory_min"), True),
-    (_("Price"), ("price_per_gpu_hour_max", "price_hour_max", "spot", "one_per_machine"), True),
+    (_("Price"), ("price_per_gpu_hour_max", "price_hour_max", "spot", "commitment", "one_per_machine"), True),
     (_("Kubernetes"), ("offering", "control_plane_fee_max", "gpu_operator", "rdma", "mig", "mps", "time_slicing",
                        "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage",
                        "gang_scheduling", "documented_only"), True),
@@ -82,6 +82,10 @@ ORDER_LABELS = {
     "-price_hour": _("Price per instance-hour, highest first"),
     "spot_price_per_gpu_hour": _("Spot price per GPU-hour, lowest first"),
     "-spot_price_per_gpu_hour": _("Spot price per GPU-hour, highest first"),
+    "commit_1y_price_per_gpu_hour": _("1-year commitment price per GPU-hour, lowest first"),
+    "-commit_1y_price_per_gpu_hour": _("1-year commitment price per GPU-hour, highest first"),
+    "commit_3y_price_per_gpu_hour": _("3-year commitment price per GPU-hour, lowest first"),
+    "-commit_3y_price_per_gpu_hour": _("3-year commitment price per GPU-hour, highest first"),
     "gpu_memory": _("Memory per GPU, smallest first"),
     "-gpu_memory": _("Memory per GPU, largest first"),
     "gpu_count": _("GPUs per instance, fewest first"),

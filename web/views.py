@@ -190,6 +190,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     conversion = display.conversion()
     offer.display_price = conversion.convert(offer.price_per_gpu_hour_usd)
     offer.display_spot = conversion.convert(offer.spot_price_per_gpu_hour_usd)
+    offer.commitments = pricing.commitment_terms(offer, conversion.convert)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
     offer.place = place_text(offer.country, offer.continent)
@@ -480,7 +481,7 @@ def source_status(request: HttpRequest) -> HttpResponse:
 
     return render(request, "sources.html", {
         "sources": sources, "coverage": kubernetes_coverage(), "held": selectors.prices_held(),
-        "research": selectors.research_logs(),
+        "research": selectors.research_logs(), "commitments": selectors.commitment_coverage(),
         "max_move": pricing.MAX_MOVE,
         "coverage_questions": [(question, offer_question_label(question)) for question in OFFER_QUESTIONS]})
 

@@ -51,7 +51,7 @@ def capabilities(provider, **answers):
 
 def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=None, spot=None, availability="unknown",
           country="", continent="", region="r1", seen_hours_ago=0, active=True, share_7d=None, form_factor="",
-          region_confirmed=True):
+          region_confirmed=True, commit_1y=None, commit_3y=None):
     now = timezone.now()
     count = Decimal(count)
     price_usd = Decimal(price) if price is not None else None
@@ -69,6 +69,9 @@ def offer(name, provider, source, gpu_model, *, count="1", memory=None, price=No
         last_seen=now - timedelta(hours=seen_hours_ago), is_active=active, form_factor=form_factor,
         in_stock_share_7d=Decimal(share_7d) if share_7d is not None else None,
         availability_checked_at=now - timedelta(minutes=12) if share_7d is not None else None,
+        **{f"commit_{term}_price{unit}_hour_usd": None if value is None else Decimal(value) / divisor
+           for term, value in (("1y", commit_1y), ("3y", commit_3y))
+           for unit, divisor in (("", 1), ("_per_gpu", count))},
     )
 
 
@@ -117,9 +120,9 @@ def world(db) -> World:
     offers = {
         "alpha-h100x8": offer("alpha-h100x8", alpha, sources["alpha"], h100, count="8", price="80", spot="30",
                               availability="available", country="US", continent="NA", region="us-east-1",
-                              share_7d="0.95", form_factor="sxm"),
+                              share_7d="0.95", form_factor="sxm", commit_1y="56", commit_3y="36"),
         "alpha-l4": offer("alpha-l4", alpha, sources["alpha"], l4, price="0.8", availability="unavailable",
-                          country="DE", continent="EU", region="eu-central-1", share_7d="0.1"),
+                          country="DE", continent="EU", region="eu-central-1", share_7d="0.1", commit_3y="0.4"),
         "beta-h100": offer("beta-h100", beta, sources["beta"], h100, price="2.5", availability="limited",
                            country="JP", continent="AS", region="tokyo", seen_hours_ago=2, share_7d="0.5"),
         "beta-mi300x8": offer("beta-mi300x8", beta, sources["beta"], mi300x, count="8", price="24",

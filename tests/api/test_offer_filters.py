@@ -35,6 +35,8 @@ CASES = [
     ("form_factor", "form_factor=pcie,nvl", set()),
     ("spot", "spot=true", {"alpha-h100x8"}),
     ("spot", "spot=false", ACTIVE - {"alpha-h100x8"}),
+    ("commitment", "commitment=1y", {"alpha-h100x8"}),
+    ("commitment", "commitment=3y", {"alpha-h100x8", "alpha-l4"}),
     ("available", "available=true", {"alpha-h100x8", "beta-h100", "gamma-unknown-gpu"}),
     ("available", "available=false", {"alpha-l4", "beta-mi300x8"}),
     ("in_stock_7d_min", "in_stock_7d_min=50", {"alpha-h100x8", "beta-h100"}),
@@ -120,6 +122,7 @@ BAD = [
     ("form_factor", "oam"),
     ("gpu", "h100"), ("gpu_family", "H999"), ("vendor", "ibm"), ("gpu_count_min", "-1"), ("gpu_count_max", "eight"),
     ("gpu_memory_min", "-1"), ("price_per_gpu_hour_max", "NaN"), ("price_hour_max", "1e400"), ("spot", "maybe"),
+    ("commitment", "2y"),
     ("available", "2"), ("in_stock_7d_min", "101"), ("provider", "alpha,nope"), ("provider_kind", "cloud"),
     ("country", "USA"),
     ("continent", "XX"), ("region", "us\x00east"), ("search", "x" * 201), ("offering", "serverless"),
@@ -349,3 +352,14 @@ def test_a_page_or_format_parameter_given_twice_is_a_400_naming_it(api, world, q
     response = api.get(f"/api/v1/offers/?{query}")
     assert response.status_code == 400
     assert list(response.json()) == [query.split("=")[0]]
+
+
+def test_ordering_by_a_commitment_price_lists_the_cheapest_first_and_offers_without_one_last(api, world):
+    response = api.get("/api/v1/offers/?ordering=commit_3y_price_per_gpu_hour&page_size=100")
+    ids = result_ids(response)
+    assert ids[:2] == [world.offers["alpha-l4"].id, world.offers["alpha-h100x8"].id]  # 0.4, then 36 / 8 = 4.5
+    body = {row["instance_type"]: row for row in response.json()["results"]}
+    assert body["alpha-h100x8"]["commit_1y_price_per_gpu_hour_usd"] == 7.0
+    assert body["beta-h100"]["commit_3y_price_per_gpu_hour_usd"] is None
+    descending = result_ids(api.get("/api/v1/offers/?ordering=-commit_1y_price_per_gpu_hour&page_size=100"))
+    assert descending[0] == world.offers["alpha-h100x8"].id

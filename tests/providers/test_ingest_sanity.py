@@ -143,3 +143,41 @@ def test_impossible_sku_facts_are_refused_alone():
                                  scraped("oam", form_factor="oam"), scraped("pct", spot_savings_pct=140)))
     assert list(Offer.objects.values_list("instance_type", flat=True)) == ["ok"]
     assert counts.skipped == 3
+
+
+def test_a_commitment_price_not_below_on_demand_is_left_out_and_a_real_one_is_stored_per_gpu_with_its_date():
+    # Google's price table writes the on-demand month where it finds no commitment SKU: equal is not a discount.
+    source = DataSourceFactory(slug="gcp-commit-test", kind="catalog", provider__slug="gcp")
+    day = datetime(2026, 7, 30, tzinfo=UTC).date()
+    counts = sync(source, result(
+        scraped("a", gpu_count="8", price="88.49", commit_1y_price_hour=Decimal("88.49"),
+                commit_3y_price_hour=Decimal("38.86438"), commitment_as_of=day,
+                commitment_source_url="https://github.com/o/r/blob/c/pricing.yml"),
+        scraped("b", gpu_count="8", price="88.49", commit_1y_price_hour=Decimal("61.38367"),
+                commit_3y_price_hour=Decimal("61.38367"), commitment_as_of=day,
+                commitment_source_url="https://github.com/o/r/blob/c/pricing.yml")))
+    offers = {offer.instance_type: offer for offer in Offer.objects.all()}
+    assert offers["a"].commit_1y_price_hour_usd is None and offers["a"].commit_3y_price_hour_usd == Decimal("38.86438")
+    assert offers["a"].commit_3y_price_per_gpu_hour_usd == Decimal("4.85805")
+    assert offers["b"].commit_1y_price_per_gpu_hour_usd == Decimal("7.67296")
+    assert offers["b"].commit_3y_price_hour_usd is None  # a 3-year price equal to the 1-year one is the same fallback
+    assert offers["b"].commitment_as_of == day and offers["b"].commitment_source_url.endswith("pricing.yml")
+    assert counts.corrected == 2 and sum("not a commitment price" in reason for reason in counts.rejections) == 2
+
+
+def test_an_offer_without_commitment_prices_keeps_no_commitment_date_or_file():
+    source = DataSourceFactory(slug="gcp-commit-none", kind="catalog", provider__slug="gcp")
+    sync(source, result(scraped("a", price="2.0", commitment_as_of=datetime(2026, 7, 30, tzinfo=UTC).date(),
+                                commitment_source_url="https://github.com/o/r/blob/c/pricing.yml")))
+    offer = Offer.objects.get()
+    assert (offer.commitment_as_of, offer.commitment_source_url) == (None, None)
+
+
+def test_a_changed_commitment_price_is_kept_in_the_history():
+    source = DataSourceFactory(slug="gcp-commit-history", kind="catalog", provider__slug="gcp")
+    start = timezone.now() - timedelta(days=2)
+    sync(source, result(scraped("a", price="10", commit_1y_price_hour=Decimal("7"))), now=start)
+    sync(source, result(scraped("a", price="10", commit_1y_price_hour=Decimal("6.5"))), now=start + timedelta(days=1))
+    offer = Offer.objects.get()
+    assert [obs.commit_1y_price_hour_usd for obs in offer.history.order_by("observed_at")] == [Decimal("7"),
+                                                                                               Decimal("6.5")]

@@ -88,3 +88,44 @@ def test_a_truncated_price_file_is_refused():
 def test_a_tpu_table_with_renamed_fields_is_refused():
     with pytest.raises(SchemaScrapeError, match="On Demand"):
         client({gcp_catalog.TPUS.raw_url: {"TPU v6e": {"us-east1": {"OnDemand": 2.7}}}}).fetch()
+
+
+# --- 1- and 3-year commitment prices (Cyclenerd's pricing.yml, recorded as its GPU machine types) ----------------
+
+RECORDED_PRICING = gcp_catalog.COMMITMENTS.recorded(gcp_catalog.RECORDED)
+
+
+def recorded_cost(machine_type: str, region: str) -> dict:
+    import yaml
+
+    return yaml.safe_load(RECORDED_PRICING.read_text())["compute"]["instance"][machine_type]["cost"][region]
+
+
+def test_commitment_prices_are_the_files_monthly_prices_over_730_hours_dated_by_the_file(result):
+    a3 = offer(result, "a3-highgpu-8g", "us-central1")
+    cost = recorded_cost("a3-highgpu-8g", "us-central1")
+    assert a3.commit_1y_price_hour == (Decimal(str(cost["month_1y"])) / 730).quantize(Decimal("0.00001"))
+    assert a3.commit_3y_price_hour == (Decimal(str(cost["month_3y"])) / 730).quantize(Decimal("0.00001"))
+    assert a3.commit_3y_price_hour < a3.commit_1y_price_hour < a3.price_hour  # 38.86 < 61.38 < 88.49
+    assert a3.commitment_as_of.isoformat() == "2026-07-30"  # about.timestamp 1785391997, "generated: Thu Jul 30"
+    assert a3.commitment_source_url.endswith("/fd66b26ff84fee5cdd94f341ea89206e76c06b99/pricing.yml")
+
+
+def test_a2_ultra_has_no_1_year_price_as_the_file_states_none_and_tpus_have_no_commitment(result):
+    ultra = [o for o in result.offers if o.instance_type.startswith("a2-ultragpu")]
+    assert ultra and all(o.commit_1y_price_hour is None for o in ultra)
+    assert all(o.commit_1y_price_hour is None and o.commit_3y_price_hour is None and not o.commitment_as_of
+               for o in result.offers if o.instance_type.startswith("tpu-"))
+    with_one_year = [o for o in result.offers if o.commit_1y_price_hour is not None]
+    assert len({o.instance_type for o in with_one_year}) >= 15  # A2 Standard, A3, G2 and G4 types
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("compute: [", "not YAML"),
+    ("about: {}\ncompute:\n  instance: {}\n", "no about.timestamp"),
+    ("about: {timestamp: 1785391997}\ncompute:\n  instance:\n    a3-highgpu-8g:\n      cost:\n        us-central1:\n"
+     "          hour: 88.49\n          month: 1000.0\n          month_1y: 500.0\n", "is not 730 hours"),
+])
+def test_a_broken_commitment_file_fails_the_run_and_names_the_problem(text, problem):
+    with pytest.raises(SchemaScrapeError, match=problem):
+        client({gcp_catalog.COMMITMENTS.raw_url: httpx.Response(200, text=text)}).fetch()

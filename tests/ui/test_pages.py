@@ -347,3 +347,40 @@ def test_the_offer_page_shows_the_listed_price_in_the_sites_one_money_format(cli
     listed = re.search(r"as listed: ([\d.,]+) USD", html).group(1)
     assert offer.price_hour is not None and listed == money(offer.price_hour, total=True)
     assert len(listed.split(".")[1]) == 2
+
+
+def test_offer_page_sets_commitment_prices_beside_on_demand_with_saving_date_and_file(client, data):
+    from datetime import date
+    from decimal import Decimal
+
+    from providers.models import Offer
+
+    gcp = builders.provider("gcp", "Google Cloud", kind="hyperscaler", caps={"offering": "managed"})
+    offer = builders.offer(gcp, data["acme_h100"].source, data["h100"], "a3-highgpu-8g", "11.00", count=8,
+                           commit_1y_price_per_gpu_hour_usd=Decimal("7.70"),
+                           commit_1y_price_hour_usd=Decimal("61.60"), commitment_as_of=date(2026, 7, 30),
+                           commitment_source_url="https://github.com/o/r/blob/c/pricing.yml")
+    html = client.get(f"/offers/{offer.pk}/").content.decode()
+    one_year = html[html.index("<dt>1-year commitment</dt>"):html.index("<dt>3-year commitment</dt>")]
+    assert "$7.700" in one_year and "30% below on-demand" in one_year  # 7.70 against 11.00 per GPU-hour
+    assert "committed use discount" in one_year and 'datetime="2026-07-30"' in one_year
+    assert 'href="https://github.com/o/r/blob/c/pricing.yml"' in one_year
+    three_years = html[html.index("<dt>3-year commitment</dt>"):]
+    assert "no source we read states one for this machine" in three_years.split("</dd>")[0]
+    other = Offer.objects.get(pk=data["acme_h100"].pk)
+    html = client.get(f"/offers/{other.pk}/").content.decode()
+    assert html.count("no source we read states one for this machine") == 2
+
+
+def test_sources_page_counts_commitment_prices_per_big_cloud_and_says_why_aws_and_azure_have_none(client, data):
+    from decimal import Decimal
+
+    gcp = builders.provider("gcp", "Google Cloud", kind="hyperscaler", caps={"offering": "managed"})
+    builders.provider("aws", "Amazon Web Services", kind="hyperscaler", caps={"offering": "managed"})
+    builders.offer(gcp, data["acme_h100"].source, data["h100"], "a3-highgpu-8g", "11.00",
+                   commit_3y_price_hour_usd=Decimal("5"), commit_3y_price_per_gpu_hour_usd=Decimal("5"))
+    builders.offer(gcp, data["acme_h100"].source, data["h100"], "a3-highgpu-4g", "11.00")
+    html = client.get("/sources/").content.decode()
+    section = html[html.index('id="commitments"'):html.index('id="research-log"')]
+    assert "0 of 2 live offers have a 1-year price, 1 a 3-year price" in section
+    assert "Amazon Web Services</strong>: none: Reserved Instance and Savings Plans" in section

@@ -103,9 +103,10 @@ def test_g7e_multi_gpu_sizes_do_gpudirect_rdma_and_the_one_gpu_sizes_do_not(aws)
         assert fabric_class(aws, name) == k8s.PLAIN_CLASS, name
 
 
-def test_a100_types_are_sxm_from_the_nvswitch_statement_and_h100_types_stay_unstated(aws):
-    for name in ("p4d.24xlarge", "p4de.24xlarge"):
+def test_a100_h100_and_h200_types_are_sxm_from_aws_statements_of_nvswitch_in_their_hosts(aws):
+    for name in ("p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5en.48xlarge"):
         form = fact(aws, name, "form_factor")
         assert (form.value, form.confidence) == ("sxm", "inferred"), name
-    for name in ("p5.48xlarge", "p5en.48xlarge"):
-        assert fact(aws, name, "form_factor") is None, name
+    assert "aws-parallelcluster-cookbook" in fact(aws, "p5.48xlarge", "form_factor").source_url
+    assert "awsome-distributed-training" in fact(aws, "p5en.48xlarge", "form_factor").source_url
+    assert fact(aws, "g6e.48xlarge", "form_factor") is None  # no statement: L40S stays unstated

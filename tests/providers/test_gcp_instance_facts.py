@@ -41,3 +41,21 @@ def test_g4_is_documented_and_the_orchestrator_mappings_are_inferred(gcp_facts):
 @pytest.mark.parametrize("price_row", ["tpu-v2 pod (per chip)", "tpu-v3 device (per chip)"])
 def test_tpu_generations_no_source_places_in_gke_stay_unknown(gcp_facts, price_row):
     assert "managed_node" not in k8s.facts_for(price_row, gcp_facts)
+
+
+@pytest.mark.parametrize("machine_type", ["a2-highgpu-1g", "a2-megagpu-16g", "a2-ultragpu-8g", "g2-standard-96",
+                                          "g4-standard-384", "a3-highgpu-4g"])
+def test_a2_g2_g4_and_small_a3_high_have_a_plain_network_as_googles_networking_table_says(gcp_facts, machine_type):
+    fabric = k8s.facts_for(machine_type, gcp_facts)["fabric"]
+    assert fabric.value == "none"
+    assert fabric.source_url.startswith("https://docs.cloud.google.com/compute/docs/")
+    assert k8s.fabric_class(fabric.value) == k8s.PLAIN_CLASS
+
+
+def test_a2_a100s_are_sxm_from_their_nvlink_full_mesh_and_only_multi_gpu_a2_types_state_a_gpu_link(gcp_facts):
+    for machine_type in ("a2-highgpu-1g", "a2-highgpu-8g", "a2-megagpu-16g", "a2-ultragpu-4g"):
+        form = k8s.facts_for(machine_type, gcp_facts)["form_factor"]
+        assert (form.value, form.confidence) == ("sxm", "inferred"), machine_type
+    assert k8s.facts_for("a2-highgpu-8g", gcp_facts)["gpu_link"].value == "nvlink"
+    assert "gpu_link" not in k8s.facts_for("a2-highgpu-1g", gcp_facts)  # one GPU: no link to state
+    assert "form_factor" not in k8s.facts_for("g2-standard-96", gcp_facts)  # L4: not in the target, not stated

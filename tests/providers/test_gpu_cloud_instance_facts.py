@@ -49,12 +49,15 @@ def test_oci_grace_blackwell_shapes_say_the_protocol_depends_on_the_cluster(fact
         assert fact(facts, "oci", shape, "form_factor").value == "nvl", shape
 
 
-def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_is_not_a_machine(facts):
+def test_every_oci_gpu_shape_is_an_oke_node_and_a_per_gpu_price_row_shares_only_its_shapes_node_answer(facts):
     for name in ("BM.GPU.H100.8", "VM.GPU.A10.1", "BM.GPU.GB200.4", "BM.GPU3.8"):
         assert fact(facts, "oci", name, "managed_node").value == "yes", name
     for row in ("Oracle Cloud Infrastructure - Compute - GPU - H100", "OCI - Compute - GPU - H200",
                 "Compute - GPU - A10"):
-        assert fact(facts, "oci", row, "managed_node").value == "unknown", row
+        node = fact(facts, "oci", row, "managed_node")
+        # every shape the part prices is an OKE worker; its fabric differs by shape (A10 VM none, BM RDMA): unknown
+        assert (node.value, node.confidence) == ("yes", "inferred"), row
+        assert "worker-node-images" in node.source_url
         assert fact(facts, "oci", row, "fabric").value == "unknown", row
     assert fact(facts, "oci", "OCI - Compute - GPU - GB200", "form_factor").value == "nvl"
 

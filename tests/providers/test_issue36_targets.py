@@ -27,16 +27,10 @@ TARGET = 95.0
 NOT_YET = {
     ("managed_node", "gcp"): "30 of 34 types known (375 of 381 offers): the TPU v2 and v3 per-chip price rows, which "
                              "no Google source read here places in GKE",
-    ("managed_node", "oci"): "Oracle's per-GPU price-list rows are prices, not machines: no node answer for them",
     ("fabric_class", "aws"): "15 of 23 types with 4+ GPUs known (179 of 265 offers): g6, g6e and g7 (4 and 8 GPUs) "
-                             "have EFA, but neither EC2's 2023 EFA page nor AWS's NCCL plugin table says whether "
-                             "they do GPUDirect RDMA, and the current EFA page's type table was not readable here",
-    ("fabric_class", "gcp"): "2 of 12 types with 4+ GPUs known (A3 High/Mega): GCP's GPU network-bandwidth and RDMA "
-                             "network-profile pages not readable here, so A2, a3-highgpu-4g, G2 and G4 stay unknown",
-    ("form_factor", "aws"): "3 of 6 types known (p4d/p4de SXM from the EC2 guide's NVSwitch, p6-b200): no first-party "
-                            "SXM or NVSwitch statement read for p5.48xlarge, p5.4xlarge, p5en.48xlarge",
-    ("form_factor", "gcp"): "5 of 14 types known (A3): GCP's GPU machine-types page (A100 SXM or NVLink) not readable "
-                            "here, so the nine A2 types stay unknown",
+                             "have EFA, and EC2's EFA page gives g6 and g6e RDMA read and write, but no AWS source "
+                             "read says GPUDirect RDMA (AWS's NCCL plugin has no entry for them; EC2's NCCL guide "
+                             "supports only P-series types) nor that they lack it",
     ("form_factor", "oci"): "Oracle states only 'A100 80 GB' for BM.GPU.A100-v2.8",
 }
 

@@ -534,7 +534,9 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"
-    assert "fabric" not in k8s.facts_for("a3-highgpu-1g", facts["gcp"])
+    small_a3 = k8s.facts_for("a3-highgpu-1g", facts["gcp"])["fabric"]  # TCPX only on the 8-GPU A3 High and Edge
+    assert (small_a3.value, small_a3.confidence) == ("none", "inferred")
+    assert k8s.facts_for("a2-highgpu-8g", facts["gcp"])["fabric"].value == "none"  # Google's table: "N/A"
     assert k8s.facts_for("Standard_NV4as_v4", facts["azure"])["managed_node"].value == "no"
     assert k8s.facts_for("Standard_ND96isr_H100_v5", facts["azure"])["fabric"].value == "infiniband"
     assert "fabric" not in k8s.facts_for("Standard_NC24rs_v3", facts["azure"])  # "low latency" is not a fabric

@@ -19,6 +19,7 @@
   commitment prices per hour, dated by the file's own `about.timestamp`. The file leaves A2 Ultra out ("no public
   committed use discounts": its generator) and writes the on-demand month where it finds no commitment SKU; such a
   value is not below the on-demand price and the ingestion service leaves it out (providers/offer_normalise.py).
+  The same file's `cpu` and `ram` give each machine type's vCPUs and memory (GB).
 
 The bundled snapshot replays the files at the commits below (pricing.yml as an excerpt: its GPU machine types);
 a live run fetches the same paths at the same commits.
@@ -150,10 +151,11 @@ def parse_machine_prices(data: object, result: ScrapeResult, commitments: Commit
             name, memory, count = gpus
             one_year, three_years = (commitments.prices.get((machine_type, region), (None, None)) if commitments
                                      else (None, None))
+            vcpus, ram = commitments.sizes.get(machine_type, (None, None)) if commitments else (None, None)
             result.offers.append(ScrapedOffer(
                 instance_type=machine_type, region=region, gpu_name=name, gpu_count=Decimal(count),
                 gpu_memory_gb=Decimal(memory), form_factor=machine_form_factor(machine_type), currency="USD",
-                price_hour=_round(price), spot_price_hour=_round(spot_price),
+                price_hour=_round(price), spot_price_hour=_round(spot_price), vcpus=vcpus, ram_gb=ram,
                 price_as_of=PRICES_AS_OF, price_source_url=PRICES.blob_url,
                 commit_1y_price_hour=one_year, commit_3y_price_hour=three_years,
                 commitment_as_of=commitments.as_of if commitments and (one_year or three_years) else None,
@@ -166,10 +168,13 @@ class Commitments:
     as_of: date
     # (machine type, region) -> (1-year, 3-year) USD per hour; None where the file states no such price
     prices: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]]
+    # machine type -> (vCPUs, memory in GB), as the file states them
+    sizes: dict[str, tuple[Decimal | None, Decimal | None]]
 
 
 def parse_commitments(text: str) -> Commitments:
-    """The 1- and 3-year commitment prices per hour of the accelerator-optimised machine types in pricing.yml."""
+    """The 1- and 3-year commitment prices per hour of the accelerator-optimised machine types in pricing.yml, and
+    each type's vCPUs and memory."""
     try:
         data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
@@ -182,6 +187,7 @@ def parse_commitments(text: str) -> Commitments:
     if not isinstance(machines, dict):
         raise SchemaScrapeError("pricing.yml: compute.instance is not a mapping of machine types")
     prices: dict[tuple[str, str], tuple[Decimal | None, Decimal | None]] = {}
+    sizes: dict[str, tuple[Decimal | None, Decimal | None]] = {}
     for machine_type, machine in machines.items():
         try:
             if machine_gpus(machine_type) is None:
@@ -191,6 +197,10 @@ def parse_commitments(text: str) -> Commitments:
         regions = machine.get("cost") if isinstance(machine, dict) else None
         if not isinstance(regions, dict):
             raise SchemaScrapeError(f"pricing.yml: {machine_type} has no cost per region")
+        try:
+            sizes[machine_type] = (to_decimal(machine.get("cpu")), to_decimal(machine.get("ram")))
+        except ValueError as exc:
+            raise SchemaScrapeError(f"pricing.yml: {machine_type}: {exc}") from exc
         for region, cost in regions.items():
             if not isinstance(cost, dict):
                 raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region} is not a mapping of prices")
@@ -203,7 +213,7 @@ def parse_commitments(text: str) -> Commitments:
                                      for key in ("month_1y", "month_3y"))
             if one_year or three_years:
                 prices[(machine_type, region)] = (one_year, three_years)
-    return Commitments(as_of=datetime.fromtimestamp(stamp, tz=UTC).date(), prices=prices)
+    return Commitments(as_of=datetime.fromtimestamp(stamp, tz=UTC).date(), prices=prices, sizes=sizes)
 
 
 def parse_tpu_prices(data: object, result: ScrapeResult) -> None:

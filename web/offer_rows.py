@@ -138,6 +138,19 @@ class RowFormat:
         to_the_cent = not self.per_gpu and abs(amount) >= SUB_CENT
         return escape(f"{self.conversion.symbol}{money(amount, total=to_the_cent)}")
 
+    def commitments(self, row: dict) -> str:
+        """The 1- and 3-year commitment prices under the on-demand one, where a source states them (providers/pricing:
+        "prices by term"), so a list sorted by them shows what it is sorted by."""
+        if row["commit_1y_price_hour_usd"] is None and row["commit_3y_price_hour_usd"] is None:
+            return ""
+        parts = []
+        for term, text in (("1y", gettext("1-yr commitment %(price)s")), ("3y", gettext("3-yr commitment %(price)s"))):
+            price = self.price(row[f"commit_{term}_price_per_gpu_hour_usd" if self.per_gpu
+                                   else f"commit_{term}_price_hour_usd"])
+            if price:
+                parts.append(text % {"price": price})
+        return f'<br><small class="commitment">{" · ".join(parts)}</small>'
+
     def price_date(self, row: dict) -> str:
         """The price's own date and how we know it (providers/pricing.py), shown under the price so it is on screen
         at any width: "as of <date>", "~" and the evidence for an inferred date, "old" past the threshold, or
@@ -221,7 +234,7 @@ class RowFormat:
             "<tr>\n"
             f'<td><a href="{self.url("provider-detail", row["provider__slug"])}">{provider}</a></td>\n'
             f"<td>{gpu}</td>\n"
-            f'<td class="num price">{price}<br><small class="as-of">{dated}</small></td>\n'
+            f'<td class="num price">{price}<br><small class="as-of">{dated}</small>{self.commitments(row)}</td>\n'
             f'<td class="num" data-label="{words["Spot"]}">{spot or self.spot_advice(row)}</td>\n'
             f'<td class="badges">{self.kubernetes_cell(row, offer_url)}</td>\n'
             f'<td><a href="{offer_url}"><code>{escape(row["instance_type"])}</code></a>{self.retiring(row)}</td>\n'

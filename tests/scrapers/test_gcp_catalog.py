@@ -129,3 +129,12 @@ def test_a2_ultra_has_no_1_year_price_as_the_file_states_none_and_tpus_have_no_c
 def test_a_broken_commitment_file_fails_the_run_and_names_the_problem(text, problem):
     with pytest.raises(SchemaScrapeError, match=problem):
         client({gcp_catalog.COMMITMENTS.raw_url: httpx.Response(200, text=text)}).fetch()
+
+
+def test_vcpus_and_memory_come_from_the_pricing_file_per_machine_type(result):
+    import yaml
+
+    machine = yaml.safe_load(RECORDED_PRICING.read_text())["compute"]["instance"]["a3-highgpu-8g"]
+    a3 = offer(result, "a3-highgpu-8g", "us-central1")
+    assert (a3.vcpus, a3.ram_gb) == (Decimal(machine["cpu"]), Decimal(machine["ram"])) == (208, 1872)
+    assert offer(result, "g2-standard-4", "us-central1").vcpus == 4

@@ -470,3 +470,22 @@ def test_the_legend_explains_every_mark_a_row_can_show(client, language, words):
     legend = builders.shown(html[html.index('<details class="legend">'):html.index("</details>", html.index(
         '<details class="legend">'))])
     assert [word for word in words if word not in legend] == []
+
+
+def test_sorting_by_a_commitment_price_shows_it_under_the_on_demand_price_per_gpu_or_per_instance(client, data):
+    from decimal import Decimal
+
+    from providers.models import Offer
+
+    # acme.h100x8: 8 GPUs; 1-year 16.00 per instance-hour (2.00 per GPU), 3-year 8.00 (1.00 per GPU)
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(
+        commit_1y_price_hour_usd=Decimal("16"), commit_1y_price_per_gpu_hour_usd=Decimal("2"),
+        commit_3y_price_hour_usd=Decimal("8"), commit_3y_price_per_gpu_hour_usd=Decimal("1"))
+    response = client.get("/?commitment=1y&ordering=commit_1y_price_per_gpu_hour")
+    assert instance_types(response) == [data["acme_h100"].instance_type]
+    html = response.content.decode()
+    assert "1-yr commitment $2.000 · 3-yr commitment $1.000" in html
+    per_instance = client.get("/?commitment=3y&unit=instance").content.decode()
+    assert "1-yr commitment $16.00 · 3-yr commitment $8.00" in per_instance
+    assert html.count('class="commitment"') == 1  # no line for offers without one
+    assert "1-yr commitment" not in client.get("/?provider=metal").content.decode()

@@ -130,12 +130,14 @@ def is_old(price_as_of: datetime | None, now: datetime) -> bool:
 # without an entry has no commitment price in our data; the sources page says why (COMMITMENTS_MISSING).
 COMMITMENT_KINDS = {
     "gcp": _("Google's resource-based committed use discount (vCPU, memory and GPU), billed monthly"),
+    "aws": _("EC2 Reserved Instance, standard, no upfront (Linux, shared tenancy)"),
 }
 # The big clouds whose commitment prices we do not have, and why: no public copy of the provider's own rows could be
 # recorded here (tests replay recorded answers only).
 COMMITMENTS_MISSING = {
-    "aws": _("Reserved Instance and Savings Plans rates for GPU types are in AWS's bulk price-list files, of which no "
-             "copy with GPU rows could be recorded here; third-party copies (ec2instances.info) are not AWS's rows"),
+    "aws": _("a live run of the AWS Price List reads the standard, no-upfront Reserved Instance rates of GPU types "
+             "from AWS's bulk file, but the recording of that file bundled here holds no GPU rows, and third-party "
+             "copies (ec2instances.info) are not AWS's rows; Savings Plans are not read"),
     "azure": _("the Retail Prices API lists reservations as 'Reservation' items, but no recorded answer with GPU "
                "sizes' reservation items could be had here"),
 }

@@ -7,7 +7,10 @@ the rows we keep are held. Layout (provider-apis.md section 2, as gpuhunt and Sk
 (FormatVersion, Disclaimer, Publication Date, Version, OfferCode), the header on line 6, every field quoted. We keep
 a row when TermType=OnDemand, Product Family=Compute Instance, Tenancy=Shared, Operating System=Linux,
 CapacityStatus=Used (the others are reservation bookkeeping), Unit=Hrs, no pre-installed software, and the instance
-family is one of the GPU families in `FAMILIES`.
+family is one of the GPU families in `FAMILIES`. The same machine's TermType=Reserved rows with
+OfferingClass=standard, PurchaseOption=No Upfront and LeaseContractLength 1yr or 3yr (Unit=Hrs: the hourly rate, no
+upfront fee) give its 1- and 3-year commitment prices, dated by the file's Publication Date; other purchase options
+(partial or all upfront, whose fee is a second "Quantity" row) and convertible reservations are not read.
 
 The price list states the GPU count ("GPU") but not reliably the model or memory ("GPU Memory" is often "NA"); the
 model and per-GPU memory come from the curated `FAMILIES` table, each row citing AWS's instance-type page. Spot
@@ -26,7 +29,8 @@ import json
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -129,6 +133,7 @@ def parse_ec2_csv(lines: Iterator[str], result: ScrapeResult) -> list[ScrapedOff
     if missing:
         raise SchemaScrapeError(f"EC2 price list: columns missing or renamed: {', '.join(missing)}")
     offers: dict[tuple[str, str], ScrapedOffer] = {}
+    reserved: dict[tuple[str, str, str], Decimal] = {}
     rows = 0
     for row in reader:
         rows += 1
@@ -136,6 +141,10 @@ def parse_ec2_csv(lines: Iterator[str], result: ScrapeResult) -> list[ScrapedOff
             # A short or long row: the download was cut off or the layout changed; never keep a partial file.
             raise SchemaScrapeError(f"EC2 price list: row {rows} has {len(row)} fields, header has "
                                     f"{len(reader.fieldnames or [])} (truncated?)")
+        term = _reserved_term(row)
+        if term is not None:
+            _keep_reserved(row, term, reserved, result)
+            continue
         if not _wanted(row):
             continue
         family = FAMILIES[row["Instance Type"].split(".", 1)[0]]
@@ -153,8 +162,74 @@ def parse_ec2_csv(lines: Iterator[str], result: ScrapeResult) -> list[ScrapedOff
         offers[key] = offer
     if rows == 0:
         raise SchemaScrapeError("EC2 price list: header but no rows")
-    logger.info("aws: %s price rows read, %s GPU offers kept", rows, len(offers))
-    return list(offers.values())
+    logger.info("aws: %s price rows read, %s GPU offers kept, %s reserved prices", rows, len(offers), len(reserved))
+    published = _publication_date(preamble[2])
+    return [_with_reserved(offer, reserved, published) for offer in offers.values()]
+
+
+RESERVED_TERMS = {"1yr": "1y", "3yr": "3y"}
+
+
+def _machine_row(row: dict[str, str]) -> bool:
+    """A Linux, shared-tenancy GPU instance row without pre-installed software, of any term."""
+    return (
+        row["Product Family"] == "Compute Instance"
+        and row["Tenancy"] == "Shared"
+        and row["Operating System"] == "Linux"
+        and row["Pre Installed S/W"] in ("", "NA")
+        and row["Instance Type"].split(".", 1)[0] in FAMILIES
+    )
+
+
+def reserved_term(row: dict[str, str]) -> tuple[str, str, str] | None:
+    """(term, purchase option, offering class) of a Reserved row: ("3y", "Partial Upfront", "standard")."""
+    if row["TermType"] != "Reserved":
+        return None
+    term = RESERVED_TERMS.get(row.get("LeaseContractLength", ""))
+    return None if term is None else (term, row.get("PurchaseOption", ""), row.get("OfferingClass", ""))
+
+
+def _reserved_term(row: dict[str, str]) -> str | None:
+    """The term ("1y", "3y") of a standard, no-upfront, hourly Reserved row of a GPU machine we list, else None."""
+    found = reserved_term(row)
+    if found is None or found[1:] != ("No Upfront", "standard") or row["Unit"] != "Hrs" or not _machine_row(row):
+        return None
+    return found[0]
+
+
+def _keep_reserved(row: dict[str, str], term: str, reserved: dict, result: ScrapeResult) -> None:
+    where = f"{row['Instance Type']} in {row['Region Code']}"
+    try:
+        price = to_decimal(row["PricePerUnit"])
+    except ValueError as exc:
+        result.rejected.append(f"{where}: {term} reserved price: {exc}")
+        return
+    if price is None or price <= 0:
+        result.rejected.append(f"{where}: {term} reserved price {row['PricePerUnit']!r} is not a price")
+        return
+    key = (row["Instance Type"], row["Region Code"], term)
+    if key in reserved and reserved[key] != price:
+        result.rejected.append(f"{where}: second {term} reserved price {price} (kept {reserved[key]})")
+        return
+    reserved[key] = price
+
+
+def _publication_date(line: str | None) -> date | None:
+    # '"Publication Date","2025-09-12T22:53:08Z"'
+    try:
+        text = next(csv.reader([line or ""]))[1]
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).date()
+    except (IndexError, ValueError, StopIteration):
+        return None
+
+
+def _with_reserved(offer: ScrapedOffer, reserved: dict, published: date | None) -> ScrapedOffer:
+    one_year = reserved.get((offer.instance_type, offer.region, "1y"))
+    three_years = reserved.get((offer.instance_type, offer.region, "3y"))
+    if one_year is None and three_years is None:
+        return offer
+    return replace(offer, commit_1y_price_hour=one_year, commit_3y_price_hour=three_years, commitment_as_of=published,
+                   commitment_source_url=EC2_CSV_URL)
 
 
 def _wanted(row: dict[str, str]) -> bool:

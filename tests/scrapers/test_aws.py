@@ -17,13 +17,14 @@ COLUMNS = next(csv.reader([HEADER]))
 
 
 def row(instance="p5.48xlarge", region="us-east-1", price="55.04", gpu="8", term="OnDemand", os="Linux",
-        tenancy="Shared", capacity="Used", software="NA", unit="Hrs", family="Compute Instance"):
+        tenancy="Shared", capacity="Used", software="NA", unit="Hrs", family="Compute Instance", **extra):
     # Every column of the real 91-column header; blank where the test does not care.
     values = dict.fromkeys(COLUMNS, "")
     values.update({"TermType": term, "Instance Type": instance, "Region Code": region, "PricePerUnit": price,
                    "Currency": "USD", "Unit": unit, "Tenancy": tenancy, "Operating System": os,
                    "CapacityStatus": capacity, "Pre Installed S/W": software, "GPU": gpu, "vCPU": "192",
                    "Memory": "2048 GiB", "Product Family": family, "MarketOption": "OnDemand"})
+    values.update(extra)
     out = io.StringIO()
     csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n").writerow([values[name] for name in COLUMNS])
     return out.getvalue()
@@ -167,3 +168,41 @@ def test_eks_fee_and_extended_support_are_read_from_the_offer_file():
 def test_eks_file_without_the_fee_raises(offer):
     with pytest.raises(SchemaScrapeError):
         eks_client(offer).fetch()
+
+
+def reserved(lease, option="No Upfront", offering="standard", price="30.0", **kwargs):
+    return row(term="Reserved", price=price, LeaseContractLength=lease, PurchaseOption=option,
+               OfferingClass=offering, **kwargs)
+
+
+def test_the_recorded_reserved_rows_state_term_purchase_option_and_class_as_the_parser_reads_them():
+    records = list(csv.DictReader(RECORDED_LINES[5:]))
+    assert [aws.reserved_term(record) for record in records] == [("3y", "Partial Upfront", "standard")] * 2
+    assert [record["Unit"] for record in records] == ["Hrs", "Quantity"]  # the hourly rate, then the upfront fee
+
+
+def test_standard_no_upfront_reserved_rows_give_the_machines_1_and_3_year_prices_dated_by_the_file():
+    body = PREAMBLE + HEADER + "".join([
+        reserved("3yr", price="21.5"),  # before the on-demand row: order does not matter
+        row(),
+        reserved("1yr", price="34.6"),
+        reserved("1yr", option="Partial Upfront", price="17.0"), reserved("1yr", offering="convertible", price="40"),
+        reserved("1yr", price="1.0", os="Windows"), reserved("1yr", price="2.0", instance="m5.large", gpu=""),
+        row("g6e.xlarge", price="1.861", gpu="1"),
+    ])
+    result = client_for(serve(body)).fetch()
+    offers = {o.instance_type: o for o in result.offers}
+    p5 = offers["p5.48xlarge"]
+    assert (p5.commit_1y_price_hour, p5.commit_3y_price_hour) == (Decimal("34.6"), Decimal("21.5"))
+    assert p5.commitment_as_of.isoformat() == "2025-09-12"  # the real preamble's Publication Date
+    assert p5.commitment_source_url == aws.EC2_CSV_URL
+    g6e = offers["g6e.xlarge"]
+    assert (g6e.commit_1y_price_hour, g6e.commit_3y_price_hour, g6e.commitment_as_of) == (None, None, None)
+    assert result.rejected == []
+
+
+def test_a_second_different_reserved_price_for_one_machine_and_term_is_refused_with_the_reason():
+    body = PREAMBLE + HEADER + row() + reserved("1yr", price="34.6") + reserved("1yr", price="99")
+    result = client_for(serve(body)).fetch()
+    assert result.offers[0].commit_1y_price_hour == Decimal("34.6")
+    assert result.rejected == ["p5.48xlarge in us-east-1: second 1y reserved price 99 (kept 34.6)"]

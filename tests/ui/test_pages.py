@@ -383,4 +383,4 @@ def test_sources_page_counts_commitment_prices_per_big_cloud_and_says_why_aws_an
     html = client.get("/sources/").content.decode()
     section = html[html.index('id="commitments"'):html.index('id="research-log"')]
     assert "0 of 2 live offers have a 1-year price, 1 a 3-year price" in section
-    assert "Amazon Web Services</strong>: none: Reserved Instance and Savings Plans" in section
+    assert "Amazon Web Services</strong>: none: a live run of the AWS Price List reads the standard" in section

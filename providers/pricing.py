@@ -131,6 +131,7 @@ def is_old(price_as_of: datetime | None, now: datetime) -> bool:
 COMMITMENT_KINDS = {
     "gcp": _("Google's resource-based committed use discount (vCPU, memory and GPU), billed monthly"),
     "aws": _("EC2 Reserved Instance, standard, no upfront (Linux, shared tenancy)"),
+    "azure": _("Azure savings plan for compute, hourly commitment"),
 }
 # The big clouds whose commitment prices we do not have, and why: no public copy of the provider's own rows could be
 # recorded here (tests replay recorded answers only).
@@ -138,8 +139,9 @@ COMMITMENTS_MISSING = {
     "aws": _("a live run of the AWS Price List reads the standard, no-upfront Reserved Instance rates of GPU types "
              "from AWS's bulk file, but the recording of that file bundled here holds no GPU rows, and third-party "
              "copies (ec2instances.info) are not AWS's rows; Savings Plans are not read"),
-    "azure": _("the Retail Prices API lists reservations as 'Reservation' items, but no recorded answer with GPU "
-               "sizes' reservation items could be had here"),
+    "azure": _("a live run of the Retail Prices API reads each GPU size's 1- and 3-year savings plan rates, but the "
+               "recorded answer bundled here is a CPU size's, and no recorded answer with GPU sizes' reservation "
+               "items could be had"),
 }
 
 

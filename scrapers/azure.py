@@ -10,7 +10,12 @@ copied from Microsoft's size pages (each row cites its page). A size that is not
 reported in `result.rejected` (once per size) and left out. Rows are kept when they are pay-as-you-go Linux prices:
 `type == "Consumption"` (DevTestConsumption and Reservation are other price types), no "Windows" in `productName`,
 no "Low Priority" (legacy, retiring) in `meterName`/`skuName`, unit "1 Hour", and not closed (`effectiveEndDate`).
-A meter or SKU name ending in " Spot" is the Spot price of the same size and region.
+A meter or SKU name ending in " Spot" is the Spot price of the same size and region. With
+`api-version=2023-01-01-preview` ("Rates for savings plans are only available with" that version, the API's page
+says) a pay-as-you-go item also carries `savingsPlan`: `[{"unitPrice", "retailPrice", "term": "1 Year" | "3 Years"}]`,
+the hourly price of the same size under a 1- or 3-year Azure savings plan for compute: the offer's commitment prices,
+dated by the run's day (the API states no date for them). Reservations (`type == "Reservation"`, whose `unitPrice` is
+the whole term's price) are not read.
 
 AKS (serviceName 'Azure Kubernetes Service', see kubernetes-apis.md section 9): the Standard tier is the
 `Standard Uptime SLA` meter of product `Azure Kubernetes Service`, per cluster-hour (the filter infracost uses).
@@ -58,11 +63,13 @@ ITEM_FIELDS = ("armSkuName", "armRegionName", "retailPrice", "currencyCode", "me
                "type", "unitOfMeasure")
 
 
-def _url(odata_filter: str) -> str:
-    return str(httpx.URL(BASE_URL, params={"$filter": odata_filter}))
+def _url(odata_filter: str, **params: str) -> str:
+    return str(httpx.URL(BASE_URL, params={**params, "$filter": odata_filter}))
 
 
-VM_URL = _url(VM_FILTER)
+SAVINGS_PLAN_VERSION = "2023-01-01-preview"
+VM_URL = _url(VM_FILTER, **{"api-version": SAVINGS_PLAN_VERSION})
+SAVINGS_PLAN_TERMS = {"1 Year": "1y", "3 Years": "3y"}
 AKS_URL = _url(AKS_FILTER)
 
 
@@ -249,6 +256,11 @@ def parse_vm_items(items: list[dict], rejected: list[str], now: datetime | None 
             continue
         known[kind] = price
         currencies[key] = str(item["currencyCode"])
+        if kind == "on_demand":
+            try:
+                known.update(savings_plan_prices(item))
+            except ValueError as exc:
+                rejected.append(f"{where}: savings plan: {exc}")
     for sku, count in sorted(unknown.items()):
         if sku.startswith("Standard_N"):
             # N-series are the GPU families; anything else is a CPU size and not an offer for this product.
@@ -271,9 +283,31 @@ def parse_vm_items(items: list[dict], rejected: list[str], now: datetime | None 
                 currency=currencies[(sku, region)],
                 price_hour=price.get("on_demand"),
                 spot_price_hour=price.get("spot"),
+                commit_1y_price_hour=price.get("1y"),
+                commit_3y_price_hour=price.get("3y"),
+                commitment_as_of=now.date() if "1y" in price or "3y" in price else None,
+                commitment_source_url=VM_URL if "1y" in price or "3y" in price else "",
             )
         )
     return offers
+
+
+def savings_plan_prices(item: dict) -> dict[str, Decimal]:
+    """{"1y": hourly price, "3y": ...} from a pay-as-you-go item's `savingsPlan` (api-version 2023-01-01-preview);
+    empty without one. Raises ValueError for an entry that is not a term and a positive price."""
+    plans = item.get("savingsPlan") or []
+    if not isinstance(plans, list):
+        raise ValueError(f"savingsPlan is not a list: {plans!r:.80}")
+    found: dict[str, Decimal] = {}
+    for plan in plans:
+        term = SAVINGS_PLAN_TERMS.get(plan.get("term")) if isinstance(plan, dict) else None
+        if term is None:
+            raise ValueError(f"savingsPlan entry without a 1 Year / 3 Years term: {plan!r:.80}")
+        price = to_decimal(plan.get("retailPrice"))
+        if price is None or price <= 0:
+            raise ValueError(f"savingsPlan {plan.get('term')} price {plan.get('retailPrice')!r}")
+        found[term] = price
+    return found
 
 
 def parse_aks_items(

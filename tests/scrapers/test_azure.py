@@ -68,6 +68,21 @@ def test_recorded_cpu_page_rows_are_all_filtered_for_the_right_reasons(monkeypat
     monkeypatch.setattr(azure, "SIZES", {"Standard_D2s_v3": azure.Size("T4", 1, 16, 2, 8, "https://example.invalid")})
     (offer,) = azure.parse_vm_items(items, [])
     assert offer.price_hour == Decimal("0.096") and offer.spot_price_hour == Decimal("0.018816")
+    # The real item's savingsPlan: 1 Year 0.06624, 3 Years 0.04512 per hour, dated by the run's day
+    assert (offer.commit_1y_price_hour, offer.commit_3y_price_hour) == (Decimal("0.06624"), Decimal("0.04512"))
+    assert offer.commitment_as_of is not None and "api-version=2023-01-01-preview" in offer.commitment_source_url
+
+
+def test_the_vm_query_asks_for_the_api_version_that_carries_savings_plan_rates():
+    assert "api-version=2023-01-01-preview" in azure.VM_URL and "api-version" not in azure.AKS_URL
+
+
+def test_a_savings_plan_entry_without_a_term_or_a_price_is_refused_and_the_offer_kept():
+    rejected = []
+    (offer,) = azure.parse_vm_items([item(savingsPlan=[{"retailPrice": 2.0, "term": "5 Years"}])], rejected)
+    assert offer.price_hour == Decimal("3.673") and offer.commit_1y_price_hour is None
+    assert rejected == ["Standard_NC24ads_A100_v4 in eastus (NC24ads A100 v4): savings plan: savingsPlan entry "
+                        "without a 1 Year / 3 Years term: {'retailPrice': 2.0, 'term': '5 Years'}"]
 
 
 def test_gpu_sizes_become_offers_with_spot_beside_on_demand():

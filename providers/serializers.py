@@ -20,8 +20,8 @@ from rest_framework.settings import api_settings
 
 from nodesoftware import summary as node_summary
 
+from . import capacity, pricing
 from . import kubernetes as k8s
-from . import pricing
 from .api_schema import sometimes_absent
 from .capabilities import CAPABILITIES, UNKNOWN
 from .models import Capability, DataSource, GpuModel, KubernetesFact, Offer, PriceObservation, Provider, ScrapeRun
@@ -544,6 +544,17 @@ class SourceRefSerializer(OutputSerializer):
         fields = ["slug", "name", "kind", "url", "license", "revision", "as_of"]
 
 
+class CapacityWaySerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=list(capacity.KINDS), help_text="reservation, capacity_block or queued")
+    kind_label = serializers.CharField()
+    name = serializers.CharField()
+    name_zh = serializers.CharField()
+    detail = serializers.CharField()
+    detail_zh = serializers.CharField()
+    source_url = serializers.URLField()
+    verified_on = serializers.DateField()
+
+
 class ProviderDetailSerializer(OutputSerializer):
     active_offers = serializers.IntegerField()
     capabilities = serializers.SerializerMethodField()
@@ -554,14 +565,22 @@ class ProviderDetailSerializer(OutputSerializer):
                   "today and its dated history, Kubernetes versions with support end dates, DRA readiness, and "
                   "training stacks with their status and source (docs/node-software.md)")
 
+    capacity = serializers.SerializerMethodField(
+        help_text="Ways to get GPU capacity beyond on-demand rental (kind: reservation, capacity_block, queued), each "
+                  "with its source and date; [] when not researched yet, which is not 'none' (docs/pricing.md)")
+
     class Meta:
         model = Provider
         fields = ["slug", "name", "name_zh", "website", "kind", "headquarters", "active_offers", "capabilities",
-                  "kubernetes_facts", "sources", "node_software"]
+                  "kubernetes_facts", "sources", "node_software", "capacity"]
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_node_software(self, provider: Provider) -> dict:
         return node_summary.provider_summary(provider.slug)
+
+    @extend_schema_field(CapacityWaySerializer(many=True))
+    def get_capacity(self, provider: Provider) -> list[dict]:
+        return [way.as_dict() for way in capacity.provider_ways(provider.slug)]
 
     @extend_schema_field(CapabilityCellSerializer(many=True))
     def get_capabilities(self, provider: Provider) -> list[dict]:

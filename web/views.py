@@ -26,7 +26,7 @@ from django.utils.translation import gettext_lazy as _
 
 from nodesoftware import fit as node_fit
 from nodesoftware import summary as node_summary
-from providers import offer_reads, pricing, selectors, versions
+from providers import capacity, offer_reads, pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.coverage import offers_left_out_for_unknown
 from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
@@ -380,6 +380,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "columns": plain_columns(), "params": canonical_query(request.GET),
         "stock_rows": _stock_rows(selectors.availability_summary(provider=provider)),
         "node_software": node_summary.provider_summary(provider.slug),
+        "capacity_ways": [way.as_dict() for way in capacity.provider_ways(provider.slug)],
     })
 
 

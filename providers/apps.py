@@ -6,4 +6,4 @@ class ProvidersConfig(AppConfig):
     verbose_name = "Providers, GPUs and offers"
 
     def ready(self):
-        from . import lookups  # noqa: F401  registers `__any`
+        from . import offer_reads  # noqa: F401  registers the `__any` lookup

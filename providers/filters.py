@@ -43,6 +43,7 @@ from nodesoftware import compat as node_compat
 from nodesoftware import stacks as node_stacks
 from scrapers.normalize import GLOBAL, to_usd
 
+from . import pricing
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
 from .filter_nodesoftware import NodeSoftwareFilters
 from .filter_unknown import UNKNOWN_CHOICES, UnknownConditions
@@ -70,9 +71,6 @@ CONTINENTS = [
 YES_NO_CHOICES = [("yes", _("yes")), ("no", _("no")), (NOT_APPLICABLE, _("not applicable")),
                   (NOT_ON_THIS_MACHINE, _("offered, but not on this machine")), (UNKNOWN, _("unknown"))]
 OFFERING_CHOICES = [(value, VALUE_LABELS[value]) for value in ("managed", "byo", "none", UNKNOWN)]
-# Commitment terms an offer's price can be stated for (Offer.commit_<term>_price_hour_usd).
-COMMITMENT_CHOICES = [("1y", _("has a stated 1-year commitment price")),
-                      ("3y", _("has a stated 3-year commitment price"))]
 # The fabric between nodes a buyer asks for (classes and kinds: providers.kubernetes.fabric_class). Each choice is
 # one term on the machine's stored profile: all of its (column, allowed values) atoms.
 RDMA_CHOICES = [
@@ -106,10 +104,8 @@ RDMA_UNKNOWN_TERMS = {
 RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
-BOOLEAN_CAPABILITIES = (
-    "mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero", "spot_nodes",
-    "rwx_storage", "gang_scheduling",
-)
+BOOLEAN_CAPABILITIES = ("mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero",
+                        "spot_nodes", "rwx_storage", "gang_scheduling")
 
 
 MAX_LISTED_CHOICES = 30
@@ -471,9 +467,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     form_factor = MultipleChoice(method="filter_form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"),
                                                                         ("nvl", "NVL")], label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))
-    commitment = Choice(method="filter_commitment", choices=COMMITMENT_CHOICES, label=_("Commitment price"),
-                        help_text=_("Offers whose source states a price under this commitment (Google's committed "
-                                    "use discounts); offers without one are not known to lack it"))
+    commitment = Choice(method="filter_commitment", choices=pricing.COMMITMENT_TERMS, label=_("Commitment price"))
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
                              label=_("In stock in at least N percent of checks in the last 7 days"))
@@ -526,8 +520,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
             ("price_per_gpu_hour_usd", "price_per_gpu_hour"),
             ("price_hour_usd", "price_hour"),
             ("spot_price_per_gpu_hour_usd", "spot_price_per_gpu_hour"),
-            ("commit_1y_price_per_gpu_hour_usd", "commit_1y_price_per_gpu_hour"),
-            ("commit_3y_price_per_gpu_hour_usd", "commit_3y_price_per_gpu_hour"),
+            *((f"commit_{term}_price_per_gpu_hour_usd", f"commit_{term}_price_per_gpu_hour") for term in ("1y", "3y")),
             ("gpu_memory_gb", "gpu_memory"),
             ("gpu_count", "gpu_count"),
             ("provider__name", "provider"),

@@ -126,6 +126,11 @@ def is_old(price_as_of: datetime | None, now: datetime) -> bool:
 
 # --- prices by term ---------------------------------------------------------------------------------------------
 
+# The commitment terms an offer's price can be stated for (Offer.commit_<term>_price_hour_usd): the `commitment`
+# filter's choices. An offer without one is not known to lack it: no source we read states it.
+COMMITMENT_TERMS = [("1y", _("has a stated 1-year commitment price")),
+                    ("3y", _("has a stated 3-year commitment price"))]
+
 # What a commitment price of each provider is (the one kind we read per provider), for the offer page. A provider
 # without an entry has no commitment price in our data; the sources page says why (COMMITMENTS_MISSING).
 COMMITMENT_KINDS = {

@@ -42,7 +42,7 @@ def test_the_provider_page_and_api_show_the_ways_with_sources_and_a_provider_wit
     html = client.get("/providers/aws/").content.decode()
     section = html[html.index('id="capacity-title"'):]
     section = section[:section.index("</section>")]
-    assert "EC2 Capacity Blocks for ML <small>(GPU block booked for a date)</small>" in section
+    assert "<strong>EC2 Capacity Blocks for ML</strong> <small>(GPU block booked for a date)</small>" in section
     assert 'href="https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html"' in section
     zh = client.get("/zh-hans/providers/aws/", follow=True).content.decode()
     assert "EC2 机器学习容量块" in zh and "按日期预订的 GPU 容量块" in zh

@@ -235,14 +235,10 @@ def _with_reserved(offer: ScrapedOffer, reserved: dict, published: date | None) 
 def _wanted(row: dict[str, str]) -> bool:
     return (
         row["TermType"] == "OnDemand"
-        and row["Product Family"] == "Compute Instance"
-        and row["Tenancy"] == "Shared"
-        and row["Operating System"] == "Linux"
         and row["CapacityStatus"] == "Used"
         and row["Unit"] == "Hrs"
-        and row["Pre Installed S/W"] in ("", "NA")
         and row.get("MarketOption", "OnDemand") in ("", "OnDemand")
-        and row["Instance Type"].split(".", 1)[0] in FAMILIES
+        and _machine_row(row)
     )
 
 

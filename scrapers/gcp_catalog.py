@@ -204,13 +204,17 @@ def parse_commitments(text: str) -> Commitments:
         for region, cost in regions.items():
             if not isinstance(cost, dict):
                 raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region} is not a mapping of prices")
-            hour, month = to_decimal(cost.get("hour")), to_decimal(cost.get("month"))
+            try:
+                hour, month, one_year, three_years = (to_decimal(cost.get(key)) for key in (
+                    "hour", "month", "month_1y", "month_3y"))
+            except ValueError as exc:
+                raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region}: {exc}") from exc
             # The month is 730 hours of the hourly price: if not, the columns mean something else now.
             if hour is not None and month is not None and abs(hour * HOURS_A_MONTH - month) > Decimal("0.05"):
                 raise SchemaScrapeError(f"pricing.yml: {machine_type} in {region}: month {month} is not 730 hours "
                                         f"of {hour}")
-            one_year, three_years = (_round(to_decimal(cost.get(key)) / HOURS_A_MONTH) if cost.get(key) else None
-                                     for key in ("month_1y", "month_3y"))
+            one_year, three_years = (_round(value / HOURS_A_MONTH) if value else None
+                                     for value in (one_year, three_years))
             if one_year or three_years:
                 prices[(machine_type, region)] = (one_year, three_years)
     return Commitments(as_of=datetime.fromtimestamp(stamp, tz=UTC).date(), prices=prices, sizes=sizes)

@@ -125,6 +125,8 @@ def test_a2_ultra_has_no_1_year_price_as_the_file_states_none_and_tpus_have_no_c
     ("about: {}\ncompute:\n  instance: {}\n", "no about.timestamp"),
     ("about: {timestamp: 1785391997}\ncompute:\n  instance:\n    a3-highgpu-8g:\n      cost:\n        us-central1:\n"
      "          hour: 88.49\n          month: 1000.0\n          month_1y: 500.0\n", "is not 730 hours"),
+    ("about: {timestamp: 1785391997}\ncompute:\n  instance:\n    a3-highgpu-8g:\n      cost:\n        us-central1:\n"
+     "          hour: 88.49\n          month_1y: soon\n", "a3-highgpu-8g in us-central1: not a number"),
 ])
 def test_a_broken_commitment_file_fails_the_run_and_names_the_problem(text, problem):
     with pytest.raises(SchemaScrapeError, match=problem):

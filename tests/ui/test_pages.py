@@ -367,6 +367,9 @@ def test_offer_page_sets_commitment_prices_beside_on_demand_with_saving_date_and
     assert 'href="https://github.com/o/r/blob/c/pricing.yml"' in one_year
     three_years = html[html.index("<dt>3-year commitment</dt>"):]
     assert "no source we read states one for this machine" in three_years.split("</dd>")[0]
+    zh = client.get(f"/offers/{offer.pk}/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+    note = re.sub(r"<[^>]+>", "", zh[zh.index("<dt>1 年承诺</dt>"):]).split("\n")[0]
+    assert "；" in note and "; " not in note, note  # a Chinese note joins its parts with the full-width semicolon
     other = Offer.objects.get(pk=data["acme_h100"].pk)
     html = client.get(f"/offers/{other.pk}/").content.decode()
     assert html.count("no source we read states one for this machine") == 2

@@ -168,7 +168,7 @@ def offers_sync(
     with _Spill() as changed, _Spill() as created:
         for scraped in result.offers:
             rows += 1
-            key = (scraped.instance_type, scraped.region)
+            key = stored.key(scraped.instance_type, scraped.region)
             index = stored.index.get(key)
             repeated = seen[index] if index is not None else key in seen_new
             problem = offer_problem(scraped) or ("repeats an earlier row's key" if repeated else None)
@@ -373,6 +373,14 @@ class _StoredOffers:
         self.active_count = 0
         self._state_names: list[str] = []
         self._state_codes: dict[str, int] = {}
+        # One string object per distinct instance type or region name: a catalog repeats a few thousand names over
+        # a million rows, and each row (stored or incoming) would otherwise keep its own copies alive in the keys.
+        self._names: dict[str, str] = {}
+
+    def key(self, instance_type: str, region: str) -> tuple[str, str]:
+        """The (instance type, region) key, made of the run's one copy of each name."""
+        names = self._names
+        return names.setdefault(instance_type, instance_type), names.setdefault(region, region)
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -385,7 +393,7 @@ class _StoredOffers:
                 .values_list("id", "instance_type", "region", *OFFER_FIELDS).iterator(chunk_size=BATCH_SIZE))
         for pk, instance_type, region, *values in rows:
             values = tuple(values)
-            stored.index[(instance_type, region)] = len(stored.ids)
+            stored.index[stored.key(instance_type, region)] = len(stored.ids)
             stored.ids.append(pk)
             stored.hashes.append(hash(values))
             stored.history.append(hash(history_of(values)))

@@ -209,6 +209,18 @@ def test_sync_reads_a_generator_once_and_keeps_none_of_its_offers(source):
     assert PriceObservation.objects.count() == 300 + 200 + 50
 
 
+def test_the_compared_keys_hold_one_copy_of_each_name_however_many_rows_repeat_it(source):
+    """A catalog repeats a few region names over a million rows: the stored offers' keys, and the incoming rows'
+    keys made through them, share one string per name (what keeps a 1,000,000-offer re-run's index small)."""
+    sync(source, result(*[scraped(f"i{n}", region="".join(["us-", "east-1"])) for n in range(20)]))
+    stored = ingest._StoredOffers.read(source)
+    assert len(stored) == 20 and len({id(region) for _, region in stored.index}) == 1
+    stored_region = next(iter(stored.index))[1]
+    incoming = stored.key("".join(["i", "7"]), "".join(["us-east", "-1"]))
+    assert incoming in stored.index and incoming[1] is stored_region
+    assert incoming[0] is next(key for key in stored.index if key == incoming)[0]
+
+
 def test_a_generator_that_refuses_rows_as_it_is_read_is_counted_after_reading(source):
     sync(source, result(*[scraped(f"i{n}") for n in range(10)]))
     res = ScrapeResult(offers=[])

@@ -55,9 +55,13 @@ def test_the_p_types_awss_nccl_plugin_runs_with_gpudirect_rdma_are_in_the_rdma_c
 def test_g6_xlarge_has_no_gpudirect_rdma_and_an_efa_type_without_a_sourced_answer_stays_unknown(aws):
     assert fact(aws, "g6.xlarge", "fabric").value == "none"
     assert fabric_class(aws, "g6.xlarge") == k8s.PLAIN_CLASS
+    # AWS's plugin maintainer (aws/aws-ofi-nccl issue 547): G6e lacks GPUDirect RDMA; only the P-series from p4d has it
     g6_48 = fact(aws, "g6.48xlarge", "fabric")
-    assert (g6_48.value, g6_48.gpudirect_rdma) == ("efa", None)
-    assert fabric_class(aws, "g6.48xlarge") == k8s.UNKNOWN
+    assert (g6_48.value, g6_48.gpudirect_rdma, g6_48.confidence) == ("efa", False, "documented")
+    assert fabric_class(aws, "g6.48xlarge") not in (k8s.UNKNOWN, k8s.RDMA_CLASS)
+    g7_48 = fact(aws, "g7.48xlarge", "fabric")  # EFA, and no AWS source read says whether it has GPUDirect RDMA
+    assert (g7_48.value, g7_48.gpudirect_rdma) == ("efa", None)
+    assert fabric_class(aws, "g7.48xlarge") == k8s.UNKNOWN
 
 
 @pytest.mark.parametrize("instance_type", ["g4dn.xlarge", "g5.48xlarge", "g6.xlarge", "g6e.12xlarge", "g6f.large",

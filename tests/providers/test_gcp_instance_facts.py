@@ -38,9 +38,13 @@ def test_g4_is_documented_and_the_orchestrator_mappings_are_inferred(gcp_facts):
     assert k8s.facts_for("a3-highgpu-1g", gcp_facts)["managed_node"].confidence == "inferred"
 
 
-@pytest.mark.parametrize("price_row", ["tpu-v2 pod (per chip)", "tpu-v3 device (per chip)"])
-def test_tpu_generations_no_source_places_in_gke_stay_unknown(gcp_facts, price_row):
-    assert "managed_node" not in k8s.facts_for(price_row, gcp_facts)
+@pytest.mark.parametrize("price_row, value", [("tpu-v2 pod (per chip)", "no"), ("tpu-v2 device (per chip)", "no"),
+                                              ("tpu-v3 device (per chip)", "yes"), ("tpu-v3 pod (per chip)", "yes")])
+def test_tpu_v2_and_v3_are_answered_by_googles_own_tpu_pages(gcp_facts, price_row, value):
+    """TPU v3: "supported using Google Kubernetes Engine"; TPU v2: "only supported using the Cloud TPU API"."""
+    node = k8s.facts_for(price_row, gcp_facts)["managed_node"]
+    assert (node.value, node.confidence) == (value, "documented")
+    assert node.source_url == f"https://docs.cloud.google.com/tpu/docs/{price_row[4:6]}"
 
 
 @pytest.mark.parametrize("machine_type", ["a2-highgpu-1g", "a2-megagpu-16g", "a2-ultragpu-8g", "g2-standard-96",

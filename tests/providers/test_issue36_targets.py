@@ -25,12 +25,9 @@ TARGET = 95.0
 # Targets the sourced facts do not reach yet (issue #36 stays open for them). Strict: each fails the suite the day it
 # is met, so the mark is taken off then. What is missing, per (target, provider):
 NOT_YET = {
-    ("managed_node", "gcp"): "30 of 34 types known (375 of 381 offers): the TPU v2 and v3 per-chip price rows, which "
-                             "no Google source read here places in GKE",
-    ("fabric_class", "aws"): "15 of 23 types with 4+ GPUs known (179 of 265 offers): g6, g6e and g7 (4 and 8 GPUs) "
-                             "have EFA, and EC2's EFA page gives g6 and g6e RDMA read and write, but no AWS source "
-                             "read says GPUDirect RDMA (AWS's NCCL plugin has no entry for them; EC2's NCCL guide "
-                             "supports only P-series types) nor that they lack it",
+    ("fabric_class", "aws"): "21 of 23 types with 4+ GPUs known (263 of 265 offers): g7.24xlarge and g7.48xlarge have "
+                             "EFA, but no AWS source read says whether they have GPUDirect RDMA (AWS's NCCL plugin has "
+                             "no g7 entry; its maintainer's 'only the P-series from p4d' dates from August 2025)",
     ("form_factor", "oci"): "Oracle states only 'A100 80 GB' for BM.GPU.A100-v2.8",
 }
 

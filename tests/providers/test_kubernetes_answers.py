@@ -529,8 +529,12 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
                      gpudirect_rdma=f.gpudirect_rdma) for f in file.facts)
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
     assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "catalog")
-    g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
-    assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, None, "catalog")
+    g7 = k8s.facts_for("g7.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
+    assert (g7.value, g7.interfaces, g7.gpudirect_rdma, g7.origin) == ("efa", 2, None, "catalog")
+    # AWS's plugin maintainer: "the G6e hardware does not support GPUDirect RDMA" (aws/aws-ofi-nccl issue 547)
+    g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]
+    assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, False, "curated")
+    assert g6e.source_url == "https://github.com/aws/aws-ofi-nccl/issues/547"
     assert k8s.facts_for("g6f.large", facts["aws"])["gpu_share"].number == Decimal("0.125")
     assert k8s.facts_for("a3-megagpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpxo"
     assert k8s.facts_for("a3-highgpu-8g", facts["gcp"])["fabric"].value == "gpudirect_tcpx"

@@ -33,6 +33,7 @@ NAMES = (
     gettext_noop("Oracle Cloud price list API"),
     gettext_noop("RunPod GraphQL API (gpuTypes)"),
     gettext_noop("Scaleway GPU instances from SkyPilot's v6 catalog (transcribed, EUR)"),
+    gettext_noop("Tencent Cloud GPU instance prices from Tencent's documentation repository (curated, 2023)"),
     gettext_noop("Vast.ai bundles search (live offers)"),
     gettext_noop("Verda Public API v1 (instance types, spot availability, locations)"),
     gettext_noop("Vultr API v2 (plans, regions, VKE versions)"),

@@ -201,8 +201,8 @@ def _client(provider: str, name: str, url: str) -> type[CuratedPriceClient]:
 
 
 # One entry per file in scrapers/data/prices/ (a test checks both lists agree and that each URL is the file's).
-# Providers whose prices no stored page states are absent on purpose: CoreWeave, Tencent Cloud, Huawei Cloud,
-# Volcano Engine (see scrapers/data/prices/README.md).
+# Providers whose prices no stored page states are absent on purpose: CoreWeave, Huawei Cloud, Volcano Engine and
+# others (see scrapers/data/prices/README.md).
 CLIENTS: dict[str, type[CuratedPriceClient]] = {
     client.info.slug: client
     for client in (
@@ -215,6 +215,11 @@ CLIENTS: dict[str, type[CuratedPriceClient]] = {
             "baidu",
             "Baidu AI Cloud BML published GPU prices (curated)",
             "https://cloud.baidu.com/doc/BML/s/0khemrtv0",
+        ),
+        _client(
+            "tencent",
+            "Tencent Cloud GPU instance prices from Tencent's documentation repository (curated, 2023)",
+            "https://github.com/tencentyun/intlcloud-documents/blob/b7e17ea691c4ad7ae878e00e9d6dc37ff7ae1f1c/yehe_doc/%E8%AE%A1%E7%AE%97/GPU%20%E4%BA%91%E6%9C%8D%E5%8A%A1%E5%99%A8/%E8%B4%AD%E4%B9%B0%E6%8C%87%E5%8D%97/%E4%BB%B7%E6%A0%BC%E6%80%BB%E8%A7%88_intl_en.md",
         ),
         # Transcriptions of other projects' tables (issue 13), each with the date its table states.
         _client(

@@ -5,14 +5,12 @@ from collections import Counter
 from scrapers import registry
 from scrapers.normalize import default_gpu_resolver, gpu_catalog
 
-# Spellings in the bundled recordings that the catalog deliberately leaves unknown, with why (reviewed 2026-11-29):
-# A800 (Cudo): NVIDIA's China-market A100 variant, sold as 40 GB and 80 GB; the catalog row does not say which.
-# M4000, P4000 (Paperspace): Quadro workstation cards with no vendor spec page found to cite.
-# t4g, radeon-pro-v520 (AWS G5g, G4ad; Karpenter's labels): gpus.toml's header says why they stay unknown.
-# rtx-pro-4500 (AWS G7e-class, Karpenter's label): not in the catalog yet; no spec page read for it.
-# tpu-v2 (gpuhunt's TPU table): Google's TPU v2 spec page not found (gpus.toml's header).
+# Spellings in the bundled recordings that the catalog deliberately leaves unknown, with why (reviewed 2026-12-05):
+# A800 (Cudo, 80 GB): NVIDIA's MIG guide does not list it and no NVIDIA datasheet was found, so an entry would have to
+# answer "no MIG" unsourced (gpus.toml's header).
 # RTX4090 with 48 GB per GPU (one Vast.ai host): not NVIDIA's RTX 4090 (24 GB), and no vendor page for it.
-KNOWN_UNMAPPED = {"A800", "M4000", "P4000", "tpu-v2", "RTX4090"}
+# (M4000, P4000 and tpu-v2 were here until 2026-12-05: Paperspace's and Google's own pages now give their memory.)
+KNOWN_UNMAPPED = {"A800", "RTX4090"}
 
 
 def test_catalog_has_the_accelerators_users_ask_for():

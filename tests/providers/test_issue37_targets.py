@@ -19,8 +19,8 @@ def live():
 
 
 @pytest.mark.xfail(strict=True, reason="53 offers: 51 in AWS Local and Wavelength Zones whose rows of AWS's pages were "
-                                       "not readable here (17 Local Zones, 34 Wavelength Zones) and 2 Vultr plans in ord "
-                                       "and sea (neither Vultr's recorded regions nor its OpenAPI example names them)")
+                                       "not readable here (17 Local Zones, 34 Wavelength Zones) and 2 Vultr plans in "
+                                       "ord and sea (neither Vultr's recorded regions nor its API example has them)")
 def test_no_offer_is_without_a_location(snapshot):
     """A country, else a continent, else "global" (WW) for a price tied to no region."""
     missing = Counter(live().filter(country="", continent="").values_list("source__slug", "region"))
@@ -47,8 +47,8 @@ def test_no_catalog_only_region_counts_as_confirmed(snapshot):
     assert live().filter(source__kind="api").exclude(region_confirmed=True).count() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="20 offers: Cudo's A800 80GB, TPU v2, Quadro P4000 and M4000: no vendor or "
-                                       "provider page stating their memory was found in the stored copies")
+@pytest.mark.xfail(strict=True, reason="13 offers: Cudo's A800 80GB; NVIDIA's MIG guide does not list the A800 and no "
+                                       "NVIDIA datasheet was found, so an entry would answer MIG 'no' unsourced")
 def test_every_gpu_is_recognised(snapshot):
     unknown = Counter(live().filter(gpu__isnull=True).values_list("gpu_name", flat=True))
     # The one Vast.ai host reporting a 48 GB RTX 4090 (a modified card; no vendor product has that memory) stays
@@ -63,8 +63,8 @@ def test_at_most_5_percent_of_offers_are_undated(snapshot):
     assert live().filter(price_as_of__isnull=True).count() <= 0.05 * live().count()
 
 
-@pytest.mark.xfail(strict=True, reason="26 providers priced: Hetzner, Voltage Park, Together, Civo, Volcano Engine, "
-                                       "Tencent Cloud and Huawei Cloud have no public price source recorded here")
+@pytest.mark.xfail(strict=True, reason="27 providers priced: Hetzner, Voltage Park, Together, Civo, Volcano Engine and "
+                                       "Huawei Cloud have no public price source recorded here (pricing.UNPRICED)")
 def test_28_or_more_providers_are_priced(snapshot):
     assert Provider.objects.filter(offers__is_active=True).distinct().count() >= 28
 

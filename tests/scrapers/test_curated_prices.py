@@ -69,6 +69,20 @@ def test_baidu_row_is_what_the_page_says():
     assert (offer.vcpus, offer.ram_gb, offer.region) == (12, 50, "bj")
 
 
+def test_tencent_rows_are_what_its_pricing_page_says_dated_by_the_page_commit():
+    client = registry.make_client("curated-tencent", offline=True)
+    offers = {offer.instance_type: offer for offer in client.fetch().offers}
+    assert len(offers) == 19  # the page's 21 rows less the two vGPU slices of a T4
+    t4 = offers["GN7.2XLARGE32"]  # "| GN7.2XLARGE32 | 1 | 16 GB | 8 | 32 | 1.26 USD/hr |"
+    assert (t4.price_hour, t4.currency, t4.gpu_name, t4.gpu_count, t4.vcpus, t4.ram_gb) == (
+        Decimal("1.26"), "USD", "T4", 1, 8, 32)
+    v100 = offers["GN10Xp.20XLARGE320"]  # "| GN10Xp.20XLARGE320 | 8 | 256 GB | 80 cores | 320 GB | 13.78 USD/hr |"
+    assert (v100.price_hour, v100.gpu_count, v100.gpu_memory_gb) == (Decimal("13.78"), 8, 32)
+    assert {offer.region for offer in offers.values()} == {"ap-guangzhou"}
+    assert {offer.price_as_of.date().isoformat() for offer in offers.values()} == {"2023-06-30"}
+    assert "GN7.LARGE20" not in offers
+
+
 def test_fetch_makes_no_request_even_online():
     def refuse(request):
         raise AssertionError(f"curated source made a request to {request.url}")

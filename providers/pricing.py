@@ -150,6 +150,37 @@ COMMITMENTS_MISSING = {
 }
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class Unpriced:
+    """Why a provider we cover has no price in our data, when we looked, and the provider's own price page."""
+
+    reason: str
+    price_page: str
+    checked_on: date
+
+
+# Providers with no price in any source we read, and why (scrapers/data/prices/README.md has the searches). A provider
+# without prices and without an entry gets the generic sentence.
+UNPRICED = {
+    "hetzner": Unpriced(_("its GEX pages load their prices from a price feed on hetzner.com that no copy we could "
+                          "record holds; the prices we found are third parties' notes of it"),
+                        "https://www.hetzner.com/dedicated-rootserver/matrix-gpu/", date(2026, 12, 5)),
+    "voltage-park": Unpriced(_("its plan cards say \"Contact for pricing\"; its self-serve H100 price is quoted only "
+                               "by third parties in what we could record"),
+                             "https://www.voltagepark.com/pricing", date(2026, 12, 5)),
+    "together": Unpriced(_("its GPU cluster prices are on a page no copy we could record holds; only third-party "
+                           "averages quote them"), "https://www.together.ai/pricing", date(2026, 12, 5)),
+    "civo": Unpriced(_("its GPU sizes are listed without prices in what we could record, and only third-party "
+                       "averages quote its price page"), "https://www.civo.com/pricing", date(2026, 12, 5)),
+    "volcengine": Unpriced(_("its GPU instance prices are shown by its price calculator and console, and no public "
+                             "page stating them was found"), "https://www.volcengine.com/pricing", date(2026, 12, 5)),
+    "huawei": Unpriced(_("its ModelArts and CCI billing pages point to price-detail pages whose numbers no copy we "
+                         "could record holds"), "https://www.huaweicloud.com/pricing.html", date(2026, 12, 5)),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TermPrice:
     label: str

@@ -555,6 +555,12 @@ class CapacityWaySerializer(serializers.Serializer):
     verified_on = serializers.DateField()
 
 
+class UnpricedSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    price_page = serializers.URLField()
+    checked_on = serializers.DateField()
+
+
 class ProviderDetailSerializer(OutputSerializer):
     active_offers = serializers.IntegerField()
     capabilities = serializers.SerializerMethodField()
@@ -569,10 +575,21 @@ class ProviderDetailSerializer(OutputSerializer):
         help_text="Ways to get GPU capacity beyond on-demand rental (kind: reservation, capacity_block, queued), each "
                   "with its source and date; [] when not researched yet, which is not 'none' (docs/pricing.md)")
 
+    why_unpriced = serializers.SerializerMethodField(
+        help_text="When the provider has no active offer: why no source we read prices it, the provider's own price "
+                  "page and the day we looked; null when it has offers or we have no stated reason")
+
     class Meta:
         model = Provider
         fields = ["slug", "name", "name_zh", "website", "kind", "headquarters", "active_offers", "capabilities",
-                  "kubernetes_facts", "sources", "node_software", "capacity"]
+                  "kubernetes_facts", "sources", "node_software", "capacity", "why_unpriced"]
+
+    @extend_schema_field(UnpricedSerializer(allow_null=True))
+    def get_why_unpriced(self, provider: Provider) -> dict | None:
+        unpriced = pricing.UNPRICED.get(provider.slug)
+        if unpriced is None or provider.active_offers:
+            return None
+        return {"reason": str(unpriced.reason), "price_page": unpriced.price_page, "checked_on": unpriced.checked_on}
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_node_software(self, provider: Provider) -> dict:

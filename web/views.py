@@ -381,6 +381,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "stock_rows": _stock_rows(selectors.availability_summary(provider=provider)),
         "node_software": node_summary.provider_summary(provider.slug),
         "capacity_ways": [way.as_dict() for way in capacity.provider_ways(provider.slug)],
+        "unpriced": pricing.UNPRICED.get(provider.slug),
     })
 
 

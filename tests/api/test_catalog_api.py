@@ -42,6 +42,21 @@ def test_provider_detail_shows_a_paid_control_plane_fee_and_provider_api_facts(a
                                          "fetched_at": body["kubernetes_facts"][0]["fetched_at"]}]
 
 
+def test_an_unpriced_provider_says_why_and_a_priced_one_says_nothing(api, world):
+    from tests.factories import ProviderFactory
+
+    ProviderFactory(slug="civo", name="Civo", kind="regional_cloud")
+    body = api.get("/api/v1/providers/civo/").json()
+    assert body["active_offers"] == 0
+    assert body["why_unpriced"] == {
+        "reason": "its GPU sizes are listed without prices in what we could record, and only third-party averages "
+                  "quote its price page",
+        "price_page": "https://www.civo.com/pricing", "checked_on": "2026-12-05"}
+    zh = api.get("/api/v1/providers/civo/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
+    assert zh["why_unpriced"]["reason"].startswith("在我们能录存的资料中")
+    assert api.get("/api/v1/providers/beta/").json()["why_unpriced"] is None
+
+
 def test_capability_questions_follow_the_request_language(api, world):
     body = api.get("/api/v1/providers/beta/", HTTP_ACCEPT_LANGUAGE="zh-hans").json()
     assert [cell["key"] for cell in body["capabilities"]] == KEYS  # keys never translate

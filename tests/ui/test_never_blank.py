@@ -76,6 +76,20 @@ def test_provider_page_without_offers_says_so(client, data):
     assert "<h1>亚马逊云科技 <span lang=\"en\">(Amazon Web Services)</span></h1>" in html
 
 
+def test_an_unpriced_provider_page_says_why_with_the_price_page_and_the_day_we_looked(client, data):
+    builders.provider("hetzner", "Hetzner", kind="regional_cloud", caps={"offering": "byo"})
+    html = client.get("/providers/hetzner/").content.decode()
+    empty = html[html.index('<p class="empty">'):].split("</p>")[0]
+    assert "We have no prices for Hetzner yet" in empty
+    assert "Why: its GEX pages load their prices from a price feed on hetzner.com" in empty
+    assert 'href="https://www.hetzner.com/dedicated-rootserver/matrix-gpu/"' in empty
+    assert 'datetime="2026-12-05"' in empty
+    zh = client.get("/providers/hetzner/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+    assert "原因：其 GEX 页面的价格来自 hetzner.com 上的价格数据接口" in zh
+    # A provider without a stated reason keeps the general sentence alone.
+    assert "Why:" not in client.get("/providers/aws/").content.decode()
+
+
 def test_english_heading_has_no_chinese_name_appended(client, data):
     html = client.get("/providers/acme/").content.decode()
     assert "<h1>Acme Cloud</h1>" in html

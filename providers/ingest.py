@@ -23,7 +23,7 @@ from decimal import Decimal
 
 from django.db import connection
 
-from scrapers.base import ScrapeError, ScrapeResult
+from scrapers.base import ScrapedOffer, ScrapeError, ScrapeResult
 from scrapers.normalize import (
     GpuResolver,
     default_gpu_resolver,
@@ -108,7 +108,8 @@ def offers_sync(
       leaves everything as it was (`allow_shrink` lifts that guard); so does a response with nothing in it at all,
       and one whose rows are all refused (the run fails: nothing it says can be published);
     - a row that cannot be stored (blank or over-long key, a number past its column, an unknown availability) or
-      that repeats an earlier row's key is refused alone, counted in `skipped` with its reason; the stored offer it
+      that repeats an earlier row's key with other values is refused alone, counted in `skipped` with its reason (the
+      same row again, as a catalog that lists a size once per zone writes it, is the same offer); the stored offer it
       describes, if any, is left exactly as it was (neither updated nor deactivated), as are those of the rows the
       client itself refused (`result.rejected_keys`, and every region of `result.rejected_instance_types`);
     - rows whose GPU name the catalog does not know are stored with no GPU model and counted in unknown_gpus;
@@ -155,9 +156,11 @@ def offers_sync(
     listed_regions: dict[str, set[str]] = {}
 
     # One pass over the response. `seen` marks stored offers the response names (LISTED, or NAMED when the row was
-    # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer.
+    # refused because another source lists the SKU); `seen_new` holds the keys of rows with no stored offer. Both keep
+    # a hash of the key's first row (`first_of` for stored offers), so a repeat of it can be told from another row.
     seen = bytearray(len(stored))
-    seen_new: set[tuple[str, str]] = set()
+    first_of = array("q", bytes(8 * len(stored)))
+    seen_new: dict[tuple[str, str], int] = {}
     refused: set[tuple[str, str]] = set()  # keys of refused rows: the source still lists these offers
     displaced: list[int] = []
     # The machines (instance type, GPU model, GPU count) of the rows to write: each gets its Kubernetes profile in
@@ -170,22 +173,19 @@ def offers_sync(
             rows += 1
             key = stored.key(scraped.instance_type, scraped.region)
             index = stored.index.get(key)
-            repeated = seen[index] if index is not None else key in seen_new
-            problem = offer_problem(scraped) or ("repeats an earlier row's key" if repeated else None)
-            if problem:
-                if not repeated:
-                    refused.add(key)
-                counts.skipped += 1
-                counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
+            first = seen_new.get(key) if index is None else first_of[index] if seen[index] else None
+            if _passed_over(scraped, key, first, refused=refused, counts=counts):
                 continue
             listed += 1
+            if index is None:
+                seen_new[key] = hash(scraped)
+            else:
+                first_of[index] = hash(scraped)
             values = normaliser.values(scraped, counts)
             if _price_held(key, values, family=families.get(values[_GPU]), stored=stored, index=index,
                            holds=holds, held_now=held_now, counts=counts):
                 refused.add(key)
-                if index is None:
-                    seen_new.add(key)
-                else:
+                if index is not None:
                     seen[index] = NAMED
                 continue
             values = _one_live_price(key, values, source=source, others=others, api_regions=api_regions,
@@ -194,7 +194,6 @@ def offers_sync(
                 listed_regions.setdefault(key[0], set()).add(key[1])
             machine = (key[0], values[_GPU], values[_GPU_COUNT])
             if index is None:
-                seen_new.add(key)
                 created.add((source.pk, *key, *values, now, now, run.pk))
                 machines.add(machine)
                 continue
@@ -502,6 +501,26 @@ def _same_sku_elsewhere(*, source: DataSource) -> dict[tuple[str, str], tuple[in
         read_live = seen if success is not None and not revision else None
         found[instance_type, region] = (pk, pricing.Candidate(slug, kind, as_of or read_live))
     return found
+
+
+def _passed_over(scraped: ScrapedOffer, key: tuple[str, str], first: int | None, *, refused: set,
+                 counts: SyncCounts) -> bool:
+    """Whether a row is not compared: one that cannot be stored (refused, with its reason), or a repeat of an earlier
+    row's key (`first`, the hash of that row): the same row again (a catalog listing a size once per zone) is the same
+    offer and passes silently; another row is refused with the reason, the first kept, never merged with it."""
+    if first is None:
+        problem = offer_problem(scraped)
+        if problem:
+            refused.add(key)
+    elif hash(scraped) == first:
+        return True
+    else:
+        problem = (f"a second row for the same size and region at {scraped.price_hour or '-'} / "
+                   f"{scraped.spot_price_hour or '-'} differs from the first, which is kept")
+    if problem:
+        counts.skipped += 1
+        counts.note(f"offer {scraped.instance_type!r} in {scraped.region!r}: {problem}")
+    return bool(problem)
 
 
 def _api_regions(*, source: DataSource) -> dict[str, set[str]]:

@@ -89,8 +89,8 @@ class SkyPilotCatalogClient:
         missing = REQUIRED_COLUMNS - set(reader.fieldnames or [])
         if missing:
             raise SchemaScrapeError(f"{self.path}: columns missing or renamed: {', '.join(sorted(missing))}")
-        # key -> the prices of its first row, both as hashes (about 100 bytes a row, not the rows themselves).
-        seen: dict[int, int] = {}
+        # A size listed once per zone (OCI) repeats its row: the ingestion service takes the same row again as the same
+        # offer and refuses a second row at another price with the reason, so no map of keys is kept here.
         offers = 0
         for line, row in enumerate(reader, start=2):
             if None in row or None in row.values():
@@ -99,24 +99,12 @@ class SkyPilotCatalogClient:
                                         f"header names {len(reader.fieldnames or [])}: truncated or malformed")
             if not (row.get("AcceleratorName") or "").strip():
                 continue
-            key = (row["InstanceType"], row["Region"])
-            prices = (row.get("Price") or "", row.get("SpotPrice") or "")
-            first = seen.get(hash(key))
-            if first is not None:
-                # The same instance type listed once per availability zone (OCI): one offer per region. A second
-                # row at another price is not the same offer: it is refused with the reason, never merged silently.
-                if hash(prices) != first:
-                    result.rejected.append(f"line {line} ({row['InstanceType']} in {row['Region']}): a second row "
-                                           f"for the same size and region at {prices[0] or '-'} / {prices[1] or '-'}"
-                                           " (the first row's price is kept)")
-                continue
             try:
                 offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
-                result.rejected_keys.add(key)
+                result.rejected_keys.add((row["InstanceType"], row["Region"]))
                 continue
-            seen[hash(key)] = hash(prices)
             offers += 1
             yield offer if as_of is None else replace(offer, price_as_of=as_of)
         if not offers:

@@ -209,6 +209,20 @@ def test_sync_reads_a_generator_once_and_keeps_none_of_its_offers(source):
     assert PriceObservation.objects.count() == 300 + 200 + 50
 
 
+def test_the_same_row_twice_is_one_offer_and_a_second_row_at_another_price_is_refused_first_kept(source):
+    """A catalog lists a size once per zone (SkyPilot's OCI file): the same row again is the same offer, said nowhere;
+    another row for the same size and region is refused with the reason and never merged with the first."""
+    counts = sync(source, result(scraped(), scraped(), scraped(price="2.10"), scraped("b"), scraped("b")))
+    assert (counts.created, counts.skipped) == (2, 1)
+    assert Offer.objects.get(instance_type="gpu_1x_h100").price_hour == Decimal("2.49")
+    assert len(counts.rejections) == 1
+    assert "a second row for the same size and region at 2.10 / -" in counts.rejections[0]
+    # The same on a re-run, where the key has a stored offer: an unchanged offer, and the differing row refused.
+    counts = sync(source, result(scraped(), scraped(), scraped(price="2.10"), scraped("b")))
+    assert (counts.unchanged, counts.updated, counts.skipped, counts.deactivated) == (2, 0, 1, 0)
+    assert Offer.objects.get(instance_type="gpu_1x_h100").price_hour == Decimal("2.49")
+
+
 def test_the_compared_keys_hold_one_copy_of_each_name_however_many_rows_repeat_it(source):
     """A catalog repeats a few region names over a million rows: the stored offers' keys, and the incoming rows'
     keys made through them, share one string per name (what keeps a 1,000,000-offer re-run's index small)."""

@@ -1,6 +1,7 @@
-"""How a buyer gets a provider's GPU machines beyond on-demand rental: capacity reservations, GPU blocks booked for a
-date, and queued capacity, each a sourced entry of providers/data/capacity.toml. Read once per process; the provider
-page and the API's provider detail show them, and a provider without entries is "not researched yet", never "none"."""
+"""How a buyer gets a provider's GPU machines beyond on-demand rental: the quota to raise first, capacity
+reservations, GPU blocks booked for a date, and queued capacity, each a sourced entry of providers/data/capacity.toml.
+Read once per process; the provider page and the API's provider detail show them, and a provider without entries is
+"not researched yet", never "none"."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from django.utils.translation import gettext_lazy as _
 CAPACITY_FILE = Path(__file__).resolve().parent / "data" / "capacity.toml"
 
 KINDS = {
+    "quota": _("Quota to raise before launching"),
     "reservation": _("Capacity reservation"),
     "capacity_block": _("GPU block booked for a date"),
     "queued": _("Queued until all the capacity is free"),
@@ -69,4 +71,6 @@ def ways_by_provider() -> dict[str, list[Way]]:
 
 
 def provider_ways(slug: str) -> list[Way]:
-    return ways_by_provider().get(slug, [])
+    """A provider's ways in the order a buyer meets them: the quota first, then reservations, blocks, queues."""
+    order = list(KINDS)
+    return sorted(ways_by_provider().get(slug, []), key=lambda way: order.index(way.kind))

@@ -572,7 +572,8 @@ class ProviderDetailSerializer(OutputSerializer):
                   "training stacks with their status and source (docs/node-software.md)")
 
     capacity = serializers.SerializerMethodField(
-        help_text="Ways to get GPU capacity beyond on-demand rental (kind: reservation, capacity_block, queued), each "
+        help_text="Ways to get GPU capacity beyond on-demand rental (kind: quota, reservation, capacity_block, "
+                  "queued), each "
                   "with its source and date; [] when not researched yet, which is not 'none' (docs/pricing.md)")
 
     why_unpriced = serializers.SerializerMethodField(

@@ -14,8 +14,9 @@ def test_the_shipped_file_names_known_providers_and_each_way_is_sourced_dated_an
     ways = capacity.load()
     slugs = {record.slug for record in load_providers()}
     assert set(ways) <= slugs
-    assert {way.kind for way in ways["aws"]} == {"reservation", "capacity_block"}
+    assert {way.kind for way in ways["aws"]} == {"quota", "reservation", "capacity_block"}
     assert {way.kind for way in ways["gcp"]} == {"reservation", "capacity_block", "queued"}
+    assert {way.kind for way in ways["azure"]} >= {"quota"} and [way.kind for way in ways["coreweave"]] == ["quota"]
     for way in (way for provider in ways.values() for way in provider):
         assert way.source_url.startswith("https://") and way.verified_on <= date.today()
         assert way.detail and way.detail_zh and way.name_zh
@@ -49,7 +50,9 @@ def test_the_provider_page_and_api_show_the_ways_with_sources_and_a_provider_wit
     other = client.get("/providers/acme/").content.decode()
     assert "Not researched yet: whether Acme Cloud offers capacity reservations" in other
     api = client.get("/api/v1/providers/aws/").json()["capacity"]
-    assert [(way["kind"], way["name"]) for way in api] == [
-        ("reservation", "EC2 On-Demand Capacity Reservations"), ("capacity_block", "EC2 Capacity Blocks for ML")]
-    assert api[0]["verified_on"] == "2026-12-05" and api[0]["source_url"].startswith("https://docs.aws.amazon.com/")
+    assert [(way["kind"], way["name"]) for way in api] == [  # in the order a buyer meets them: the quota first
+        ("quota", "EC2 On-Demand instance quotas"), ("reservation", "EC2 On-Demand Capacity Reservations"),
+        ("capacity_block", "EC2 Capacity Blocks for ML")]
+    assert api[0]["kind_label"] == "Quota to raise before launching"
+    assert api[1]["verified_on"] == "2026-12-05" and api[1]["source_url"].startswith("https://docs.aws.amazon.com/")
     assert client.get("/api/v1/providers/acme/").json()["capacity"] == []

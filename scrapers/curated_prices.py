@@ -36,7 +36,7 @@ CURRENCIES = {"USD", "EUR", "CNY"}
 FILE_FIELDS = {"provider", "source_url", "verified_on", "as_of", "currency", "offer"}
 ROW_FIELDS = {
     "instance_type", "region", "gpu_name", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "price_hour",
-    "spot_price_hour", "currency", "source_url", "verified_on", "as_of", "note",
+    "spot_price_hour", "currency", "source_url", "verified_on", "as_of", "note", "gpu_fraction",
 }
 NOT_STATED = "not stated"
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -90,6 +90,9 @@ def parse_price_file(data: dict, origin: str, today: date | None = None) -> list
         gpu_count = _number(row, "gpu_count", where, fail)
         if gpu_count is None or gpu_count <= 0:
             raise fail(f"{where}: gpu_count must be a number > 0")
+        fraction = _number(row, "gpu_fraction", where, fail)
+        if fraction is not None and not (0 < fraction < 1 and gpu_count == fraction):
+            raise fail(f"{where}: gpu_fraction must be a share of one GPU (between 0 and 1) and equal gpu_count")
         price = _number(row, "price_hour", where, fail)
         if price is None or price <= 0:
             raise fail(f"{where}: price_hour must be a price > 0 (per instance-hour)")
@@ -114,6 +117,7 @@ def parse_price_file(data: dict, origin: str, today: date | None = None) -> list
                 price_hour=price,
                 spot_price_hour=spot,
                 gpu_memory_gb=sizes["gpu_memory_gb"],
+                gpu_fraction=fraction,
                 vcpus=sizes["vcpus"],
                 ram_gb=sizes["ram_gb"],
                 price_as_of=as_of,

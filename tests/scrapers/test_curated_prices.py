@@ -60,7 +60,9 @@ def test_bundled_file_is_valid_sourced_and_names_a_known_provider(path):
 def test_bundled_rows_name_gpus_the_catalog_knows(path):
     resolver = default_gpu_resolver()
     for offer in curated_prices.load_price_file(path):
-        assert resolver.resolve(offer.gpu_name, offer.gpu_memory_gb), f"{path.name}: {offer.gpu_name!r} unknown"
+        memory = offer.gpu_memory_gb  # a slice states its own memory; the GPU is named by a whole one's
+        memory = memory / offer.gpu_fraction if memory is not None and offer.gpu_fraction else memory
+        assert resolver.resolve(offer.gpu_name, memory), f"{path.name}: {offer.gpu_name!r} unknown"
 
 
 def test_baidu_row_is_what_the_page_says():
@@ -72,7 +74,7 @@ def test_baidu_row_is_what_the_page_says():
 def test_tencent_rows_are_what_its_pricing_page_says_dated_by_the_page_commit():
     client = registry.make_client("curated-tencent", offline=True)
     offers = {offer.instance_type: offer for offer in client.fetch().offers}
-    assert len(offers) == 19  # the page's 21 rows less the two vGPU slices of a T4
+    assert len(offers) == 21  # every row of the page
     t4 = offers["GN7.2XLARGE32"]  # "| GN7.2XLARGE32 | 1 | 16 GB | 8 | 32 | 1.26 USD/hr |"
     assert (t4.price_hour, t4.currency, t4.gpu_name, t4.gpu_count, t4.vcpus, t4.ram_gb) == (
         Decimal("1.26"), "USD", "T4", 1, 8, 32)
@@ -80,7 +82,9 @@ def test_tencent_rows_are_what_its_pricing_page_says_dated_by_the_page_commit():
     assert (v100.price_hour, v100.gpu_count, v100.gpu_memory_gb) == (Decimal("13.78"), 8, 32)
     assert {offer.region for offer in offers.values()} == {"ap-guangzhou"}
     assert {offer.price_as_of.date().isoformat() for offer in offers.values()} == {"2023-06-30"}
-    assert "GN7.LARGE20" not in offers
+    quarter = offers["GN7.LARGE20"]  # "| GN7.LARGE20 | 1/4 vGPU | 4 GB | 4 | 20 | 0.49 USD/hr |": a quarter of a T4
+    assert (quarter.gpu_fraction, quarter.gpu_count, quarter.gpu_memory_gb, quarter.price_hour) == (
+        Decimal("0.25"), Decimal("0.25"), 4, Decimal("0.49"))
 
 
 def test_fetch_makes_no_request_even_online():
@@ -125,6 +129,8 @@ def test_row_may_carry_its_own_source_date_and_currency():
     (table(currency=None), "currency None is not one of"),
     (table(rows=[row(currency="JPY")]), "currency 'JPY'"),
     (table(rows=[row(gpu_count=0)]), "gpu_count must be a number > 0"),
+    (table(rows=[row(gpu_count="0.25", gpu_fraction="1.5")]), "gpu_fraction must be a share of one GPU"),
+    (table(rows=[row(gpu_count=1, gpu_fraction="0.25")]), "and equal gpu_count"),
     (table(rows=[row(vcpus=-1)]), "vcpus must be > 0"),
     (table(rows=[row(gpu_name="")]), "'gpu_name' is required"),
     (table(rows=[row(region=None)]), "'region' is required"),

@@ -74,14 +74,17 @@ def test_empty_response_is_refused_and_keeps_offers(replay):
 
 
 def test_bad_rows_are_refused_alone_with_their_reason(replay):
+    # The same row twice is one offer (said nowhere); a second row for its key at another price is refused.
     replay.response = result(
-        scraped("ok"), scraped("ok"), scraped("", region="r"), scraped("huge", price="123456789"),
-        scraped("odd", availability="plenty"), scraped("cur", currency="dollars"), scraped("x" * 121),
+        scraped("ok"), scraped("ok"), scraped("ok", price="3.10"), scraped("", region="r"),
+        scraped("huge", price="123456789"), scraped("odd", availability="plenty"), scraped("cur", currency="dollars"),
+        scraped("x" * 121),
     )
     run = runs.source_scrape(slug="replay-api")
     assert run.status == RunStatus.SUCCEEDED and (run.created, run.skipped) == (1, 6)
     reasons = " | ".join(run.rejections)
-    for expected in ("repeats", "instance_type is blank", "price_hour 123456789 is out of range",
+    for expected in ("a second row for the same size and region at 3.10", "instance_type is blank",
+                     "price_hour 123456789 is out of range",
                      "availability 'plenty'", "ISO 4217", "longer than 120"):
         assert expected in reasons
 

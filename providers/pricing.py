@@ -150,8 +150,6 @@ COMMITMENTS_MISSING = {
 }
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class Unpriced:
     """Why a provider we cover has no price in our data, when we looked, and the provider's own price page."""

@@ -13,7 +13,6 @@ from django.utils.translation import gettext_lazy as _
 from providers import selectors
 
 from .currency import DISPLAY_CURRENCIES, Conversion, conversions
-from .widgets import RememberedLabelField, RememberedRendering, remembering
 
 logger = logging.getLogger(__name__)
 
@@ -21,7 +20,7 @@ logger = logging.getLogger(__name__)
 # --- display options (not filters) ------------------------------------------------------------------------------
 
 
-class OptionSelect(RememberedRendering, forms.Select):
+class OptionSelect(forms.Select):
     """A select whose options listed in `disabled_values` cannot be chosen (a currency with no rate loaded)."""
 
     disabled_values: frozenset[str] = frozenset()
@@ -40,11 +39,10 @@ PERIODS = (("hour", _("per hour")), ("month", _("per month (730 hours)")))
 
 
 class DisplayForm(forms.Form):
-    bound_field_class = RememberedLabelField
     currency = forms.ChoiceField(label=_("Currency"), required=False, widget=OptionSelect)
-    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=remembering(forms.RadioSelect()))
+    unit = forms.ChoiceField(label=_("Price"), required=False, choices=UNITS, widget=forms.RadioSelect)
     period = forms.ChoiceField(label=_("Cost"), required=False, choices=PERIODS,
-                               widget=remembering(forms.RadioSelect()))
+                               widget=forms.RadioSelect)
 
     def __init__(self, data, *, rates: dict[str, Conversion]):
         # Absent options mean the defaults, so the radio buttons and the select always show what is displayed.
@@ -87,7 +85,6 @@ class DisplayForm(forms.Form):
         filters and the API stay per hour)."""
         period = self.data.get("period")
         return period if period in dict(PERIODS) else "hour"
-
 
 
 def display_conversions() -> dict[str, Conversion]:

@@ -16,7 +16,6 @@ from providers.filters import OfferFilterSet
 from providers.presentation import gpu_name
 
 from .guides import FILTER_GUIDES, guide_url
-from .widgets import RememberedLabelField, RememberedRendering, remembering
 
 logger = logging.getLogger(__name__)
 
@@ -97,10 +96,6 @@ ORDER_LABELS = {
 }
 
 
-class RememberedCheckboxes(RememberedRendering, forms.CheckboxSelectMultiple):
-    """Checkboxes (instead of a multiple select) whose HTML is kept (RememberedRendering)."""
-
-
 class OfferPanelFilterSet(OfferFilterSet):
     """The shared FilterSet with its form dressed for a page: checkboxes instead of multi-select boxes (usable by
     keyboard and on phones without Ctrl-click), translated labels for raw choice values, "any" instead of "unknown"
@@ -112,7 +107,7 @@ class OfferPanelFilterSet(OfferFilterSet):
     def present_fields(cls, fields: dict[str, forms.Field]) -> dict[str, forms.Field]:
         for name, field in fields.items():
             if isinstance(field, forms.MultipleChoiceField):
-                field.widget = RememberedCheckboxes()
+                field.widget = forms.CheckboxSelectMultiple()
                 field.choices = field.choices  # hands the choices to the new widget (callable ones read per request)
             elif name in BOOLEAN_FILTERS:
                 field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
@@ -124,8 +119,6 @@ class OfferPanelFilterSet(OfferFilterSet):
             if isinstance(field.widget, forms.NumberInput):
                 field.widget.attrs.setdefault("step", "any")
                 field.widget.attrs.setdefault("inputmode", "decimal")
-            remembering(field.widget)
-            field.bound_field_class = RememberedLabelField
         return fields
 
     @property

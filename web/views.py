@@ -73,20 +73,9 @@ def offers(request: HttpRequest) -> HttpResponse:
         return _offers_page(request, params)
 
 
-def filter_groups_html(filterset, valid: bool) -> str:
-    """The filter panel's groups of fields as HTML. They depend only on the filters' values, the language and the
-    choices read from the data, so for a valid query they are kept as a string under the data version
-    (versions.remembered), per query and language: they were a third of the page's time (their 39 fields with
-    labels, guides and help texts). Only the finished string is shared between requests, never a FilterSet or a
-    form (issue #41)."""
-    def render() -> str:
-        return render_to_string("offers/_filter_groups.html", {"groups": filter_groups(filterset.form)})
-
-    if not valid:
-        return render()  # its errors are worded in the request's language and show the values as typed
-    names = sorted(set(filterset.data) & set(filterset.base_filters))
-    key = repr([(name, filterset.data.getlist(name)) for name in names])
-    return versions.remembered(f"filter-groups:{get_language()}:{key}", render)
+def filter_groups_html(filterset) -> str:
+    """The filter panel's groups of fields as HTML, in the request's language, errors worded and values as typed."""
+    return render_to_string("offers/_filter_groups.html", {"groups": filter_groups(filterset.form)})
 
 
 def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
@@ -112,7 +101,8 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "filterset": filterset,
         "valid": valid,
         "form": filterset.form,
-        "filter_groups_html": filter_groups_html(filterset, valid),
+        # Called by the template only where it draws the panel: a results fragment without it never renders it.
+        "filter_groups_html": lambda: filter_groups_html(filterset),
         "display": display,
         "conversion": conversion,
         "unit": unit,

@@ -96,6 +96,8 @@ TEMPLATES = [
         },
     },
 ]
+# Django's form renderer, with the widgets the site uses written in Python (same HTML, a fraction of the time).
+FORM_RENDERER = "web.form_renderer.FormRenderer"
 
 
 def timeouts(database: dict, *, statement_ms: str = "5000") -> dict:

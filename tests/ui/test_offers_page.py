@@ -94,6 +94,19 @@ def test_htmx_request_returns_the_results_fragment_and_pushes_the_canonical_url(
     assert 'id="lang-next"' in html and 'value="/?gpu_family=H100&amp;mig=yes"' in html
 
 
+def test_a_results_fragment_does_not_draw_the_filter_panel_it_leaves_out(client, data, monkeypatch):
+    """The panel's groups are drawn only where the response shows them (about a third of a page's time)."""
+    from web import views
+
+    drawn = []
+    monkeypatch.setattr(views, "filter_groups", lambda form: drawn.append(form) or [])
+    assert client.get("/?gpu_family=H100&mig=yes", HTTP_HX_TRIGGER="filters", **HX).status_code == 200
+    assert drawn == []
+    assert client.get("/?ordering=-price_per_gpu_hour", **HX).status_code == 200  # a sort link re-sends the panel
+    assert client.get("/?gpu_family=H100").status_code == 200
+    assert len(drawn) == 2
+
+
 def test_htmx_sort_link_also_refreshes_the_panel_out_of_band(client, data):
     response = client.get("/?ordering=-price_per_gpu_hour", **HX)
     html = response.content.decode()

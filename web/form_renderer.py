@@ -6,7 +6,8 @@ Django draws every option of a list through two nested template includes: the of
 fields, the GPU models alone 82 checkboxes) took 30.6 ms to draw that way, and 12.8 ms of a 29.9 ms page with each
 widget's HTML kept per exact inputs (the mechanism this replaces); written here its widgets take 3.8 ms, nothing kept.
 It is the same HTML, byte for byte: `tests/ui/test_form_renderer.py` compares both renderers on every widget kind and
-on the whole panel in both languages, so a Django upgrade that changes its templates fails there. Any other template (a whole form, an error list) goes to Django's templates as before.
+on the whole panel in both languages, so a Django upgrade that changes its templates fails there. Any other template
+(a whole form, an error list) goes to Django's templates as before.
 """
 
 from __future__ import annotations

@@ -100,8 +100,10 @@ RDMA_UNKNOWN_TERMS = {
     "efa": [("fabric", ["efa", UNKNOWN]), ("fabric_class", [UNKNOWN])], "none": [("fabric_class", [UNKNOWN])],
 }
 # Choices of earlier releases, read as the closest choice of today's (bookmarked URLs, signed subscribe links; saved
-# digest filters are rewritten by digest migration 0002 with the same table).
-RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any"}
+# digest filters are rewritten by digest migration 0002 with the same table); and `yes`/`true`, a buyer's first guess
+# for "has RDMA", read as `any` (there is no single "no": plain network only is `none`, GPU-direct over TCP `tcpx`).
+RDMA_RENAMED = {"gpudirect_tcpx": "tcpx", "gpudirect_tcpxo": "tcpx", "rdma_unspecified": "any", "yes": "any",
+                "true": "any"}
 
 # Capability questions filterable as yes/no/n-a/unknown, in the order forms show them.
 BOOLEAN_CAPABILITIES = ("mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero",

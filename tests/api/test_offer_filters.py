@@ -101,6 +101,8 @@ CASES = [
     ("unknown", "form_factor=sxm&unknown=include", ACTIVE),  # the others state no form factor
     ("unknown", "rdma=any&unknown=include", ACTIVE - {"alpha-l4"}),  # gamma's fabric is unknown
     ("unknown", "rdma=any&unknown=exclude", {"alpha-h100x8"} | BETA),
+    ("rdma", "rdma=yes&unknown=exclude", {"alpha-h100x8"} | BETA),  # `yes` is read as `any`
+    ("rdma", "rdma=true,efa", {"alpha-h100x8"} | BETA),
     ("unknown", "rdma=any&mig=yes&unknown=include", {"alpha-h100x8", "beta-h100"} | GAMMA),  # beta-h100: MIG unknown
     ("gpu", "gpu=h100-sxm&provider=beta&available=true&mig=unknown", {"beta-h100"}),
     # node software: no node images or calendars are recorded for these providers, so nothing is known to fit

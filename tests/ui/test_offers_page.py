@@ -84,6 +84,17 @@ def test_plain_form_submission_redirects_to_the_short_shareable_url(client, data
     assert response["Location"] == "/?gpu_family=H100&mig=yes"
 
 
+def test_a_choice_read_as_another_redirects_to_the_url_naming_it(client, data):
+    """`rdma=yes` (a buyer's first guess) is read as `any`, and an earlier release's choice as today's: the page
+    answers with the URL that names the choice it shows checked."""
+    assert client.get("/?rdma=yes,efa&mig=yes")["Location"] == "/?rdma=any%2Cefa&mig=yes"
+    response = client.get("/?rdma=yes&mig=yes")
+    assert response.status_code == 302 and response["Location"] == "/?rdma=any&mig=yes"
+    html = client.get(response["Location"]).content.decode()
+    assert re.search(r'name="rdma" value="any"[^>]* checked', html)
+    assert client.get("/?rdma=gpudirect_tcpxo")["Location"] == "/?rdma=tcpx"
+
+
 def test_htmx_request_returns_the_results_fragment_and_pushes_the_canonical_url(client, data):
     response = client.get("/?gpu_family=H100&price_per_gpu_hour_max=&mig=yes", HTTP_HX_TRIGGER="filters", **HX)
     assert response.status_code == 200

@@ -6,11 +6,10 @@ from scrapers import registry
 from scrapers.normalize import default_gpu_resolver, gpu_catalog
 
 # Spellings in the bundled recordings that the catalog deliberately leaves unknown, with why (reviewed 2026-12-05):
-# A800 (Cudo, 80 GB): NVIDIA's MIG guide does not list it and no NVIDIA datasheet was found, so an entry would have to
-# answer "no MIG" unsourced (gpus.toml's header).
 # RTX4090 with 48 GB per GPU (one Vast.ai host): not NVIDIA's RTX 4090 (24 GB), and no vendor page for it.
-# (M4000, P4000 and tpu-v2 were here until 2026-12-05: Paperspace's and Google's own pages now give their memory.)
-KNOWN_UNMAPPED = {"A800", "RTX4090"}
+# (M4000, P4000 and tpu-v2 were here until 2026-12-05: Paperspace's and Google's own pages now give their memory; A800
+# too: NVIDIA's MIG partitioner configures the A800 80GB as the A100 80GB.)
+KNOWN_UNMAPPED = {"RTX4090"}
 
 
 def test_catalog_has_the_accelerators_users_ask_for():

@@ -47,8 +47,6 @@ def test_no_catalog_only_region_counts_as_confirmed(snapshot):
     assert live().filter(source__kind="api").exclude(region_confirmed=True).count() == 0
 
 
-@pytest.mark.xfail(strict=True, reason="13 offers: Cudo's A800 80GB; NVIDIA's MIG guide does not list the A800 and no "
-                                       "NVIDIA datasheet was found, so an entry would answer MIG 'no' unsourced")
 def test_every_gpu_is_recognised(snapshot):
     unknown = Counter(live().filter(gpu__isnull=True).values_list("gpu_name", flat=True))
     # The one Vast.ai host reporting a 48 GB RTX 4090 (a modified card; no vendor product has that memory) stays

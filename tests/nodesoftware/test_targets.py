@@ -26,11 +26,9 @@ def providers_with_stack_answers(statuses=None) -> set[str]:
 
 
 def test_the_recorded_dated_histories_are_not_lost():
-    assert {"eks", "aks", "gke", "ack"} <= services_with_dated_history()
+    assert {"eks", "aks", "gke", "ack", "oke"} <= services_with_dated_history()
 
 
-@pytest.mark.xfail(strict=True, reason="4 services (EKS, AKS, GKE, ACK): no first-party dated driver history found "
-                                       "yet for CKS, Nebius, DOKS, OKE (their pages publish no version per date)")
 def test_dated_driver_history_for_5_managed_services():
     assert len(services_with_dated_history()) >= DATED_SERVICES_TARGET, sorted(services_with_dated_history())
 

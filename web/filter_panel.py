@@ -35,6 +35,8 @@ FILTER_GROUPS = (
 # Multiple-choice filters with few choices are shown as a row of checkboxes instead of a list box.
 INLINE_CHOICES = 6
 BOOLEAN_FILTERS = {name for name, f in OfferFilterSet.base_filters.items() if isinstance(f, BooleanFilter)}
+# Filters of several values, shown as checkboxes: the panel sends one key per ticked box (`?gpu=a&gpu=b`).
+CHECKBOX_FILTERS = {name for name, f in OfferFilterSet.base_filters.items() if isinstance(f, MultipleChoiceFilter)}
 
 
 @dataclass
@@ -64,7 +66,7 @@ def filter_groups(form: forms.Form) -> list[tuple[str, list[FilterField], bool]]
             if name in FILTER_GUIDES:
                 item.guide = guide_url(*FILTER_GUIDES[name])
                 item.explain = gettext("Explain: %(name)s") % {"name": field.label}
-            if isinstance(OfferFilterSet.base_filters.get(name), MultipleChoiceFilter):
+            if name in CHECKBOX_FILTERS:
                 item.inline = len(field.choices) <= INLINE_CHOICES
                 item.scroll = not item.inline
             items.append(item)

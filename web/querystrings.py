@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from providers.filters import OfferFilterSet
 
-from .filter_panel import BOOLEAN_FILTERS
+from .filter_panel import BOOLEAN_FILTERS, CHECKBOX_FILTERS
 
 logger = logging.getLogger(__name__)
 
@@ -27,20 +27,23 @@ YES_NO = {"true": _("yes"), "1": _("yes"), "yes": _("yes"), "on": _("yes"),
           "false": _("no"), "0": _("no"), "no": _("no"), "off": _("no")}
 
 
-# Per filter, the values read as another (`rdma=yes` is `rdma=any`; an earlier release's choices): the page's URL
-# and its checkboxes show the choice it is read as.
+# Per filter (all of them checkbox filters), the values read as another (`rdma=yes` is `rdma=any`; an earlier
+# release's choices): the page's URL and its checkboxes show the choice it is read as.
 RENAMED = {name: filter_.field_class.renamed for name, filter_ in OfferFilterSet.base_filters.items()
            if getattr(filter_.field_class, "renamed", None)}
 
 
 def canonical_query(params: QueryDict) -> QueryDict:
     """The request's parameters without empty values (what a GET form sends for untouched fields), without the
-    "unknown" a yes/no select sends for "any" and without display defaults, and with a choice named as the filter
-    reads it (RENAMED): the short URL a user can share."""
+    "unknown" a yes/no select sends for "any" and without display defaults, with a choice named as the filter reads
+    it (RENAMED), and a checkbox filter's comma list (`?gpu=a,b`, the API's form) as one key per value, as the panel
+    sends it, so its boxes show ticked: the short URL a user can share."""
     clean = QueryDict(mutable=True)
     for key, values in params.lists():
-        if key in RENAMED:
-            values = [",".join(RENAMED[key].get(part, part) for part in value.split(",")) for value in values]
+        if key in CHECKBOX_FILTERS:
+            renamed = RENAMED.get(key, {})
+            parts = [part.strip() for value in values for part in value.split(",")]
+            values = [renamed.get(part, part) for part in parts]
         kept = [v for v in values if v.strip() and not (key in BOOLEAN_FILTERS and v == "unknown")
                 and DISPLAY_DEFAULTS.get(key) != v]
         if kept:

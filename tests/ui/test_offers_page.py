@@ -87,12 +87,27 @@ def test_plain_form_submission_redirects_to_the_short_shareable_url(client, data
 def test_a_choice_read_as_another_redirects_to_the_url_naming_it(client, data):
     """`rdma=yes` (a buyer's first guess) is read as `any`, and an earlier release's choice as today's: the page
     answers with the URL that names the choice it shows checked."""
-    assert client.get("/?rdma=yes,efa&mig=yes")["Location"] == "/?rdma=any%2Cefa&mig=yes"
+    assert client.get("/?rdma=yes,efa&mig=yes")["Location"] == "/?rdma=any&rdma=efa&mig=yes"
     response = client.get("/?rdma=yes&mig=yes")
     assert response.status_code == 302 and response["Location"] == "/?rdma=any&mig=yes"
     html = client.get(response["Location"]).content.decode()
     assert re.search(r'name="rdma" value="any"[^>]* checked', html)
     assert client.get("/?rdma=gpudirect_tcpxo")["Location"] == "/?rdma=tcpx"
+
+
+def test_a_comma_list_from_an_api_link_shows_its_boxes_ticked(client, data):
+    """`?gpu_family=H100,A100` (the API's form, e.g. its "same query" link pasted back) filters the same, and the page
+    answers with one key per value, as its own form sends them, so the panel shows the boxes ticked and applying the
+    form again keeps the filter."""
+    response = client.get("/?gpu_family=H100,A100&price_per_gpu_hour_max=9")
+    assert response.status_code == 302
+    assert response["Location"] == "/?gpu_family=H100&gpu_family=A100&price_per_gpu_hour_max=9"
+    html = client.get(response["Location"]).content.decode()
+    for family in ("H100", "A100"):
+        assert re.search(rf'name="gpu_family" value="{family}"[^>]* checked', html)
+    listed = instance_types(client.get(response["Location"]))
+    assert listed and listed == instance_types(
+        client.get("/?gpu_family=H100,A100&price_per_gpu_hour_max=9", HTTP_HX_TRIGGER="filters", **HX))
 
 
 def test_htmx_request_returns_the_results_fragment_and_pushes_the_canonical_url(client, data):

@@ -77,6 +77,9 @@ FACT_VALUES: dict[str, tuple[str, ...]] = {
     "fabric": FABRIC_VALUES,
     "form_factor": ("sxm", "pcie", "nvl", "oam", "superchip", UNKNOWN),
     "gpu_link": (*GPU_LINKS, UNKNOWN),
+    # Whether the provider's MIG reaches this machine where its MIG page names the GPUs it covers: "unknown" for a
+    # MIG-capable GPU the page does not name, "no" where it says this machine has none (_mig).
+    "mig": (YES, NO, UNKNOWN),
     "gpu_count": (),
     "gpu_share": (),
     "gpu_memory_gb": (),
@@ -268,7 +271,7 @@ def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells:
     answers["managed_node"] = _managed_node(provider_name, instance_type, cells, facts)
     answers["byo"] = _byo(provider_name, instance_type, cells, facts)
     node = answers["managed_node"]
-    answers["mig"] = _mig(provider_name, instance_type, cells, gpu, node, fraction, share)
+    answers["mig"] = _mig(provider_name, instance_type, cells, gpu, node, fraction, share, facts.get("mig"))
     for key, word in (("mps", "MPS"), ("time_slicing", "Time-slicing")):
         answers[key] = _nvidia_sharing(key, word, provider_name, instance_type, cells, gpu, node)
     for key in MANAGED_FEATURES:
@@ -383,7 +386,7 @@ def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[st
 
 
 def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | None, node: Answer,
-         fraction: Decimal | None, share: Fact | None) -> Answer:
+         fraction: Decimal | None, share: Fact | None, scope: Fact | None = None) -> Answer:
     if gpu is None:
         return Answer(UNKNOWN, _("The GPU of this offer is not in our catalog, so we cannot tell whether it has "
                                  "MIG."))
@@ -400,6 +403,15 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
                                   "of a {gpu}); MIG needs a whole GPU.").format(
             provider=provider, instance_type=instance_type, fraction=fraction.normalize(), gpu=gpu.name),
                       [*_urls(cell), *_urls(share)], _inferred(cell, share))
+    if scope is not None and scope.value == UNKNOWN:
+        return Answer(UNKNOWN, _("{provider} supports MIG on its managed Kubernetes, but what we read of it does not "
+                                 "name the {gpu} of {instance_type}.").format(
+            provider=provider, gpu=gpu.name, instance_type=instance_type) + _detail(scope),
+                      [*_urls(scope), *[url for url in _urls(cell) if url not in _urls(scope)]])
+    if scope is not None and scope.value == NO:
+        text = _("{provider} supports MIG on its managed Kubernetes, but not on {instance_type}.")
+        return Answer(NOT_HERE, text.format(provider=provider, instance_type=instance_type) + _detail(scope),
+                      _urls(scope, cell), _inferred(scope))
     mig_url = gpu.mig_source_url or gpu.source_url
     profiles = ", ".join(gpu.mig_profiles[:3]) + (", ..." if len(gpu.mig_profiles) > 3 else "")
     setup = " " + _("How MIG is set up there: {detail}").format(detail=cell.detail) if cell.detail else ""

@@ -148,6 +148,36 @@ def test_mig_follows_the_providers_own_no_unknown_and_not_applicable(gpus):
     assert machine("a", {**MANAGED, "mig": "n/a"}, "h.8", gpus["h100"], facts=node)["mig"].state == "n/a"
 
 
+def test_a_providers_mig_reaches_only_the_machines_its_page_covers(gpus):
+    """GKE's MIG page names A100, H100 and H200: a G4's RTX PRO 6000 is unknown there, not yes; a type the provider
+    excludes is "the provider has it, but not on this machine"; a type with no such fact keeps the derived yes."""
+    facts = {"g.*": {"managed_node": "yes"}, "g.rtx": {"mig": "unknown"}, "g.off": {"mig": "no"}}
+    answers = {name: machine(f"p{index}", MANAGED, name, gpus["h100"], facts=facts)["mig"]
+               for index, name in enumerate(("g.rtx", "g.off", "g.h100"))}
+    assert [answers[name].state for name in ("g.rtx", "g.off", "g.h100")] == ["unknown", "not_on_this_machine", "yes"]
+    assert "does not name the NVIDIA H100 of g.rtx" in answers["g.rtx"].reason
+    assert answers["g.rtx"].sources[0] == "https://example.org/g.rtx"
+    assert answers["g.off"].reason.startswith("P1 supports MIG on its managed Kubernetes, but not on g.off.")
+    assert "https://example.org/g.off" in answers["g.off"].sources
+
+
+def test_the_shipped_mig_scopes_keep_gke_g4_and_nebius_b200_unknown_and_b300_has_mig_profiles():
+    from providers import kubernetes as k8s
+    from providers.curated import load_instance_types
+    from scrapers.normalize import gpu_catalog
+
+    facts = {}
+    for file in load_instance_types():
+        facts.setdefault(file.provider, []).extend(
+            k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, origin=file.origin) for f in file.facts)
+    assert k8s.facts_for("g4-standard-48", facts["gcp"])["mig"].value == "unknown"
+    assert "mig" not in k8s.facts_for("a3-highgpu-8g", facts["gcp"])
+    assert k8s.facts_for("gpu-b200-sxm_8gpu-160vcpu-1792gb", facts["nebius"])["mig"].value == "unknown"
+    assert "mig" not in k8s.facts_for("gpu-h100-sxm_8gpu-128vcpu-1600gb", facts["nebius"])
+    catalog = {spec.slug: spec for spec in gpu_catalog()}
+    assert catalog["b300"].mig_profiles[-1] == "7g.269gb" and catalog["gb300"].mig_profiles[-1] == "7g.278gb"
+
+
 def test_an_offer_whose_gpu_is_not_in_the_catalog_has_unknown_mig(gpus):
     answers = machine("z", MANAGED, "z.1", None, count="1", facts={"z.*": {"managed_node": "yes"}})
     assert states(answers, "mig", "mps") == ("unknown", "unknown")

@@ -352,18 +352,24 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 # --- pages ---------------------------------------------------------------------------------------------------------
 
 
-def offer_page(filterset: OfferFilterSet, number) -> Page:
-    """A page of a valid filterset's offers, read as the API reads them: the count (offer_reads.offer_count, exact up
-    to 10,000 offers or the end of this page: `page.matching`, and `page.matching_exact` False when it means "more
-    than"), the page's ids from the bare offer table in index order and the API's rows for those ids only
-    (offer_reads.offer_page: plain dicts, no model instances). Page numbers behave as Paginator.get_page's (past the
-    end: the last page; not a number: the first)."""
-    raw = str(number or "")
-    asked = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 else 1
-    counted = offer_reads.offer_count(filters=filterset, through=max(asked, 1) * PER_PAGE)
+def page_number(raw: str | None) -> int | None:
+    """A page parameter as a page number: a whole number from 1 (ASCII digits, under a billion); None for anything
+    else, which the pages refuse with a 400 naming it."""
+    raw = str(raw or "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 and int(raw) >= 1 else None
+
+
+def offer_page(filterset: OfferFilterSet, number: int = 1) -> Page:
+    """Page `number` (from page_number) of a valid filterset's offers, read as the API reads them: the count
+    (offer_reads.offer_count, exact up to 10,000 offers or the end of this page: `page.matching`, and
+    `page.matching_exact` False when it means "more than"), the page's ids from the bare offer table in index order
+    and the API's rows for those ids only (offer_reads.offer_page: plain dicts, no model instances). A number past
+    the last page gives the last page with `page.past_the_end` set, for the caller to refuse."""
+    counted = offer_reads.offer_count(filters=filterset, through=number * PER_PAGE)
     paginator = Paginator(offer_reads.offer_ids(filters=filterset), PER_PAGE)
     paginator.count = counted.for_paginator  # a cached_property: setting it skips Django's own COUNT
     page = paginator.get_page(number)
+    page.past_the_end = number > paginator.num_pages
     # The count on the page itself (`count` would hide Page.count, a Sequence method).
     page.matching, page.matching_exact = counted.value, counted.exact
     # Sliced by the page size rather than up to the count.

@@ -29,7 +29,13 @@ from nodesoftware import summary as node_summary
 from providers import capacity, offer_reads, pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.coverage import offers_left_out_for_unknown
-from providers.filters import OfferFilterSet, offer_filterset, unknown_parameters
+from providers.filters import (
+    OfferFilterSet,
+    multi_valued_parameters,
+    offer_filterset,
+    repeated_parameters,
+    unknown_parameters,
+)
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
 
@@ -38,7 +44,7 @@ from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
-from .offer_rows import decorate_offers, offer_columns, offer_page, place_text, plain_columns
+from .offer_rows import decorate_offers, offer_columns, offer_page, page_number, place_text, plain_columns
 from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 from .unknown_notice import unknown_notice
 
@@ -52,9 +58,21 @@ logger = logging.getLogger(__name__)
 PAGE_PARAMETERS = frozenset(OfferFilterSet.base_filters) | frozenset(DISPLAY_PARAMS)
 
 
-def _unknown_parameter_errors(params: QueryDict) -> list[str]:
-    return [gettext("%(name)s: not a parameter of this page (a typo?); it was not used.") % {"name": name}
-            for name in unknown_parameters(params, reads=PAGE_PARAMETERS)]
+# Filters (and none of the display options) that take several values; any other parameter given twice is an error.
+MULTI_VALUED = multi_valued_parameters(OfferPanelFilterSet)
+
+
+def _query_errors(params: QueryDict) -> list[str]:
+    """What the pages refuse with a 400 naming it, as the API does: a parameter they do not read, a single-value
+    parameter given twice (never one of its values kept silently) and a page that is not a page number."""
+    errors = [gettext("%(name)s: not a parameter of this page (a typo?); it was not used.") % {"name": name}
+              for name in unknown_parameters(params, reads=PAGE_PARAMETERS)]
+    errors += [gettext("%(name)s: given more than once; this parameter takes one value.") % {"name": name}
+               for name in repeated_parameters(params, many=MULTI_VALUED)]
+    number = params.get("page")
+    if number is not None and page_number(number) is None:
+        errors.append(gettext("page: %(value)s is not a page number (a whole number from 1).") % {"value": number})
+    return errors
 
 
 def _is_htmx(request: HttpRequest) -> bool:
@@ -83,14 +101,19 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     filterset = OfferPanelFilterSet(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion, unit, period = display.conversion(), display.unit_value(), display.period_value()
-    unknown = _unknown_parameter_errors(params)
-    valid = filterset.is_valid() and not unknown
+    errors = _query_errors(params)
+    valid = filterset.is_valid() and not errors
     page = None
     unpriced = []
     notice = None
     if valid:
+        page = offer_page(filterset, page_number(params.get("page") or "1"))
+        if page.past_the_end:
+            errors.append(gettext("page: %(asked)s is past the last page (%(last)s).") % {
+                "asked": params["page"], "last": page.paginator.num_pages})
+            valid, page = False, None
+    if valid:
         notice = unknown_notice(offers_left_out_for_unknown(filters=filterset), params, request.path)
-        page = offer_page(filterset, params.get("page"))
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:
             unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filters=filterset)]
@@ -110,7 +133,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "period": period,
         "old_after_days": pricing.OLD_AFTER_DAYS,
         "page": page,
-        "unknown_parameters": unknown,
+        "query_errors": errors,
         "chips": active_filters(params, filterset.form),
         "query_display": urlencode([(k, v) for k in ("currency", "unit", "period") for v in params.getlist(k)]),
         "unpriced": unpriced,
@@ -152,10 +175,10 @@ def charts(request: HttpRequest) -> HttpResponse:
     filterset = offer_filterset(params, request=request)
     display = DisplayForm(params, rates=display_conversions())
     conversion = display.conversion()
-    unknown = _unknown_parameter_errors(params)
+    errors = _query_errors(params)
     context = {"filterset": filterset, "display": display, "conversion": conversion, "valid": False,
-               "unknown_parameters": unknown, "filter_query": filter_query(params), "query": params.urlencode()}
-    if not filterset.is_valid() or unknown:
+               "query_errors": errors, "filter_query": filter_query(params), "query": params.urlencode()}
+    if not filterset.is_valid() or errors:
         return render(request, "charts.html", context, status=400)
     points = _named_in_language(selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset)))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
@@ -260,7 +283,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     filterset = offer_filterset(query, request=request)
     if not filterset.is_valid():
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
-    page = offer_page(filterset, params.get("page"))
+    page = offer_page(filterset, page_number(params.get("page")) or 1)
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     points = selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
@@ -355,7 +378,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     conversion = display.conversion()
     filterset = offer_filterset(QueryDict(urlencode({"provider": provider.slug})), request=request)
     filterset.is_valid()
-    page = offer_page(filterset, request.GET.get("page"))
+    page = offer_page(filterset, page_number(request.GET.get("page")) or 1)
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     sources = [(source, run) for source, run in selectors.source_status_list() if source.provider_id == provider.id]
     links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])

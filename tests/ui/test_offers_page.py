@@ -283,8 +283,8 @@ def test_past_the_exact_count_the_page_says_more_than_and_pages_on_without_a_las
     assert "More than 4 offers match." in html and 'href="?page=5" hx-get' in html
     last = client.get("/?page=6").content.decode()
     assert "6 offers match." in last and "More than" not in last and "page 6 of 6" in last and 'rel="next"' not in last
-    past = client.get("/?page=60").content.decode()  # past the end: the last page, as before
-    assert "page 6 of 6" in past
+    past = client.get("/?page=60")  # past the end: a 400 naming the last page, as the API's 404 names it
+    assert past.status_code == 400 and "page: 60 is past the last page (6)." in past.content.decode()
     client.cookies["django_language"] = "zh-hans"
     html = client.get("/zh-hans/").content.decode()
     assert "超过 2 个报价符合条件。" in html and re.search(r"第 1 页\s*</span>", html)
@@ -528,3 +528,20 @@ def test_sorting_by_a_commitment_price_shows_it_under_the_on_demand_price_per_gp
     assert "1-yr commitment $16.00 · 3-yr commitment $8.00" in per_instance
     assert html.count('class="commitment"') == 1  # no line for offers without one
     assert "1-yr commitment" not in client.get("/?provider=metal").content.decode()
+
+
+@pytest.mark.parametrize(("query", "message"), [
+    ("page=abc", "page: abc is not a page number (a whole number from 1)."),
+    ("page=0", "page: 0 is not a page number"),
+    ("page=-1", "page: -1 is not a page number"),
+    ("gpu_count_min=8&gpu_count_min=1", "gpu_count_min: given more than once; this parameter takes one value."),
+    ("currency=EUR&currency=CNY", "currency: given more than once"),
+])
+def test_a_bad_page_or_a_single_value_parameter_given_twice_is_a_400_naming_it(client, data, query, message):
+    """The page refuses what the API refuses, rather than showing page 1 or keeping the last value silently."""
+    response = client.get(f"/?{query}")
+    html = response.content.decode()
+    assert response.status_code == 400 and message in html
+    assert "Correct the highlighted filters; no offers are listed until then." in html
+    # several values of a filter that takes several stay one query
+    assert client.get("/?gpu_family=H100&gpu_family=A100").status_code == 200

@@ -494,6 +494,31 @@ def providers_without_prices(*, filters) -> list[Provider]:
     return list(providers_matching(filters=filters).exclude(offers__is_active=True).order_by("name"))
 
 
+PLACE_FILTERS = ("country", "continent", "region")
+
+
+def priced_places(*, filters) -> list[tuple[str, list[tuple[str, int]]]]:
+    """Where we hold prices of each provider a valid OfferFilterSet names, when it also asks for a place: what an
+    empty result says ("we hold Azure prices only in US (94 offers)"), so a place missing from our data never reads
+    as a provider not selling there. [(provider name in the active language, [(place, live offers), most first])]."""
+    from django.utils.translation import gettext
+
+    data = filters.form.cleaned_data
+    if not data.get("provider") or not any(data.get(name) not in (None, "", []) for name in PLACE_FILTERS):
+        return []
+    counts: dict[str, dict[str, int]] = {}
+    names = {}
+    for slug, name, name_zh, country, continent, n in (
+            Offer.objects.filter(is_active=True, provider__slug__in=data["provider"])
+            .values_list("provider__slug", "provider__name", "provider__name_zh", "country", "continent")
+            .annotate(n=Count("id")).order_by()):
+        names[slug] = in_language(name, name_zh)
+        place = country or continent or gettext("place not known")
+        counts.setdefault(slug, {})[place] = counts.get(slug, {}).get(place, 0) + n
+    return [(names[slug], sorted(places.items(), key=lambda item: (-item[1], item[0])))
+            for slug, places in sorted(counts.items(), key=lambda item: names[item[0]])]
+
+
 # --- per-offer Kubernetes answers (providers.kubernetes, stored by kubernetes_profiles.offer_kubernetes_refresh) ---
 
 

@@ -104,7 +104,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     errors = _query_errors(params)
     valid = filterset.is_valid() and not errors
     page = None
-    unpriced = []
+    unpriced, priced_places = [], []
     notice = None
     if valid:
         page = offer_page(filterset, page_number(params.get("page") or "1"))
@@ -117,6 +117,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
         if not page.paginator.count:
             unpriced = [in_language(p.name, p.name_zh) for p in selectors.providers_without_prices(filters=filterset)]
+            priced_places = selectors.priced_places(filters=filterset)
 
     ordering = filterset.form.cleaned_data.get("ordering") if valid else None
     filters_only = filter_query(params)
@@ -137,6 +138,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "chips": active_filters(params, filterset.form),
         "query_display": urlencode([(k, v) for k in ("currency", "unit", "period") for v in params.getlist(k)]),
         "unpriced": unpriced,
+        "priced_places": priced_places,
         "notice": notice,
         "columns": offer_columns(params, unit, list(ordering or []), period=period),
         "params": params,

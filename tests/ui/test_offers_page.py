@@ -545,3 +545,19 @@ def test_a_bad_page_or_a_single_value_parameter_given_twice_is_a_400_naming_it(c
     assert "Correct the highlighted filters; no offers are listed until then." in html
     # several values of a filter that takes several stay one query
     assert client.get("/?gpu_family=H100&gpu_family=A100").status_code == 200
+
+
+def test_an_empty_result_for_a_provider_in_a_place_says_where_we_hold_its_prices(client, data):
+    """Azure's prices here come from a catalog of US regions only: asked for West Europe, the page must not read as
+    "Azure sells nothing there" but say where we hold its prices, in both languages."""
+    response = client.get("/?provider=acme&continent=EU")
+    html = response.content.decode()
+    assert response.status_code == 200 and "acme.h100x8" not in html
+    assert "Where we hold Acme Cloud prices: US (2 offers)." in " ".join(html.split())
+    assert "does not mean the provider does not sell there" in html
+    # an empty result without a place filter, or with results, says nothing of the kind
+    assert "Where we hold" not in client.get("/?provider=acme&gpu_family=A100").content.decode()
+    assert "Where we hold" not in client.get("/?provider=acme&continent=NA").content.decode()
+    client.cookies["django_language"] = "zh-hans"
+    html = " ".join(client.get("/zh-hans/?provider=acme&continent=EU").content.decode().split())
+    assert "我们掌握 阿克米云 价格的地点： US (2 个报价)." in html

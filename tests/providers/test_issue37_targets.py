@@ -83,3 +83,12 @@ def test_google_machines_carry_commitment_prices_wherever_googles_rows_state_the
     cheaper = machines.filter(commit_3y_price_per_gpu_hour_usd__isnull=False)
     assert all(o.commit_3y_price_per_gpu_hour_usd < o.price_per_gpu_hour_usd for o in cheaper)
     assert set(pricing.COMMITMENTS_MISSING) == {"aws", "azure"}
+
+
+def test_nebius_regions_are_nebiuss_own_so_its_h100_in_europe_answers_the_buyers_question(snapshot):
+    """SkyPilot's Nebius file is Nebius's API region by region (H100 in eu-north1 only): the cheapest 8x H100 with
+    InfiniBand on managed Kubernetes in Europe is not hidden as "only a catalog lists it there"."""
+    nebius = live().filter(source__slug="skypilot-nebius")
+    assert nebius.count() > 10 and not nebius.exclude(region_confirmed=True).exists()
+    h100 = nebius.filter(instance_type__startswith="gpu-h100-sxm_8gpu")
+    assert set(h100.values_list("region", flat=True)) == {"eu-north1"}

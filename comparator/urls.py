@@ -32,4 +32,5 @@ urlpatterns += i18n_patterns(
     prefix_default_language=False,
 )
 
+handler404 = "web.views.not_found"  # JSON under /api/, the 404 page elsewhere (web)
 handler500 = "web.views.server_error"  # the 500 page with the navigation, rendered with the request (web)

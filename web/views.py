@@ -519,6 +519,15 @@ def guide_detail(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, template, {"guides": GUIDES, "slug": slug, "title": GUIDES[slug]})
 
 
+def not_found(request: HttpRequest, exception) -> HttpResponse:
+    """A path that names nothing: under /api/ the JSON error every API answer uses (docs/api.md: `{"detail": ...}`),
+    elsewhere the 404 page with the navigation."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": gettext("No API endpoint at %(path)s; the endpoints are listed at "
+                                               "/api/docs/.") % {"path": request.path}}, status=404)
+    return render(request, "404.html", {"request_path": request.path}, status=404)
+
+
 def server_error(request: HttpRequest) -> HttpResponse:
     """The 500 page with the site's navigation in the visitor's language; Django's own handler renders it without the
     request (no language switcher, no current page). Should that fail too, a plain text answer.

@@ -119,6 +119,18 @@ def test_404_page_has_the_navigation_in_both_languages(client, data, language, h
     assert '<nav id="site-nav" aria-label=' in html and f'href="{prefix}/providers/"' in html
 
 
+def test_a_path_under_the_api_that_names_nothing_is_a_json_404(client, data):
+    """docs/api.md: API errors are JSON, a 404 included; a page path keeps the HTML 404 page."""
+    with override_settings(DEBUG=False):
+        for path in ("/api/v1/bogus/", "/api/v1/exports/bogus/"):
+            response = client.get(path)
+            assert response.status_code == 404 and response["Content-Type"] == "application/json"
+            assert path in response.json()["detail"] and "/api/docs/" in response.json()["detail"]
+        page = client.get("/no-such-page/")
+        assert page.status_code == 404 and page["Content-Type"].startswith("text/html")
+        assert "<code>/no-such-page/</code>" in page.content.decode()
+
+
 @pytest.mark.parametrize("language, heading", [("en", "Something went wrong"), ("zh-hans", "出错了")])
 def test_500_page_has_the_navigation_in_both_languages(client, data, language, heading, monkeypatch):
     from web import views

@@ -465,7 +465,9 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                      help_text=_("exclude (the default): every filter leaves out offers it cannot decide, and the "
                                  "response says how many per provider; include: they come back, marked unknown"))
     seen_within_hours = number(method="filter_seen_within", max_value=24 * 365, decimal_places=3,
-                               label=_("Seen within the last N hours"))
+                               label=_("Price dated within the last N hours"),
+                               help_text=_("Keeps prices whose source dates them (or a live run read them) within "
+                                           "N hours; 8760 keeps a year. Undated prices are left out."))
     include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
     one_per_machine = BooleanFilter(
         method="filter_noop", label=_("One row per machine type (its cheapest region)"),

@@ -84,6 +84,9 @@ class RowFormat:
             "old title": escape(gettext("price dated more than %(days)s days ago") % {"days": pricing.OLD_AFTER_DAYS}),
             "inferred:": escape(gettext("date inferred, not stated by the source:")),
             "read live": escape(gettext("read live")),
+            "from a recording": escape(gettext("from a recording")),
+            "recording title": escape(gettext("Loaded from a recorded copy of the source, not read live: this is "
+                                              "when it was loaded, not when the provider last listed it.")),
             "catalog region": escape(gettext("region per a catalog")),
             "region title": escape(gettext("Only a third-party catalog lists this machine in this region; the provider "
                                            "does not say it is sold here")),
@@ -211,6 +214,8 @@ class RowFormat:
             if row.get("availability_checked_at") is not None:
                 availability = f'{availability} <small class="av-when">{escape(when)}</small>'
         seen_at, seen = self.seen(row["last_seen"])
+        if row["source__last_success_at"] is None:  # a replayed recording (the bundled snapshot): no live read
+            seen_at, seen = f'{words["recording title"]} ({seen_at})', words["from a recording"]
         dated = self.price_date(row)
         count = escape(self.number(row["gpu_count"], "-3"))
         if row["gpu_fraction"] is not None:

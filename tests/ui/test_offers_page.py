@@ -561,3 +561,22 @@ def test_an_empty_result_for_a_provider_in_a_place_says_where_we_hold_its_prices
     client.cookies["django_language"] = "zh-hans"
     html = " ".join(client.get("/zh-hans/?provider=acme&continent=EU").content.decode().split())
     assert "我们掌握 阿克米云 价格的地点： US (2 个报价)." in html
+
+
+def test_an_offer_replayed_from_a_recording_is_not_shown_as_seen_a_minute_ago(client, data):
+    """The bundled snapshot replays recordings: its rows were loaded, not seen live, and say so (the page and the
+    offer's own page), while a live source's rows keep their "ago"."""
+    replay = builders.provider("replayco", "Replay Co")
+    src = builders.source(replay)
+    src.last_success_at = None
+    src.save(update_fields=["last_success_at"])
+    item = builders.offer(replay, src, data["h100"], "replay.h100", "0.50", seen_hours=0)
+    html = client.get("/?provider=replayco").content.decode()
+    cell = re.search(r'data-label="Last seen"><span class="fresh" title="([^"]*)">([^<]*)</span>', html)
+    assert cell.group(2) == "from a recording" and cell.group(1).startswith("Loaded from a recorded copy")
+    live = client.get("/?provider=acme").content.decode()
+    assert "from a recording" not in live and " ago</span>" in live
+    detail = client.get(f"/offers/{item.id}/").content.decode()
+    assert "not when the provider last listed it" in detail
+    client.cookies["django_language"] = "zh-hans"
+    assert "来自录制副本" in client.get("/zh-hans/?provider=replayco").content.decode()

@@ -224,7 +224,8 @@ class RowFormat:
         region = f'<span translate="no">{escape(row["region"])}</span>' if row["region"] else words["not stated"]
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
-        elif row["continent"] in self.continents:
+        elif row["continent"] in self.continents and self.continents[row["continent"]] != escape(row["region"]):
+            # (CoreWeave's region is "Europe": its continent would only repeat it)
             region = f"{region} <small>{self.continents[row['continent']]}</small>"
         if row["region"] and row.get("region_confirmed") is False:
             region = (f'{region} <small class="catalog-region" title="{words["region title"]}">'

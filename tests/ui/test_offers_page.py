@@ -580,3 +580,18 @@ def test_an_offer_replayed_from_a_recording_is_not_shown_as_seen_a_minute_ago(cl
     assert "not when the provider last listed it" in detail
     client.cookies["django_language"] = "zh-hans"
     assert "来自录制副本" in client.get("/zh-hans/?provider=replayco").content.decode()
+
+
+def test_a_region_named_as_its_continent_is_not_written_twice(client, data):
+    """CoreWeave prices by "Europe" and "North America": the row says Europe once, and a region id still gets its
+    continent beside it."""
+    euro = builders.provider("euroco", "Euro Co")
+    src = builders.source(euro)
+    builders.offer(euro, src, data["h100"], "euro.h100", "3.00", region="Europe").__class__.objects.filter(
+        instance_type="euro.h100").update(country="", continent="EU")
+    builders.offer(euro, src, data["h100"], "euro2.h100", "3.10", region="eu-west-9").__class__.objects.filter(
+        instance_type="euro2.h100").update(country="", continent="EU")
+    html = " ".join(client.get("/?provider=euroco").content.decode().split())
+    assert '<span translate="no">Europe</span> <small>Europe</small>' not in html
+    assert '<span translate="no">Europe</span>' in html
+    assert '<span translate="no">eu-west-9</span> <small>Europe</small>' in html

@@ -280,6 +280,11 @@ class Choice(CopiedCheaply, filters.ChoiceFilter):
 class NumberFilter(CopiedCheaply, filters.NumberFilter):
     field_class = RoundedDecimalField
 
+    def get_max_validator(self):
+        """django-filter's overflow guard (1e50) only where the filter states no tighter max_value: `1e999` is one
+        error naming the limit, not two limits at once."""
+        return None if self.extra.get("max_value") is not None else super().get_max_validator()
+
 
 class CharFilter(CopiedCheaply, filters.CharFilter):
     pass

@@ -81,3 +81,14 @@ def test_rate_limit_is_counted_in_redis_when_the_cache_is_redis(api, world, sett
     # clock at 1,800,000,030 s).
     assert caches["default"].get(f"throttle:api:198.51.100.9:{1_800_000_030 // 60}") == 3
     caches["default"].clear()
+
+
+@pytest.mark.parametrize(("query", "limit"), [("price_per_gpu_hour_max=1e999", "1000000"),
+                                               ("gpu_memory_min=1e999", "100000"),
+                                               ("gpu_count_max=1e60", "10000")])
+def test_a_number_over_a_filters_limit_is_one_error_naming_that_limit(api, query, limit):
+    """Not two limits at once (the filter's and django-filter's 1e50 overflow guard)."""
+    response = api.get(f"/api/v1/offers/?{query}")
+    name = query.split("=")[0]
+    assert response.status_code == 400
+    assert response.json() == {name: [f"Ensure this value is less than or equal to {limit}."]}

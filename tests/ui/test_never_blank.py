@@ -106,6 +106,8 @@ def test_compare_with_one_provider_asks_for_one_more(client, data):
     html = client.get("/compare/?provider=acme&provider=metal").content.decode()
     assert "Chosen: Acme Cloud, Metal Rentals" in html
     assert client.get("/compare/?provider=acme,metal,dearco,oldie,aws").status_code == 400
+    bogus = client.get("/compare/?provider=bogus")  # the error once, in the alert, not again under the field
+    assert bogus.status_code == 400 and bogus.content.decode().count("bogus is not one of the available choices") == 1
 
 
 @pytest.mark.parametrize("language, heading", [("en", "Page not found"), ("zh-hans", "找不到页面")])

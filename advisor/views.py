@@ -19,7 +19,11 @@ def advisor_page(request):
     refusal = ""
     retry_after = None
     if form.is_bound:
-        if not form.is_valid():
+        unknown = sorted(set(request.GET) - set(form.fields))
+        if not form.is_valid() or unknown:
+            for name in unknown:  # a typo is named, never read as "not given"
+                form.add_error(None, _("%(name)s: not a parameter of this page (a typo?); it was not used.") % {
+                    "name": name})
             status = 400
         else:
             throttle = AdviseRateThrottle()

@@ -209,6 +209,15 @@ def test_page_bad_input_is_a_400_with_the_field_named(client, market):
     assert "models" in response.context["form"].errors
 
 
+def test_page_names_a_parameter_it_does_not_read(client, market):
+    """?foo=bar is a 400 naming foo, not only "This field is required." for the fields not given."""
+    response = client.get(reverse("advisor"), {"foo": "bar"})
+    assert response.status_code == 400
+    assert "foo: not a parameter of this page (a typo?); it was not used." in response.content.decode()
+    typo = client.get(reverse("advisor"), {"kind": "batch", "gpu": "h100", "gpus_per_nodes": "2"})
+    assert typo.status_code == 400 and "gpus_per_nodes: not a parameter" in typo.content.decode()
+
+
 def test_page_renders_in_chinese(client, market):
     client.cookies["django_language"] = "zh-hans"
     response = client.get(reverse("advisor"), {"kind": "notebook", "gpu": "h100"}, HTTP_ACCEPT_LANGUAGE="zh-hans",

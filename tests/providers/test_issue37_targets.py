@@ -56,7 +56,7 @@ def test_every_gpu_is_recognised(snapshot):
     assert not unknown, unknown.most_common()
 
 
-@pytest.mark.xfail(strict=True, reason="17.3% undated (562 of 3,245): Cudo, Shadeform, Azure's SkyPilot file, Vast.ai, "
+@pytest.mark.xfail(strict=True, reason="17.2% undated (562 of 3,266): Cudo, Shadeform, Azure's SkyPilot file, Vast.ai, "
                                        "OVHcloud and others have no dated record with equal prices")
 def test_at_most_5_percent_of_offers_are_undated(snapshot):
     assert live().filter(price_as_of__isnull=True).count() <= 0.05 * live().count()

@@ -6,6 +6,7 @@ from django.shortcuts import render
 from django.utils.translation import gettext as _
 
 from providers.api import AdviseRateThrottle
+from providers.filters import unknown_parameters
 
 from .engine import AdviceRefused
 from .forms import AdvisorForm
@@ -19,7 +20,7 @@ def advisor_page(request):
     refusal = ""
     retry_after = None
     if form.is_bound:
-        unknown = sorted(set(request.GET) - set(form.fields))
+        unknown = unknown_parameters(request.GET, reads=form.fields)
         if not form.is_valid() or unknown:
             for name in unknown:  # a typo is named, never read as "not given"
                 form.add_error(None, _("%(name)s: not a parameter of this page (a typo?); it was not used.") % {

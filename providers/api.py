@@ -203,8 +203,8 @@ SLUG_SHAPE = re.compile(r"[A-Za-z0-9._-]{1,100}")
 
 
 def _positive_int(name: str, raw: str, maximum: int | None = None) -> int:
-    number = int(raw) if _ascii_digits(raw) and len(raw) < 19 else 0
-    if number < 1 or (maximum is not None and number > maximum):
+    number = offer_reads.whole_number(raw, maximum)
+    if number is None:
         limit = f"from 1 to {maximum}" if maximum else "of 1 or more"
         raise ValidationError({name: [f"Use a whole number {limit}; got {raw!r}."]})
     return number
@@ -434,7 +434,7 @@ SLUG_LISTS = {
 
 
 # Page numbers the API reads; past the last page is a 404, past this a 400 (as the schema says).
-MAX_PAGE = 10**9
+MAX_PAGE = offer_reads.MAX_PAGE
 
 
 def refuse_repeated(params, *, many) -> None:

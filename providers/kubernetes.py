@@ -406,8 +406,7 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
     if scope is not None and scope.value == UNKNOWN:
         return Answer(UNKNOWN, _("{provider} supports MIG on its managed Kubernetes, but what we read of it does not "
                                  "name the {gpu} of {instance_type}.").format(
-            provider=provider, gpu=gpu.name, instance_type=instance_type) + _detail(scope),
-                      [*_urls(scope), *[url for url in _urls(cell) if url not in _urls(scope)]])
+            provider=provider, gpu=gpu.name, instance_type=instance_type) + _detail(scope), _urls(scope, cell))
     if scope is not None and scope.value == NO:
         text = _("{provider} supports MIG on its managed Kubernetes, but not on {instance_type}.")
         return Answer(NOT_HERE, text.format(provider=provider, instance_type=instance_type) + _detail(scope),

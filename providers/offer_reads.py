@@ -61,6 +61,22 @@ def bigints(values) -> list:
     return [Int8(value) for value in values]
 
 
+# Page numbers the API and the pages read; past this a 400 (as the API schema says).
+MAX_PAGE = 10**9
+
+
+def whole_number(raw: str, maximum: int | None = None) -> int | None:
+    """`raw` as a whole number from 1 (to `maximum`) in ASCII digits, else None: Python's int() also reads "١"
+    (Arabic-Indic one), "1_000" and " 7 ", none of which is a number the API schema or the pages accept."""
+    number = int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else 0
+    return number if number >= 1 and (maximum is None or number <= maximum) else None
+
+
+def page_number(raw: str | None) -> int | None:
+    """A page parameter as a page number (1 to MAX_PAGE), None when it is not one."""
+    return whole_number(raw or "", MAX_PAGE)
+
+
 # Offers are counted exactly up to this many (or to the end of the page asked for, if further); past it the answer is
 # "more than 10,000": an exact count of a wide filter read every matching row (808,000 rows, 184 ms at 1,000,000
 # offers), a page never needs it, and nobody reads the eleventh thousand as a number (issue #41).

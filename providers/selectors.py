@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -506,17 +507,14 @@ def priced_places(*, filters) -> list[tuple[str, list[tuple[str, int]]]]:
     data = filters.form.cleaned_data
     if not data.get("provider") or not any(data.get(name) not in (None, "", []) for name in PLACE_FILTERS):
         return []
-    counts: dict[str, dict[str, int]] = {}
-    names = {}
-    for slug, name, name_zh, country, continent, n in (
+    places: dict[str, Counter] = defaultdict(Counter)  # provider name -> place -> live offers
+    for name, name_zh, country, continent, n in (
             Offer.objects.filter(is_active=True, provider__slug__in=data["provider"])
-            .values_list("provider__slug", "provider__name", "provider__name_zh", "country", "continent")
+            .values_list("provider__name", "provider__name_zh", "country", "continent")
             .annotate(n=Count("id")).order_by()):
-        names[slug] = in_language(name, name_zh)
-        place = country or continent or gettext("place not known")
-        counts.setdefault(slug, {})[place] = counts.get(slug, {}).get(place, 0) + n
-    return [(names[slug], sorted(places.items(), key=lambda item: (-item[1], item[0])))
-            for slug, places in sorted(counts.items(), key=lambda item: names[item[0]])]
+        places[in_language(name, name_zh)][country or continent or gettext("place not known")] += n
+    return [(name, sorted(counts.items(), key=lambda item: (-item[1], item[0])))
+            for name, counts in sorted(places.items())]
 
 
 # --- per-offer Kubernetes answers (providers.kubernetes, stored by kubernetes_profiles.offer_kubernetes_refresh) ---

@@ -358,19 +358,12 @@ def _sort_links(params: QueryDict, unit: str, ordering: list[str]) -> dict[str, 
 # --- pages ---------------------------------------------------------------------------------------------------------
 
 
-def page_number(raw: str | None) -> int | None:
-    """A page parameter as a page number: a whole number from 1 (ASCII digits, under a billion); None for anything
-    else, which the pages refuse with a 400 naming it."""
-    raw = str(raw or "")
-    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 10 and int(raw) >= 1 else None
-
-
 def offer_page(filterset: OfferFilterSet, number: int = 1) -> Page:
-    """Page `number` (from page_number) of a valid filterset's offers, read as the API reads them: the count
+    """Page `number` (offer_reads.page_number) of a valid filterset's offers, read as the API reads them: the count
     (offer_reads.offer_count, exact up to 10,000 offers or the end of this page: `page.matching`, and
     `page.matching_exact` False when it means "more than"), the page's ids from the bare offer table in index order
     and the API's rows for those ids only (offer_reads.offer_page: plain dicts, no model instances). A number past
-    the last page gives the last page with `page.past_the_end` set, for the caller to refuse."""
+    the last page gives the last page, without its rows, and `page.past_the_end` set, for the caller to refuse."""
     counted = offer_reads.offer_count(filters=filterset, through=number * PER_PAGE)
     paginator = Paginator(offer_reads.offer_ids(filters=filterset), PER_PAGE)
     paginator.count = counted.for_paginator  # a cached_property: setting it skips Django's own COUNT
@@ -380,6 +373,7 @@ def offer_page(filterset: OfferFilterSet, number: int = 1) -> Page:
     page.matching, page.matching_exact = counted.value, counted.exact
     # Sliced by the page size rather than up to the count.
     start = (page.number - 1) * PER_PAGE
-    page.object_list = offer_reads.offer_page(filters=filterset, offset=start, limit=PER_PAGE)
+    page.object_list = [] if page.past_the_end else offer_reads.offer_page(filters=filterset, offset=start,
+                                                                           limit=PER_PAGE)
     return page
 

@@ -44,7 +44,7 @@ from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
 from .display import DisplayForm, display_conversions
 from .filter_panel import OfferPanelFilterSet, filter_groups
 from .guides import CAPABILITY_GUIDES, GUIDES, guide_template, guide_url
-from .offer_rows import decorate_offers, offer_columns, offer_page, page_number, place_text, plain_columns
+from .offer_rows import decorate_offers, offer_columns, offer_page, place_text, plain_columns
 from .querystrings import DISPLAY_PARAMS, active_filters, canonical_query, filter_query, with_params
 from .unknown_notice import unknown_notice
 
@@ -70,7 +70,7 @@ def _query_errors(params: QueryDict) -> list[str]:
     errors += [gettext("%(name)s: given more than once; this parameter takes one value.") % {"name": name}
                for name in repeated_parameters(params, many=MULTI_VALUED)]
     number = params.get("page")
-    if number is not None and page_number(number) is None:
+    if number is not None and offer_reads.page_number(number) is None:
         errors.append(gettext("page: %(value)s is not a page number (a whole number from 1).") % {"value": number})
     return errors
 
@@ -107,7 +107,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     unpriced, priced_places = [], []
     notice = None
     if valid:
-        page = offer_page(filterset, page_number(params.get("page") or "1"))
+        page = offer_page(filterset, offer_reads.page_number(params.get("page")) or 1)
         if page.past_the_end:
             errors.append(gettext("page: %(asked)s is past the last page (%(last)s).") % {
                 "asked": params["page"], "last": page.paginator.num_pages})
@@ -285,7 +285,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
     filterset = offer_filterset(query, request=request)
     if not filterset.is_valid():
         raise Http404("invalid parameters")  # only `ordering`/`page` come from the user here
-    page = offer_page(filterset, page_number(params.get("page")) or 1)
+    page = offer_page(filterset, offer_reads.page_number(params.get("page")) or 1)
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     points = selectors.offer_price_points(offers=offer_reads.offers_filtered(filters=filterset))
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
@@ -380,7 +380,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     conversion = display.conversion()
     filterset = offer_filterset(QueryDict(urlencode({"provider": provider.slug})), request=request)
     filterset.is_valid()
-    page = offer_page(filterset, page_number(request.GET.get("page")) or 1)
+    page = offer_page(filterset, offer_reads.page_number(request.GET.get("page")) or 1)
     page.object_list = decorate_offers(page.object_list, conversion=conversion, unit="gpu")
     sources = [(source, run) for source, run in selectors.source_status_list() if source.provider_id == provider.id]
     links = selectors.link_check_map(urls=[cap.source_url for cap in cells.values() if cap.source_url])

@@ -52,14 +52,16 @@ def decorate_offers(rows: list[dict], *, conversion: Conversion, unit: str, peri
 
 
 
-def place_text(country: str, continent: str) -> str:
+def place_text(country: str, continent: str, region: str = "") -> str:
     """Where an offer is, as finely as its source says: the country code, else the continent's name, else "global"
-    for a price the source ties to no region (scrapers.normalize.GLOBAL); "" when nothing is known."""
+    for a price the source ties to no region (scrapers.normalize.GLOBAL); "" when nothing is known, or when it would
+    only repeat the region (CoreWeave's region is "Europe")."""
     if country:
         return country
     if continent == GLOBAL:
         return gettext("global: the price names no region")
-    return str(dict(CONTINENTS).get(continent, ""))
+    text = str(dict(CONTINENTS).get(continent, ""))
+    return "" if text == region else text
 
 class RowFormat:
     """What the rows of one page share, made once: the language, currency and unit, the translated words, and what
@@ -225,7 +227,7 @@ class RowFormat:
         if row["country"]:
             region = f"{region} <small>{escape(row['country'])}</small>"
         elif row["continent"] in self.continents and self.continents[row["continent"]] != escape(row["region"]):
-            # (CoreWeave's region is "Europe": its continent would only repeat it)
+            # (as place_text: a continent that only repeats the region, CoreWeave's "Europe", is left out)
             region = f"{region} <small>{self.continents[row['continent']]}</small>"
         if row["region"] and row.get("region_confirmed") is False:
             region = (f'{region} <small class="catalog-region" title="{words["region title"]}">'

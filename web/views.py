@@ -209,7 +209,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     offer.commitments = pricing.commitment_terms(offer, conversion.convert)
     offer.kubernetes_html = offer_kubernetes_html(offer, open_=True)
     offer.price_is_old = pricing.is_old(offer.price_as_of, timezone.now())
-    offer.place = place_text(offer.country, offer.continent)
+    offer.place = place_text(offer.country, offer.continent, offer.region)
     retirement = pricing.retirement_of(offer.provider.slug, offer.instance_type)
     other_sources, not_live_reason = selectors.offer_other_sources(offer=offer)
     history = list(selectors.offer_price_history(offer=offer))

@@ -595,3 +595,8 @@ def test_a_region_named_as_its_continent_is_not_written_twice(client, data):
     assert '<span translate="no">Europe</span> <small>Europe</small>' not in html
     assert '<span translate="no">Europe</span>' in html
     assert '<span translate="no">eu-west-9</span> <small>Europe</small>' in html
+    from providers.models import Offer
+
+    for instance_type, continent_shown in (("euro.h100", False), ("euro2.h100", True)):  # the offer's own page
+        offer_html = client.get(f"/offers/{Offer.objects.get(instance_type=instance_type).id}/").content.decode()
+        assert ("(Europe)</dd>" in offer_html) is continent_shown

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+import unicodedata
 import uuid
 
 from django.conf import settings
@@ -219,13 +220,26 @@ def non_ascii_number(params) -> str | None:
     '?price_max=３' filtered as 3 in some places and failed in others; numbers in parameters are ASCII only."""
     for name, values in params.lists():
         for value in values:
-            if _NUMBER_LIKE.fullmatch(value) and not value.isascii():
+            if _is_non_ascii_number(value):
                 return name
     return None
 
 
+def _is_non_ascii_number(value: str) -> bool:
+    """A number in other digits, with fullwidth signs and points ('－１．５') as an input method writes them."""
+    return not value.isascii() and bool(_NUMBER_LIKE.fullmatch(unicodedata.normalize("NFKC", value)))
+
+
+def ascii_number(value: str) -> str:
+    """A number written with other digits ('１２．５' typed with a Chinese input method, '٣') in ASCII digits."""
+    return "".join(str(unicodedata.decimal(char)) if char.isdecimal() and not char.isascii()
+                   else "-" if char == "−" else char for char in unicodedata.normalize("NFKC", value))
+
+
 class AsciiNumbersMiddleware:
-    """A query or form parameter that is a number in non-ASCII digits is a 400 naming the parameter."""
+    """A query or form parameter that is a number in non-ASCII digits: the API answers 400 naming the parameter; a
+    page asked for one (a number typed with a Chinese input method is fullwidth: '８') redirects to the same query
+    with ASCII digits, so the form shows what it filters by and nothing typed is lost."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -236,11 +250,16 @@ class AsciiNumbersMiddleware:
                 "application/x-www-form-urlencoded", "multipart/form-data"):
             name = non_ascii_number(request.POST)
         if name is not None:
-            from django.http import HttpResponse, JsonResponse
+            from django.http import HttpResponse, HttpResponseRedirect, JsonResponse
             from django.utils.translation import gettext
 
             message = gettext("%(name)s: write numbers with the digits 0-9.") % {"name": name}
             if request.path.startswith("/api/"):
                 return JsonResponse({name: [message]}, status=400)
+            if request.method in ("GET", "HEAD") and non_ascii_number(request.GET):
+                query = request.GET.copy()
+                for key, values in request.GET.lists():
+                    query.setlist(key, [ascii_number(v) if _is_non_ascii_number(v) else v for v in values])
+                return HttpResponseRedirect(f"{request.path}?{query.urlencode()}")
             return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
         return self.get_response(request)

@@ -30,13 +30,27 @@ def test_admin_login_is_throttled_per_client_and_per_username(client, settings):
                        REMOTE_ADDR="198.51.100.5").status_code == 200
 
 
-@pytest.mark.parametrize("path", ["/?price_per_gpu_hour_max=３", "/api/v1/offers/?page=２",
-                                  "/api/v1/offers/?price_per_gpu_hour_max=1.５", "/charts/?gpu_count_min=٣"])
-def test_fullwidth_and_other_non_ascii_digits_are_refused_as_numbers(client, path):
+@pytest.mark.parametrize("path", ["/api/v1/offers/?page=２", "/api/v1/offers/?price_per_gpu_hour_max=1.５",
+                                  "/api/v1/offers/?gpu_count_min=٣"])
+def test_fullwidth_and_other_non_ascii_digits_are_refused_as_numbers_by_the_api(client, path):
     response = client.get(path)
     assert response.status_code == 400
     name = path.split("?")[1].split("=")[0]
-    assert name in response.content.decode()
+    assert name in response.json()
+
+
+@pytest.mark.parametrize(("path", "ascii_path"), [
+    ("/?price_per_gpu_hour_max=３", "/?price_per_gpu_hour_max=3"),
+    ("/?gpu_count_min=８&search=Ｈ１００&price_per_gpu_hour_max=１．５",
+     "/?gpu_count_min=8&search=%EF%BC%A8%EF%BC%91%EF%BC%90%EF%BC%90&price_per_gpu_hour_max=1.5"),
+    ("/charts/?gpu_count_min=٣", "/charts/?gpu_count_min=3"),
+])
+def test_a_page_asked_for_a_number_in_other_digits_redirects_to_ascii_digits(client, path, ascii_path):
+    """A number typed with a Chinese input method is fullwidth: the page answers with the same query in ASCII digits
+    (text that is not a number, like the search 'Ｈ１００', is left as typed), and that page filters by it."""
+    response = client.get(path)
+    assert response.status_code == 302 and response["Location"] == ascii_path
+    assert client.get(ascii_path).status_code != 400
 
 
 def test_text_with_fullwidth_digits_is_not_a_number_and_ascii_numbers_pass(client):

@@ -84,12 +84,13 @@ class NodeImage:
 
 @dataclass(frozen=True)
 class KubernetesRelease:
-    """One Kubernetes minor version of a service's calendar: out on `released`, standard support until
-    `standard_end`, extended support (where the service sells it) until `extended_end`."""
+    """One Kubernetes minor version of a service's calendar: out on `released` (None: the source states no date),
+    standard support until `standard_end` (None: no end announced yet), extended support (where the service sells
+    it) until `extended_end`."""
 
     version: tuple[int, int]
-    released: date
-    standard_end: date
+    released: date | None
+    standard_end: date | None
     extended_end: date | None
 
     @property
@@ -97,7 +98,8 @@ class KubernetesRelease:
         return f"{self.version[0]}.{self.version[1]}"
 
     def supported_on(self, on: date) -> bool:
-        return self.released <= on <= (self.extended_end or self.standard_end)
+        end = self.extended_end or self.standard_end
+        return (self.released is None or self.released <= on) and (end is None or on <= end)
 
 
 @dataclass(frozen=True)
@@ -168,7 +170,8 @@ def dra_answer(service: Service, on: date | None = None) -> DraAnswer:
 
 
 def parse_calendar(data: dict, origin: str) -> tuple[KubernetesRelease, ...]:
-    """An endoflife.date `releases` list: releaseCycle, releaseDate, eol (end of standard support), optional eoes."""
+    """An endoflife.date `releases` list: releaseCycle, releaseDate (may be absent where the source states none), eol
+    (end of standard support; false: none announced yet), optional eoes (end of extended support)."""
     rows = []
     for row in data.get("releases") or []:
         where = f"{origin}: release {row.get('releaseCycle')!r}"
@@ -176,19 +179,22 @@ def parse_calendar(data: dict, origin: str) -> tuple[KubernetesRelease, ...]:
             version = parse_cuda_version(row.get("releaseCycle"))
         except ValueError as exc:
             raise ImageDataError(f"{where}: not a Kubernetes version") from exc
-        if not isinstance(row.get("releaseDate"), date) or not isinstance(row.get("eol"), date):
-            raise ImageDataError(f"{where}: releaseDate and eol must be dates")
+        released, end = row.get("releaseDate"), row.get("eol")
+        if not (released is None or isinstance(released, date)) or not (end is False or isinstance(end, date)):
+            raise ImageDataError(f"{where}: releaseDate must be a date (or absent), eol a date or false")
         extended = row.get("eoes")
-        if extended is not None and (not isinstance(extended, date) or extended < row["eol"]):
+        if extended is not None and (not isinstance(extended, date) or end is False or extended < end):
             raise ImageDataError(f"{where}: eoes must be a date on or after eol")
-        rows.append(KubernetesRelease(version, row["releaseDate"], row["eol"], extended))
+        if released is not None and end and end < released:
+            raise ImageDataError(f"{where}: eol before releaseDate")
+        rows.append(KubernetesRelease(version, released, end or None, extended))
     if not rows:
         raise ImageDataError(f"{origin}: no releases")
     return tuple(sorted(rows, key=lambda release: release.version, reverse=True))
 
 
 def calendar_url(name: str) -> str:
-    """The original the recording names in its header (the endoflife.date file at a commit)."""
+    """The original the recording names in its header (the endoflife.date file at a commit, or the provider's page)."""
     for line in (CALENDARS_DIR / f"{name}.yaml").read_text().splitlines():
         if line.startswith("# https://"):
             return line[2:].split(" ")[0]

@@ -61,12 +61,17 @@ def provider_summary(provider_slug: str, on: date | None = None) -> dict:
         services.append({
             "slug": service.slug, "name": service.name,
             "images": [image_summary(image, on) for image in service.images],
-            "kubernetes": [{"version": release.name, "released": release.released.isoformat(),
-                            "standard_support_ends": release.standard_end.isoformat(),
+            "kubernetes": [{"version": release.name,
+                            "released": release.released.isoformat() if release.released else None,
+                            "standard_support_ends": release.standard_end.isoformat() if release.standard_end
+                            else None,
                             "extended_support_ends": release.extended_end.isoformat() if release.extended_end
                             else None, "supported_today": release.supported_on(on)}
                            for release in service.kubernetes],
             "kubernetes_source_url": service.calendar_url or None,
+            # None of a calendar's versions supported today: the recorded edition may be behind the service.
+            "kubernetes_calendar_behind": bool(service.kubernetes) and not any(
+                release.supported_on(on) for release in service.kubernetes),
             "kubernetes_listed": [f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)],
             "kubernetes_listed_source_url": service.versions_source_url or None,
             "dra": {"value": dra.value, "reason": dra.reason, "versions": list(dra.versions),

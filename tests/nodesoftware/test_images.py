@@ -79,6 +79,51 @@ def test_calendars_say_which_kubernetes_versions_a_service_offers_on_a_date():
     assert service("cks").offers_kubernetes("1.33") is False
 
 
+def test_oracles_calendar_keeps_minors_with_no_end_announced_and_ends_the_others_on_their_last_patch():
+    oke = service("oke")
+    today = date(2026, 12, 6)
+    assert oke.offers_kubernetes("1.35", today) is True    # "supported for 30 days after 1.38.1 ... (planned)"
+    assert oke.offers_kubernetes("1.34", today) is True
+    assert oke.offers_kubernetes("1.33", today) is False   # 1.33.10, 1.33.1, 1.33.0 ended August 10, 2026
+    assert oke.offers_kubernetes("1.33", date(2026, 8, 10)) is True
+    assert oke.offers_kubernetes("1.36", date(2026, 7, 6)) is False  # 1.36.1 came out 2026-07-07 (1.36.0: a preview)
+    assert oke.offers_kubernetes("1.37", today) is None    # newer than the calendar knows
+    assert {release.name: release.released for release in oke.kubernetes}["1.33"] is None  # neither copy dates it
+
+
+def test_digitaloceans_calendar_is_behind_today_so_its_newer_versions_stay_unknown():
+    doks = service("doks")
+    assert doks.offers_kubernetes("1.34", date(2026, 10, 27)) is True
+    assert doks.offers_kubernetes("1.34", date(2026, 12, 6)) is False  # End of Support 27 October 2026
+    assert doks.offers_kubernetes("1.35", date(2026, 12, 6)) is None   # not in the recorded edition
+    from nodesoftware.summary import provider_summary
+
+    [doks_summary] = provider_summary("digitalocean", date(2026, 12, 6))["services"]
+    [oke_summary] = provider_summary("oci", date(2026, 12, 6))["services"]
+    assert doks_summary["kubernetes_calendar_behind"] is True
+    assert oke_summary["kubernetes_calendar_behind"] is False
+    assert doks_summary["kubernetes_source_url"] == "https://docs.digitalocean.com/products/kubernetes/details/supported-releases/"
+    newest = oke_summary["kubernetes"][0]
+    assert newest["version"] == "1.36" and newest["standard_support_ends"] is None and newest["supported_today"]
+
+
+@pytest.mark.parametrize("row, error", [
+    ({"releaseCycle": "1.35", "releaseDate": date(2026, 1, 1), "eol": "soon"}, "eol a date or false"),
+    ({"releaseCycle": "1.35", "releaseDate": "January", "eol": date(2027, 1, 1)}, "releaseDate must be a date"),
+    ({"releaseCycle": "1.35", "eol": False, "eoes": date(2028, 1, 1)}, "eoes must be a date on or after eol"),
+    ({"releaseCycle": "1.35", "releaseDate": date(2027, 1, 1), "eol": date(2026, 1, 1)}, "eol before releaseDate"),
+    ({"releaseCycle": "one", "eol": False}, "not a Kubernetes version"),
+])
+def test_a_calendar_row_that_states_no_usable_dates_is_refused_naming_it(row, error):
+    with pytest.raises(images.ImageDataError, match=error):
+        images.parse_calendar({"releases": [row]}, "test.yaml")
+
+
+def test_a_calendar_row_without_a_release_date_or_an_announced_end_is_read():
+    [release] = images.parse_calendar({"releases": [{"releaseCycle": "1.35", "eol": False}]}, "test.yaml")
+    assert release.released is None and release.standard_end is None and release.supported_on(date(2030, 1, 1))
+
+
 def load(text):
     return images.parse_images(tomllib.loads(text), "test.toml", providers={"aws"}, gpus={"h100"},
                                today=date(2026, 12, 4))

@@ -1,9 +1,10 @@
 """Issue #38's data targets, measured on the shipped data files (nodesoftware/data/node_images.toml and stacks.toml):
 
 - first-party dated driver history (release rows with a date) for >= 5 managed Kubernetes services;
-- training-stack answers for >= 15 providers, >= 10 of them provider-managed or provider-documented, each sourced.
+- training-stack answers for >= 15 providers, >= 10 of them provider-managed or provider-documented, each sourced;
+- Kubernetes versions with end-of-support dates for every managed service in the matrix that publishes them.
 
-All three are met (OKE's became the fifth dated history on 2026-12-05); a target the data stops reaching fails here,
+All are met (OKE's became the fifth dated history on 2026-12-05); a target the data stops reaching fails here,
 and the floors below hold what is recorded today, so a lost service or provider fails."""
 
 from nodesoftware import images, stacks
@@ -38,3 +39,16 @@ def test_stack_answers_for_15_providers():
 def test_10_providers_have_a_provider_managed_or_documented_stack():
     counted = providers_with_stack_answers(stacks.COUNTED)
     assert len(counted) >= COUNTED_STACK_PROVIDERS_TARGET, sorted(counted)
+
+
+# Services whose providers publish no Kubernetes support dates we could record (nodesoftware/data/README.md).
+PUBLISH_NO_DATES = {"cks", "nebius-mk8s"}
+
+
+def test_every_managed_service_that_publishes_support_dates_has_its_calendar():
+    without = {service.slug for service in images.services() if not service.kubernetes}
+    assert without == PUBLISH_NO_DATES
+    for service in images.services():
+        if service.kubernetes:
+            assert service.calendar_url.startswith("https://"), service.slug
+            assert any(release.standard_end for release in service.kubernetes), service.slug

@@ -22,14 +22,10 @@ from providers.models import InstanceTypeFact, Offer
 pytestmark = pytest.mark.django_db
 TARGET = 95.0
 
-# Targets the sourced facts do not reach yet (issue #36 stays open for them). Strict: each fails the suite the day it
-# is met, so the mark is taken off then. What is missing, per (target, provider):
-NOT_YET = {
-    ("fabric_class", "aws"): "21 of 23 types with 4+ GPUs known (263 of 265 offers): g7.24xlarge and g7.48xlarge have "
-                             "EFA, but no AWS source read says whether they have GPUDirect RDMA (AWS's NCCL plugin has "
-                             "no g7 entry; its maintainer's 'only the P-series from p4d' dates from August 2025)",
-    ("form_factor", "oci"): "Oracle states only 'A100 80 GB' for BM.GPU.A100-v2.8",
-}
+# Targets the sourced facts do not reach yet, per (target, provider), each a strict expected failure naming what is
+# missing (it fails the suite the day it is met, so the mark is taken off then). Empty since 2026-12-06: AWS's G7
+# launch post gave the multi-GPU G7 sizes GPUDirect RDMA with EFA, and Oracle's quickstart the A100-v2.8's SXM4 GPUs.
+NOT_YET: dict[tuple[str, str], str] = {}
 
 
 def per_provider(target: str) -> list:

@@ -18,10 +18,6 @@ def live():
     return Offer.objects.filter(is_active=True)
 
 
-@pytest.mark.xfail(strict=True, reason="36 offers: 35 in AWS Local and Wavelength Zones whose rows of AWS's pages were "
-                                       "not readable here (17 Local Zones; 18 Wavelength Zones outside the US or in "
-                                       "Houston, Phoenix, Seattle) and 1 Vultr plan in ord (in none of Vultr's "
-                                       "recorded regions, API example or Terraform example)")
 def test_no_offer_is_without_a_location(snapshot):
     """A country, else a continent, else "global" (WW) for a price tied to no region."""
     missing = Counter(live().filter(country="", continent="").values_list("source__slug", "region"))

@@ -59,9 +59,9 @@ def test_g6_xlarge_has_no_gpudirect_rdma_and_an_efa_type_without_a_sourced_answe
     g6_48 = fact(aws, "g6.48xlarge", "fabric")
     assert (g6_48.value, g6_48.gpudirect_rdma, g6_48.confidence) == ("efa", False, "documented")
     assert fabric_class(aws, "g6.48xlarge") not in (k8s.UNKNOWN, k8s.RDMA_CLASS)
-    g7_48 = fact(aws, "g7.48xlarge", "fabric")  # EFA, and no AWS source read says whether it has GPUDirect RDMA
-    assert (g7_48.value, g7_48.gpudirect_rdma) == ("efa", None)
-    assert fabric_class(aws, "g7.48xlarge") == k8s.UNKNOWN
+    g7_8 = fact(aws, "g7.8xlarge", "fabric")  # EFA on one GPU; no AWS source read says whether it has GPUDirect RDMA
+    assert (g7_8.value, g7_8.gpudirect_rdma) == ("efa", None)
+    assert fabric_class(aws, "g7.8xlarge") == k8s.UNKNOWN
 
 
 @pytest.mark.parametrize("instance_type", ["g4dn.xlarge", "g5.48xlarge", "g6.xlarge", "g6e.12xlarge", "g6f.large",
@@ -105,6 +105,15 @@ def test_g7e_multi_gpu_sizes_do_gpudirect_rdma_and_the_one_gpu_sizes_do_not(aws)
         assert fabric_class(aws, name) == k8s.RDMA_CLASS
     for name in ("g7e.8xlarge", "p5.4xlarge"):
         assert fabric_class(aws, name) == k8s.PLAIN_CLASS, name
+
+
+def test_g7_multi_gpu_sizes_do_gpudirect_rdma_per_awss_launch_post_with_karpenters_interface_counts(aws):
+    for name, interfaces, gbps in (("g7.12xlarge", 1, 175), ("g7.24xlarge", 1, 350), ("g7.48xlarge", 2, 700)):
+        fabric = fact(aws, name, "fabric")
+        assert (fabric.value, fabric.interfaces, fabric.bandwidth_gbps, fabric.gpudirect_rdma) == (
+            "efa", interfaces, gbps, True), name
+        assert fabric.source_url.startswith("https://aws.amazon.com/blogs/aws/announcing-amazon-ec2-g7-instances")
+        assert fabric_class(aws, name) == k8s.RDMA_CLASS
 
 
 def test_a100_h100_and_h200_types_are_sxm_from_aws_statements_of_nvswitch_in_their_hosts(aws):

@@ -559,8 +559,10 @@ def test_the_shipped_instance_type_files_load_and_answer_the_issues_examples():
                      gpudirect_rdma=f.gpudirect_rdma) for f in file.facts)
     p5 = k8s.facts_for("p5.48xlarge", facts["aws"])["fabric"]
     assert (p5.value, p5.interfaces, p5.gpudirect_rdma, p5.origin) == ("efa", 32, True, "catalog")
-    g7 = k8s.facts_for("g7.48xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
-    assert (g7.value, g7.interfaces, g7.gpudirect_rdma, g7.origin) == ("efa", 2, None, "catalog")
+    g7 = k8s.facts_for("g7.8xlarge", facts["aws"])["fabric"]  # EFA whose GPUDirect RDMA no source states
+    assert (g7.value, g7.interfaces, g7.gpudirect_rdma, g7.origin) == ("efa", 1, None, "catalog")
+    g7 = k8s.facts_for("g7.48xlarge", facts["aws"])["fabric"]  # AWS's G7 launch post, over Karpenter's catalog
+    assert (g7.value, g7.interfaces, g7.gpudirect_rdma, g7.origin) == ("efa", 2, True, "curated")
     # AWS's plugin maintainer: "the G6e hardware does not support GPUDirect RDMA" (aws/aws-ofi-nccl issue 547)
     g6e = k8s.facts_for("g6e.48xlarge", facts["aws"])["fabric"]
     assert (g6e.value, g6e.interfaces, g6e.gpudirect_rdma, g6e.origin) == ("efa", 4, False, "curated")

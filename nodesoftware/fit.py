@@ -132,6 +132,15 @@ def providers_offering_kubernetes(version: str, on: date | None = None) -> set[s
     return {service.provider for service in images.services() if service.offers_kubernetes(version, on)}
 
 
+def providers_unknown_for_kubernetes(version: str, on: date | None = None) -> set[str]:
+    """Slugs of the providers with node software recorded but no service known to offer `version` on `on` while
+    one of them may (no calendar, or a calendar behind that version): unknown, never a silent no."""
+    answers: dict[str, set[bool | None]] = {}
+    for service in images.services():
+        answers.setdefault(service.provider, set()).add(service.offers_kubernetes(version, on))
+    return {slug for slug, found in answers.items() if True not in found and None in found}
+
+
 def provider_dra(provider_slug: str, on: date | None = None) -> images.DraAnswer:
     """The provider's best DRA answer over its managed services (yes > partial > unknown)."""
     answers = [images.dra_answer(service, on) for service in images.services_of(provider_slug)]

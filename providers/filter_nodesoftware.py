@@ -62,12 +62,15 @@ class NodeSoftwareFilters:
 
     def filter_k8s_version(self, queryset, name, value, conditions):
         """Providers with a managed Kubernetes service whose recorded calendar offers `value` today; a provider with
-        no recorded calendar is unknown."""
+        no node software recorded, or whose services have no calendar or one behind `value`, is unknown."""
         if self.form.cleaned_data.get("cuda"):
             return queryset  # filter_cuda asks for the driver of that version, which needs the version offered
         ids = remembered(f"k8s-version:{value}",
                          lambda: self._provider_ids(node_fit.providers_offering_kubernetes(value)))
-        self._provider_condition(conditions, name, ids, self._providers_without_node_software())
+        unknown = remembered(f"k8s-version-unknown:{value}", lambda: sorted(
+            self._providers_without_node_software()
+            + self._provider_ids(node_fit.providers_unknown_for_kubernetes(value))))
+        self._provider_condition(conditions, name, ids, unknown)
         return queryset
 
     def filter_dra(self, queryset, name, value, conditions):

@@ -75,6 +75,20 @@ def test_k8s_version_keeps_providers_whose_calendar_offers_it(db_access):
     assert api_count("k8s_version=1.20") == 0
 
 
+
+@pytest.mark.parametrize("provider", ["nebius", "digitalocean"])
+def test_k8s_version_counts_a_provider_whose_calendar_cannot_answer_as_unknown_never_a_silent_no(db_access, provider):
+    """Nebius publishes no calendar; DigitalOcean's recorded one ends at 1.34: whether they offer 1.35 is unknown,
+    so their offers are left out and counted, and unknown=include brings them back."""
+    body = api(f"k8s_version=1.35&provider={provider}").json()
+    assert body["count"] == 0
+    every = api_count(f"provider={provider}")
+    assert every > 0 and body["left_out_for_unknown"]["by_provider"][provider] == every
+    assert api_count(f"k8s_version=1.35&provider={provider}&unknown=include") == every
+    if provider == "digitalocean":  # 1.34 is in the calendar, its support ended 2026-10-27: a known no, not counted
+        assert api(f"k8s_version=1.33&provider={provider}").json()["left_out_for_unknown"]["total"] == 0
+
+
 @pytest.mark.parametrize("query, parameter", [("cuda=12", "cuda"), ("cuda=latest", "cuda"),
                                               ("k8s_version=1.x", "k8s_version")])
 def test_unparseable_versions_are_a_400_naming_the_parameter(db_access, query, parameter):

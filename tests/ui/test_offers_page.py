@@ -2,7 +2,8 @@
 display (unit, currency at dated rates), freshness and capability badges, errors, links, and query counts."""
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
+from decimal import Decimal
 
 import pytest
 from django.db import connection
@@ -11,6 +12,7 @@ from django.utils import timezone
 
 from providers import offer_reads, selectors
 from providers.filters import OfferFilterSet
+from providers.models import ExchangeRate
 from tests.ui import builders
 from web import guides, offer_rows
 
@@ -194,6 +196,17 @@ def test_currency_conversion_uses_the_latest_ecb_rates_and_shows_their_date(clie
     html = client.get("/?currency=CNY&provider=acme").content.decode()
     assert "¥5.040" in html  # 0.70 / 1.25 * 9
     assert "CNY (ECB rate of 2026-11-27)" in html
+
+
+def test_a_new_ecb_day_is_used_at_once_though_the_rates_are_kept_under_the_data_version(client, data):
+    """The page keeps the rates it read until the data changes (selectors.exchange_rates_day): a new day of rates
+    is a change of the data (its write raises the version), so the next page converts with it."""
+    builders.rates()
+    assert "€0.560" in client.get("/?currency=EUR&provider=acme").content.decode()
+    ExchangeRate.objects.create(currency="USD", date=date(2026, 11, 30), per_eur=Decimal("1.40"),
+                                source_url="https://www.ecb.europa.eu/")
+    html = client.get("/?currency=EUR&provider=acme&gpu_family=L4").content.decode()
+    assert "€0.500" in html and "2026-11-30" in builders.shown(html)  # 0.70 USD / 1.40
 
 
 def test_rows_flag_old_prices_by_their_own_date_never_by_the_run_that_read_them(client, data):

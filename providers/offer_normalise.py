@@ -233,7 +233,7 @@ class OfferNormaliser:
             not pricing.is_retired(self._provider_slug, scraped.instance_type, self.today),
             *pricing.price_date(slug=self.source.slug, stated=scraped.price_as_of or self.as_of,
                                 instance_type=scraped.instance_type, gpu_name=scraped.gpu_name,
-                                price_hour=scraped.price_hour, gpu_count=exact_count),
+                                price_hour=scraped.price_hour, gpu_count=exact_count, region=scraped.region),
             scraped.price_source_url[:500],
             _q(scraped.gpu_fraction, "0.0001"),
             form,

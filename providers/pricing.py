@@ -51,18 +51,21 @@ class Dating:
     evidence: str
     evidence_url: str
     verified_on: date
-    # Instance type, or GPU name as the source spells it -> USD per GPU-hour on `as_of` (an instance type is the
-    # finer key: where one GPU name covers sizes the record prices apart, as Lambda's H100 PCIe and SXM).
+    # "region/instance type", instance type, or GPU name as the source spells it -> per GPU-hour on `as_of`, in the
+    # source's currency (the finer key first: a region where the provider prices regions apart, as Azure does; an
+    # instance type where one GPU name covers sizes the record prices apart, as Lambda's H100 PCIe and SXM).
     prices: dict[str, Decimal]
 
     @property
     def moment(self) -> datetime:
         return datetime.combine(self.as_of, time.min, tzinfo=UTC)
 
-    def matches(self, instance_type: str, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal) -> bool:
-        """Whether the row's on-demand price per GPU-hour equals the record's for its size (or else its GPU), to
-        the hundredth of a cent."""
-        expected = self.prices.get(instance_type, self.prices.get(gpu_name.strip()))
+    def matches(self, instance_type: str, gpu_name: str, price_hour: Decimal | None, gpu_count: Decimal,
+                region: str = "") -> bool:
+        """Whether the row's on-demand price per GPU-hour equals the record's for its size in its region (or else
+        its size, or else its GPU), to the hundredth of a cent."""
+        expected = self.prices.get(f"{region}/{instance_type}",
+                                   self.prices.get(instance_type, self.prices.get(gpu_name.strip())))
         if expected is None or price_hour is None or not gpu_count:
             return False
         return (price_hour / gpu_count).quantize(Decimal("0.0001")) == expected.quantize(Decimal("0.0001"))
@@ -103,13 +106,13 @@ def dating_of(slug: str) -> tuple[Dating, ...]:
 
 
 def price_date(*, slug: str, stated: datetime | None, instance_type: str, gpu_name: str,
-               price_hour: Decimal | None, gpu_count: Decimal) -> tuple[datetime | None, str | None]:
+               price_hour: Decimal | None, gpu_count: Decimal, region: str = "") -> tuple[datetime | None, str | None]:
     """(price as of, how we know) for one row of source `slug`: the date the source states, else the date of the
     newest of its dating records whose price matches the row, else (None, UNDATED)."""
     if stated is not None:
         return stated, STATED
     for dating in dating_of(slug):
-        if dating.matches(instance_type, gpu_name, price_hour, gpu_count):
+        if dating.matches(instance_type, gpu_name, price_hour, gpu_count, region):
             return dating.moment, INFERRED
     return None, UNDATED
 

@@ -4,9 +4,10 @@ SkyPilot's maintainers regenerate one `vms.csv` per cloud from each provider's A
 have no client for yet, marked as catalog-derived with the catalog's commit (the bundled snapshot replays the files
 at the commits below; a live run fetches the same paths, and dates their prices by the commit, read from GitHub's
 API: the files state no date, and the commits' dates were not recorded with the copies). Columns: InstanceType,
-AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice (USD per instance-hour), Region and GpuInfo (a
-Python/JSON literal with per-GPU `MemoryInfo.SizeInMiB` and `TotalGpuMemoryInMiB`). Rows without an accelerator are
-CPU machines and are not offers for this product.
+AcceleratorName, AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice (per instance-hour, in USD unless CURRENCIES
+says otherwise), Region and GpuInfo (a Python/JSON literal with per-GPU `MemoryInfo.SizeInMiB` and
+`TotalGpuMemoryInMiB`). Rows without an accelerator are CPU machines and are not offers for this product; a row with
+no region is a plan no region could take when the file was made.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ class SkyPilotCatalogClient:
     info: SourceInfo
     path: str
     memory_size_is_total = False
+    # SkyPilot writes each provider's own prices as they come; Seeweb's API answers in euros (its page's figures).
+    currency = "USD"
 
     def __init__(self, http: httpx.Client, api_key: str | None = None):
         self.http = http
@@ -99,8 +102,13 @@ class SkyPilotCatalogClient:
                                         f"header names {len(reader.fieldnames or [])}: truncated or malformed")
             if not (row.get("AcceleratorName") or "").strip():
                 continue
+            if not row["Region"].strip():
+                # SkyPilot's Seeweb fetcher writes a plan no region could take when the file was made (Seeweb's
+                # regions/availables answer was empty: sold out) with an empty region: not a machine on sale there.
+                continue
             try:
-                offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total))
+                offer = self.known_size(parse_row(row, size_is_total=self.memory_size_is_total,
+                                                  currency=self.currency))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
                 result.rejected_keys.add((row["InstanceType"], row["Region"]))
@@ -143,7 +151,7 @@ def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
                    gpu_fraction=size.gpu_fraction)
 
 
-def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
+def parse_row(row: dict[str, str], size_is_total: bool = False, currency: str = "USD") -> ScrapedOffer:
     count = to_decimal(row["AcceleratorCount"])
     if count is None or count <= 0:
         raise ValueError(f"GPU count {row['AcceleratorCount']!r}")
@@ -165,7 +173,7 @@ def parse_row(row: dict[str, str], size_is_total: bool = False) -> ScrapedOffer:
         gpu_memory_gb=gpu_memory_per_gpu(row.get("GpuInfo") or "", count, size_is_total),
         vcpus=to_decimal(row.get("vCPUs")),
         ram_gb=to_decimal(row.get("MemoryGiB")),
-        currency="USD",
+        currency=currency,
         price_hour=price,
         spot_price_hour=spot,
     )
@@ -227,13 +235,18 @@ def _catalog(slug: str, provider: str, name: str, path: str, revision: str) -> t
         license="Apache-2.0",
         revision=revision,
     )
-    attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai"}
+    attributes = {"info": info, "path": path, "memory_size_is_total": provider == "vastai",
+                  "currency": CURRENCIES.get(provider, "USD")}
     if provider == "azure":
         attributes["known_size"] = _azure_size
     if provider == "vastai":
         attributes["known_size"] = _vast_size
     return type(f"SkyPilot{name.replace(' ', '').replace('.', '')}Client", (SkyPilotCatalogClient,), attributes)
 
+
+# Catalogs whose prices are not dollars: SkyPilot's Seeweb fetcher writes Seeweb's API `hourly_price` unconverted,
+# and those are euros (Seeweb's GPU page: "NVIDIA H200 ... Hourly Cost 2.60 €", the file's 2.6).
+CURRENCIES = {"seeweb": "EUR"}
 
 # (source slug, provider slug, display name, path in the repository, commit the bundled copy was taken at)
 CATALOGS = [
@@ -256,6 +269,7 @@ CATALOGS = [
      "002403bca05e2ab5110637448f3b1654c983d5d5"),
     ("skypilot-paperspace", "paperspace", "Paperspace", "catalogs/v6/paperspace/vms.csv",
      "e520054145d1bce6748bcf18c9a25ddd6ea9a348"),
+    ("skypilot-seeweb", "seeweb", "Seeweb", "catalogs/v8/seeweb/vms.csv", "004a1aef76542bb40d12fcedaaf091551ddf5fb4"),
 ]
 
 CLIENTS = {slug: _catalog(slug, provider, name, path, rev) for slug, provider, name, path, rev in CATALOGS}

@@ -101,6 +101,19 @@ def test_recorded_vast_catalog_divides_total_memory_by_count():
     assert two_h200.gpu_memory_gb == Decimal("140.4")
 
 
+def test_recorded_seeweb_catalog_is_in_euros_and_leaves_out_plans_no_region_could_take():
+    """SkyPilot writes Seeweb's API hourly_price unconverted (euros: Seeweb's page has H200 at 2.60 €), and writes a
+    plan no region could take when the file was made with an empty region: 12 GPU rows in Frosinone, the 21 sold-out
+    ones (the H100s among them) are not offers."""
+    offers = read(registry.make_client("skypilot-seeweb", offline=True)).offers
+    assert len(offers) == 12 and {o.region for o in offers} == {"it-fr2"} and {o.currency for o in offers} == {"EUR"}
+    h200 = next(o for o in offers if o.instance_type == "ECS1GPU10")
+    assert (h200.gpu_name, h200.price_hour, h200.gpu_memory_gb) == ("H200", Decimal("2.6"), Decimal("141"))
+    assert not any(o.gpu_name == "H100" for o in offers)
+    body = HEADER + csv_row(region="") + csv_row(instance="gpu_2x_a100", count="2", price="2.58")
+    assert [o.instance_type for o in read(client_for(serve(body))).offers] == ["gpu_2x_a100"]
+
+
 def test_renamed_column_is_a_schema_error():
     body = HEADER.replace("Price", "Cost", 1) + csv_row()
     with pytest.raises(SchemaScrapeError, match="Price"):

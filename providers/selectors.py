@@ -41,10 +41,9 @@ def exchange_rate_date() -> date | None:
 
 
 def exchange_rates_day() -> tuple[date | None, dict[str, Decimal]]:
-    """The latest ECB day we have and its rates (units per 1 EUR), in one query: every page converts prices. Kept
-    under the data version inside a data_version_scope (a write to the rates raises the version, migration 0009),
-    so a page with different filters each time reads them once per change of the data."""
-    return remembered("exchange-rates-day", ExchangeRate.objects.latest_day)
+    """The latest ECB day we have and its rates (units per 1 EUR), in one query: every page converts prices. (Kept
+    under the data version it earned nothing measurable: docs/performance.md, 2026-12-06.)"""
+    return ExchangeRate.objects.latest_day()
 
 
 def offer_list(*, include_inactive: bool = False, now: datetime | None = None) -> QuerySet[Offer]:

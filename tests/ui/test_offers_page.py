@@ -198,9 +198,8 @@ def test_currency_conversion_uses_the_latest_ecb_rates_and_shows_their_date(clie
     assert "CNY (ECB rate of 2026-11-27)" in html
 
 
-def test_a_new_ecb_day_is_used_at_once_though_the_rates_are_kept_under_the_data_version(client, data):
-    """The page keeps the rates it read until the data changes (selectors.exchange_rates_day): a new day of rates
-    is a change of the data (its write raises the version), so the next page converts with it."""
+def test_a_new_ecb_day_is_used_at_once(client, data):
+    """A new day of ECB rates converts the very next page (nothing may keep the day read before)."""
     builders.rates()
     assert "€0.560" in client.get("/?currency=EUR&provider=acme").content.decode()
     ExchangeRate.objects.create(currency="USD", date=date(2026, 11, 30), per_eur=Decimal("1.40"),

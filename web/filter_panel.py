@@ -7,11 +7,13 @@ import logging
 from dataclasses import dataclass
 
 from django import forms
+from django.template.loader import get_template
 from django.utils.choices import BaseChoiceIterator, CallableChoiceIterator
-from django.utils.translation import gettext
+from django.utils.translation import get_language, gettext
 from django.utils.translation import gettext_lazy as _
 from django_filters import BooleanFilter, MultipleChoiceFilter
 
+from providers import versions
 from providers.filters import OfferFilterSet
 from providers.presentation import gpu_name
 
@@ -47,6 +49,7 @@ class FilterField:
     explain: str = ""  # the guide link's accessible name
     inline: bool = False
     scroll: bool = False
+    html: str = ""  # the field drawn already (an unset field, kept under the data version), or "" to draw it here
 
 
 def filter_groups(form: forms.Form) -> list[tuple[str, list[FilterField], bool]]:
@@ -69,11 +72,22 @@ def filter_groups(form: forms.Form) -> list[tuple[str, list[FilterField], bool]]
             if name in CHECKBOX_FILTERS:
                 item.inline = len(field.choices) <= INLINE_CHOICES
                 item.scroll = not item.inline
+            if name not in form.data and not item.errors:
+                item.html = unset_field_html(item)
             items.append(item)
         # A group opens when one of its filters is set or wrong, so a shared link shows what it filters by.
         opened = default or any(item.field.value() not in (None, "", [], "unknown") or item.errors for item in items)
         result.append((label, items, opened))
     return result
+
+
+def unset_field_html(item: FilterField) -> str:
+    """A field the query does not set, drawn as every request that leaves it unset draws it: the same for a language
+    and the data (its choices are read from the database), so it is drawn once per language and change of the data
+    (versions.remembered, inside the page's data_version_scope; drawn every time outside one). Most of the panel's
+    45 fields, the GPU models' and providers' checkbox lists among them, are unset on any one request."""
+    return versions.remembered(f"panel-field:{get_language()}:{item.field.name}",
+                               lambda: get_template("offers/_filter_field.html").render({"item": item}))
 
 
 ORDER_LABELS = {

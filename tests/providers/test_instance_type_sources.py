@@ -128,3 +128,16 @@ def test_the_later_cluster_toolkit_facts_follow_its_machine_map_and_g4_blueprint
     assert "G4 node pool" in readme and "required GKE version for G4 support" in readme
     g4 = [pattern for pattern, fact in facts.items() if fact.source_url == later + "examples/gke-g4/README.md"]
     assert g4 and all(name.strip().startswith("g4-standard-") for pattern in g4 for name in pattern.split(","))
+
+
+
+def test_seeweb_h200_h100_and_a100_plans_are_sxm_as_seewebs_page_states_and_no_other_plan_is():
+    """Seeweb's Cloud Server GPU page gives its H200, H100 and A100 cards as 'GPU SXM'; its L40S, L4, RTX and A30
+    plans get no form factor from that page."""
+    facts = _facts("seeweb", "form_factor")
+    assert facts and all((fact.value, fact.confidence) == ("sxm", "documented") for fact in facts.values())
+    assert all("seeweb_cloud_server_gpu.html" in fact.source_url for fact in facts.values())
+    plans = ("ECS1GPU10", "ECS4GPU10", "ECS1GPU8", "ECS2GPU3", "ECS1GPU7", "ECS1GPU6", "ECS1GPU11", "ECS1GPU2",
+             "ECS1GPU", "ECS4GPU12")
+    sxm = {plan for plan in plans if any(fnmatch(plan, pattern) for pattern in facts)}
+    assert sxm == {"ECS1GPU10", "ECS4GPU10", "ECS1GPU8", "ECS2GPU3"}

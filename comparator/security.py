@@ -256,7 +256,7 @@ class AsciiNumbersMiddleware:
             message = gettext("%(name)s: write numbers with the digits 0-9.") % {"name": name}
             if request.path.startswith("/api/"):
                 return JsonResponse({name: [message]}, status=400)
-            if request.method in ("GET", "HEAD") and non_ascii_number(request.GET):
+            if request.method in ("GET", "HEAD"):  # then `name` came from the query
                 query = request.GET.copy()
                 for key, values in request.GET.lists():
                     query.setlist(key, [ascii_number(v) if _is_non_ascii_number(v) else v for v in values])

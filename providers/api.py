@@ -187,12 +187,6 @@ class StrictContentNegotiation(DefaultContentNegotiation):
         return super().select_renderer(request, renderers, format_suffix)
 
 
-def _ascii_digits(raw: str) -> bool:
-    """Only 0-9: Python's int() also reads "١" (Arabic-Indic one), "²"-like digits, "1_000" and " 7 ", none of which is
-    a number the schema promises to accept."""
-    return raw.isascii() and raw.isdigit()
-
-
 def _slug_shaped(value: str) -> bool:
     """Whether `value` could be a slug of ours (ASCII letters, digits, `-`, `_`, `.`, at most 100 characters): anything
     else is no object, answered without asking the database."""
@@ -560,7 +554,8 @@ def _mark_node_fit(data: list[dict], cuda: str, k8s_version: str | None) -> None
 
 
 def _offer_or_404(offer_id: str):
-    offer = selectors.offer_get(offer_id=int(offer_id)) if _ascii_digits(offer_id) and len(offer_id) < 19 else None
+    number = offer_reads.whole_number(offer_id)  # ASCII digits only: "١" or "1_000" is no offer id
+    offer = selectors.offer_get(offer_id=number) if number is not None else None
     if offer is None:
         raise NotFound(f"No offer with id {offer_id!r}.")
     return offer

@@ -66,6 +66,19 @@ def test_a_region_priced_apart_is_dated_only_by_a_record_of_its_own_region():
         assert dated(region, price) == (None, pricing.UNDATED), region
 
 
+def test_a_size_whose_gpu_count_the_catalog_misstates_is_dated_per_gpu_of_the_machine_as_sold():
+    """SkyPilot's Azure file gives ND96isr H100 v5 12 GPUs; Microsoft sells it with 8 (the ingest corrects it), and
+    the dump's 98.32 a node is 12.29 per GPU of those 8: dated at 8, not at the file's 12. eastus2 sold it at the
+    same 98.32, but no dump of that day holds eastus2: undated."""
+    def dated(region, gpus):
+        return pricing.price_date(slug="skypilot-azure", stated=None, instance_type="Standard_ND96isr_H100_v5",
+                                  gpu_name="H100", price_hour=Decimal("98.32"), gpu_count=Decimal(gpus), region=region)
+
+    assert dated("eastus", 8) == (datetime(2025, 6, 21, tzinfo=UTC), pricing.INFERRED)
+    assert dated("eastus", 12) == (None, pricing.UNDATED)
+    assert dated("eastus2", 8) == (None, pricing.UNDATED)
+
+
 def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check():
     for dating in (record for records in pricing.datings().values() for record in records):
         assert dating.evidence_url.startswith("https://") and len(dating.evidence) > 40

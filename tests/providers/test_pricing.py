@@ -79,6 +79,18 @@ def test_a_size_whose_gpu_count_the_catalog_misstates_is_dated_per_gpu_of_the_ma
     assert dated("eastus2", 8) == (None, pricing.UNDATED)
 
 
+def test_a_cudo_size_is_dated_where_cudos_own_rates_for_its_data_center_rebuild_its_price():
+    """Cudo prices a size as GPU + vCPU + memory rates per data center: Kristiansand's H100 at 1.79 + 2 x 0.0059 +
+    4 x 0.0049 = 1.8214 an hour (Cudo's API captured 2026-03-22); the same size in Montreal (2.5354) has no capture."""
+    def dated(region, price):
+        return pricing.price_date(slug="skypilot-cudo", stated=None, instance_type="sapphire-rapids-h100_1x2v4gb",
+                                  gpu_name="H100-SXM", price_hour=Decimal(price), gpu_count=Decimal(1), region=region)
+
+    assert dated("no-kristiansand-1", "1.8214000000000001") == (datetime(2026, 3, 22, tzinfo=UTC), pricing.INFERRED)
+    assert dated("no-kristiansand-1", "1.83") == (None, pricing.UNDATED)
+    assert dated("ca-montreal-3", "2.5354") == (None, pricing.UNDATED)
+
+
 def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check():
     for dating in (record for records in pricing.datings().values() for record in records):
         assert dating.evidence_url.startswith("https://") and len(dating.evidence) > 40

@@ -86,6 +86,24 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
     assert split is None or split[0] != "kubernetes_profile_id"
 
 
+def test_with_a_continent_many_profiles_are_read_in_the_continents_price_order_few_as_ranges(crowd, monkeypatch):
+    """A continent asked for: past MAX_RANGES_IN_A_CONTINENT profiles the page walks the continent's own price range
+    instead of one range per profile (each of which reads past other continents' offers); fewer stay ranges, and so
+    does a request without a continent. The same page either way."""
+    managed = offer_filterset(QueryDict("offering=managed&continent=NA"))
+    assert managed.is_valid(), managed.errors
+    profiles = len(offer_reads._range_split(managed)[1])
+    assert profiles > 1
+    monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles - 1)
+    for query, split in (("offering=managed&continent=NA", False), ("offering=managed", True)):
+        filterset = offer_filterset(QueryDict(query))
+        assert filterset.is_valid(), filterset.errors
+        assert (offer_reads._range_split(filterset) is not None) is split, query
+        assert offer_reads.offer_page_ids(filters=filterset, offset=2, limit=9) == plain_ids(filterset, 2, 9)
+    monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles)
+    assert offer_reads._range_split(managed)[0] == "kubernetes_profile_id"  # at the limit: still ranges
+
+
 @pytest.mark.parametrize("query", ["", "gpu=h100-sxm,l4&ordering=-gpu_memory",
                                    "provider=crowd-0,crowd-1&include_inactive=true",
                                    "gpu=l4,h100-sxm&ordering=provider"])

@@ -249,11 +249,13 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
     columns = RANGE_INDEXED.get(_order_columns(filters.bare_qs))
     if not columns:
         return None
-    continent = bool(filters.form.cleaned_data.get("continent"))
+    one_continent = len(filters.form.cleaned_data.get("continent") or ()) == 1
     for column in columns:
         values = filters.resolved_ids.get(column)
-        most = MAX_RANGES_IN_A_CONTINENT.get(column) if continent else None
-        if values and len(values) <= (most or MAX_RANGES.get(column, 40)):
+        most = MAX_RANGES.get(column, 40)
+        if one_continent and column in MAX_RANGES_IN_A_CONTINENT:
+            most = min(most, MAX_RANGES_IN_A_CONTINENT[column])
+        if values and len(values) <= most:
             return column, sorted(values)
     return None
 
@@ -262,12 +264,12 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
 # (one per instance type and GPU), so their lists are longer than a list of GPU models or providers; a range that
 # holds no active offer costs one index probe.
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
-# With a continent asked for, each profile's range also reads past other continents' offers (at 1,000,000 offers,
+# With one continent asked for, each profile's range also reads past other continents' offers (at 1,000,000 offers,
 # 3,722 per range on average for South America), so many ranges cost more than walking the continent's own index
 # range (continent, region basis, price) in price order; few ranges cost less, because a narrow answer's offers are
-# rare in that walk. Measured at 1,000,000 offers, 60 different Kubernetes requests (docs/performance.md): every
-# request of 171 profiles (`offering=managed`) was faster by the continent's range, most of 55 or fewer (`mig=yes`)
-# slower; 100 lies between.
+# rare in that walk. Measured at 1,000,000 offers, 60 different Kubernetes requests per side (docs/performance.md):
+# every request of 171 profiles (`offering=managed`) was faster by the continent's range, most of 55 or fewer
+# (`mig=yes`) slower; 100 lies between. Several continents are not one range of that index: not limited.
 MAX_RANGES_IN_A_CONTINENT = {"kubernetes_profile_id": 100}
 
 

@@ -29,7 +29,7 @@ NAMES = (
     gettext_noop("IBM Cloud gx2 V100 servers from SkyPilot's v5 catalog (transcribed)"),
     gettext_noop("Lambda Cloud API (instance types)"),
     gettext_noop("Linode API v4 (types, regions, LKE)"),
-    gettext_noop("OVHcloud GPU instances from SkyPilot's v6 catalog (transcribed, EUR)"),
+    gettext_noop("OVHcloud GPU instances from SkyPilot's v6 catalog (transcribed, USD)"),
     gettext_noop("Oracle Cloud price list API"),
     gettext_noop("RunPod GraphQL API (gpuTypes)"),
     gettext_noop("Scaleway GPU instances from SkyPilot's v6 catalog (transcribed, EUR)"),

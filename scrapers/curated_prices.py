@@ -238,7 +238,7 @@ CLIENTS: dict[str, type[CuratedPriceClient]] = {
         ),
         _client(
             "ovhcloud",
-            "OVHcloud GPU instances from SkyPilot's v6 catalog (transcribed, EUR)",
+            "OVHcloud GPU instances from SkyPilot's v6 catalog (transcribed, USD)",
             "https://github.com/skypilot-org/skypilot-catalog/blob/8a258f54/catalogs/v6/ovhcloud/vms.csv",
         ),
         _client(

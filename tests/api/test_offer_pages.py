@@ -87,15 +87,16 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
 
 
 def test_with_a_continent_many_profiles_are_read_in_the_continents_price_order_few_as_ranges(crowd, monkeypatch):
-    """A continent asked for: past MAX_RANGES_IN_A_CONTINENT profiles the page walks the continent's own price range
-    instead of one range per profile (each of which reads past other continents' offers); fewer stay ranges, and so
-    does a request without a continent. The same page either way."""
+    """One continent asked for: past MAX_RANGES_IN_A_CONTINENT profiles the page walks the continent's own price
+    range instead of one range per profile (each of which reads past other continents' offers); fewer stay ranges,
+    and so does a request without a continent or with several. The same page either way."""
     managed = offer_filterset(QueryDict("offering=managed&continent=NA"))
     assert managed.is_valid(), managed.errors
     profiles = len(offer_reads._range_split(managed)[1])
     assert profiles > 1
     monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles - 1)
-    for query, split in (("offering=managed&continent=NA", False), ("offering=managed", True)):
+    for query, split in (("offering=managed&continent=NA", False), ("offering=managed", True),
+                         ("offering=managed&continent=NA,EU", True)):
         filterset = offer_filterset(QueryDict(query))
         assert filterset.is_valid(), filterset.errors
         assert (offer_reads._range_split(filterset) is not None) is split, query

@@ -129,7 +129,7 @@ RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 
 
-def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int]] | None,
+def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int], bool] | None,
                                                                   tuple[str, list] | None]:
     """Conditions, their parameters, the (column, ids) list to split into index ranges, if any, and the WHERE of the
     offers these filters leave out only because an answer is unknown (what unknown=include would add: the API's
@@ -155,7 +155,8 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         widened = sorted(profile_id for profile_id, answers in cat["profiles"].items()
                          if all(answers[column_] in (state, "unknown") for column_, state in asked))
         either = "(kubernetes_profile_id = ANY(%s) OR kubernetes_profile_id IS NULL)"
-        if include:
+        if include:  # one more index range, of the offers without a profile (as the API's)
+            resolved["kubernetes_profile_id"] = [*widened, None]
             parts.append((either, [widened]))
         else:
             ids = sorted(profile_id for profile_id, answers in cat["profiles"].items()
@@ -179,7 +180,7 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
     for candidate in RANGE_INDEXED.get(column, ()):
         ids = resolved.get(candidate)
         if ids and len(ids) <= MAX_RANGES[candidate]:
-            split = (candidate, ids)
+            split = (candidate, [id_ for id_ in ids if id_ is not None], None in ids)
             break
     conditions = [sql for sql, _v in parts] + [sql for sql, *_rest in unknowable]
     values = [value for _sql, vs in parts for value in vs] + [value for _s, vs, *_rest in unknowable for value in vs]
@@ -201,10 +202,17 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
     order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
     if split:  # one index range per value, the list one array parameter (as offer_reads._page_ids_sql)
-        ids = (f"SELECT r.id, r.k, NULL::numeric AS t FROM unnest(%s::bigint[]) AS ranges(value) CROSS JOIN LATERAL "
-               f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
-               f"ORDER BY {order} LIMIT %s) r ORDER BY r.k {direction}, r.id LIMIT %s OFFSET %s")
-        values = [split[1], *values, offset + size, size, offset]
+        ranges = (f"SELECT r.id, r.k FROM unnest(%s::bigint[]) AS ranges(value) CROSS JOIN LATERAL "
+                  f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
+                  f"ORDER BY {order} LIMIT %s) r")
+        range_values = [split[1], *values, offset + size]
+        if split[2]:  # and the range of the offers with no value in the column
+            ranges += (f" UNION ALL (SELECT id, {column} AS k FROM providers_offer WHERE {where} "
+                       f"AND {split[0]} IS NULL ORDER BY {order} LIMIT %s)")
+            range_values += [*values, offset + size]
+        ids = (f"SELECT r.id, r.k, NULL::numeric AS t FROM ({ranges}) r ORDER BY r.k {direction}, r.id "
+               "LIMIT %s OFFSET %s")
+        values = [*range_values, size, offset]
     else:
         tie_column = "NULL::numeric" if not tiebreak else "price_per_gpu_hour_usd"
         ids = (f"SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} ORDER BY {order} "

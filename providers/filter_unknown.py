@@ -124,12 +124,15 @@ class UnknownConditions:
             strict &= matching
             loose &= matching | unknown
         if clauses:
-            profile = self._profile_condition(clauses, resolve=not self.include_unknown)
+            # The profiles of the condition the offers are read with (strict, or loose with unknown=include) are
+            # resolved for the index-range reads; the other condition's are not.
+            widen = any(unknown_terms for *_c, unknown_terms in clauses)
+            profile = self._profile_condition(clauses, resolve=not (widen and self.include_unknown))
             strict &= profile
-            if any(unknown_terms for *_c, unknown_terms in clauses):
+            if widen:
                 widened = [(terms + unknown_terms, allows or bool(unknown_terms), question, [])
                            for terms, allows, question, unknown_terms in clauses]
-                loose &= self._profile_condition(widened, resolve=False)
+                loose &= self._profile_condition(widened, resolve=self.include_unknown)
             else:
                 loose &= profile
         return strict, loose
@@ -164,8 +167,9 @@ class UnknownConditions:
                 matching = Q(kubernetes_profile_id__any=ids)
         if unknown:
             matching |= Q(kubernetes_profile__isnull=True)
-        elif ids is not None and resolve:
-            self.resolve("kubernetes_profile_id", ids)  # read as one index range per profile (selectors)
+        if ids is not None and resolve:
+            # Read as one index range per profile (offer_reads), and one for offers with no profile if they pass.
+            self.resolve("kubernetes_profile_id", [*ids, None] if unknown else ids)
         return matching
 
     def _documented_profiles(self, clauses) -> set[int]:

@@ -570,12 +570,15 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     # --- methods -----------------------------------------------------------------------------------------------
 
     @property
-    def resolved_ids(self) -> dict[str, list[int]]:
-        """`gpu_id` and `provider_id` lists the filters resolved to (intersected when several filters constrain the
-        same column), once `bare_qs` or `qs` is built: what offer_reads.offer_page_ids reads as one range each."""
-        return {column: sorted(ids) for column, ids in getattr(self, "_resolved", {}).items()}
+    def resolved_ids(self) -> dict[str, list[int | None]]:
+        """The `gpu_id`, `provider_id` and `kubernetes_profile_id` lists the filters resolved to (intersected when
+        several filters constrain the same column), once `bare_qs` or `qs` is built: what offer_reads.offer_page_ids
+        reads as one range each. A trailing None: offers with no value in the column match too (one more range)."""
+        return {column: sorted(ids, key=lambda id_: (id_ is None, id_ or 0))
+                for column, ids in getattr(self, "_resolved", {}).items()}
 
     def resolve(self, column: str, ids) -> None:
+        """Only offers whose `column` is one of `ids` (None among them: or is empty) can match."""
         resolved = self.__dict__.setdefault("_resolved", {})
         resolved[column] = set(ids) & resolved[column] if column in resolved else set(ids)
 

@@ -145,7 +145,8 @@ def _page_ids_sql(filters, offset: int, limit: int) -> tuple[str, list]:
     own index range, at most offset + limit entries of it, and the ranges are merged in order: the list is one array
     parameter unnested and joined LATERAL to the range's read, so the statement is the same for 2 or 250 values.
     With `gpu_id = ANY(...)` alone the planner walks the whole price index instead and filters out every other
-    GPU's offers (310,000 rows for the H100 page at 1,000,000 offers)."""
+    GPU's offers (310,000 rows for the H100 page at 1,000,000 offers). Where offers with no value in the column
+    match too (no profile, with unknown answers included) their range is read as well, one more branch."""
     offers = filters.bare_qs
     split = _range_split(filters)
     if split is None:
@@ -157,10 +158,17 @@ def _page_ids_sql(filters, offset: int, limit: int) -> tuple[str, list]:
     in_range = RawSQL(f'{quote(Offer._meta.db_table)}.{quote(column)} = "ranges"."value"', (),
                       output_field=BooleanField())
     sql, params = offers.filter(in_range).values_list("id", *columns).query.sql_with_params()
+    ranges = (f'SELECT "range".* FROM unnest(%s::bigint[]) AS "ranges"("value") '
+              f'CROSS JOIN LATERAL ({sql} LIMIT %s) AS "range"')
+    params = [bigints([value for value in values if value is not None]), *params, *bigints([offset + limit])]
+    if None in values:  # offers with no value in the column match too: their own range (NULLs are in the index)
+        empty, empty_params = offers.filter(**{f"{column}__isnull": True}).values_list("id", *columns) \
+            .query.sql_with_params()
+        ranges = f"{ranges} UNION ALL ({empty} LIMIT %s)"
+        params += [*empty_params, *bigints([offset + limit])]
     order = "".join(f'"range".{quote(name)} ASC NULLS LAST, ' for name in columns)
-    return (f'SELECT "range"."id" FROM unnest(%s::bigint[]) AS "ranges"("value") CROSS JOIN LATERAL ({sql} LIMIT %s) '
-            f'AS "range" ORDER BY {order}"range"."id" LIMIT %s OFFSET %s',
-            [bigints(values), *params, *bigints([offset + limit, limit, offset])])
+    return (f'SELECT "range"."id" FROM ({ranges}) AS "range" ORDER BY {order}"range"."id" LIMIT %s OFFSET %s',
+            [*params, *bigints([limit, offset])])
 
 
 def offer_page(*, filters, offset: int, limit: int, now: datetime | None = None) -> list[dict]:
@@ -249,14 +257,16 @@ def _range_split(filters) -> tuple[str, list[int]] | None:
     columns = RANGE_INDEXED.get(_order_columns(filters.bare_qs))
     if not columns:
         return None
-    one_continent = len(filters.form.cleaned_data.get("continent") or ()) == 1
+    # One continent is one range of the continent index only for confirmed regions: with unknown=include the
+    # catalog-only regions are read too, and no one range of it serves them.
+    one_continent = len(filters.form.cleaned_data.get("continent") or ()) == 1 and not filters.include_unknown
     for column in columns:
         values = filters.resolved_ids.get(column)
         most = MAX_RANGES.get(column, 40)
         if one_continent and column in MAX_RANGES_IN_A_CONTINENT:
             most = min(most, MAX_RANGES_IN_A_CONTINENT[column])
         if values and len(values) <= most:
-            return column, sorted(values)
+            return column, values
     return None
 
 

@@ -34,6 +34,11 @@ def crowd(world):
                   spot=price if index % 2 else None, count=("1", "8")[index % 2], region=f"r{index}",
                   continent=("NA", "EU")[index % 2], active=index % 13 != 5)
     offer_kubernetes_refresh()  # the offers' own answers, as every ingest derives them
+    # Offers stored before their answers are derived (the profile column is nullable): no profile, answers unknown.
+    source = DataSourceFactory(slug="crowd-src-late", provider=ProviderFactory(slug="crowd-late"))
+    for index in range(12):
+        offer(f"late-{index}", source.provider, source, gpus[index % 3], price=str(index % 5),
+              region=f"r{index}", continent=("NA", "EU")[index % 2])
     return world
 
 
@@ -51,6 +56,10 @@ QUERIES = [
     # per-offer Kubernetes answers: one range per matching machine profile (migration 0012)
     "offering=managed&continent=NA",
     "mig=no&offering=byo",
+    # offers whose answer is unknown included: one more range for the offers without a profile
+    "mig=yes,unknown",
+    "mig=yes&offering=managed&unknown=include",
+    "offering=byo&continent=NA&unknown=include",
 ]
 
 
@@ -79,24 +88,41 @@ def test_per_offer_answers_are_read_one_machine_profile_at_a_time(crowd):
     assert column == "kubernetes_profile_id" and len(profiles) > 1
     managed = set(offer_reads.offers_filtered(filters=filterset).values_list("kubernetes_profile_id", flat=True))
     assert managed <= set(profiles)  # every matching offer is in one of the ranges
-    # "unknown" allowed: offers without a profile match too, so no list of profiles bounds the page
-    loose = offer_filterset(QueryDict("mig=yes,unknown"))
-    assert loose.is_valid(), loose.errors
-    split = offer_reads._range_split(loose)
-    assert split is None or split[0] != "kubernetes_profile_id"
+
+
+
+@pytest.mark.parametrize("query", ["mig=yes,unknown", "mig=yes&unknown=include"])
+def test_offers_without_a_profile_are_read_as_one_more_range_when_unknown_answers_pass(crowd, query):
+    """"unknown" allowed (asked for, or unknown=include): offers without a profile match too, so their range (the
+    NULLs of the profile index) is read with the profiles' ranges; none is missed and none is added."""
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    column, profiles = offer_reads._range_split(filterset)
+    assert column == "kubernetes_profile_id" and profiles[-1] is None and None not in profiles[:-1]
+    matching = list(offer_reads.offers_filtered(filters=filterset).values_list("kubernetes_profile_id", flat=True))
+    assert None in matching and any(matching)  # both kinds of range hold offers of this page
+    assert set(matching) <= set(profiles)
+    everything = len(matching)
+    assert offer_reads.offer_page_ids(filters=filterset, offset=0, limit=everything + 5) == plain_ids(
+        filterset, 0, everything + 5)
+    strict = offer_filterset(QueryDict("mig=yes"))
+    assert strict.is_valid(), strict.errors
+    assert None not in offer_reads._range_split(strict)[1]  # left out by default: no range for them
 
 
 def test_with_a_continent_many_profiles_are_read_in_the_continents_price_order_few_as_ranges(crowd, monkeypatch):
     """One continent asked for: past MAX_RANGES_IN_A_CONTINENT profiles the page walks the continent's own price
     range instead of one range per profile (each of which reads past other continents' offers); fewer stay ranges,
-    and so does a request without a continent or with several. The same page either way."""
+    and so does a request without a continent or with several, or with unknown=include (which also reads the
+    continent's catalog-only regions: not one range of that index). The same page either way."""
     managed = offer_filterset(QueryDict("offering=managed&continent=NA"))
     assert managed.is_valid(), managed.errors
     profiles = len(offer_reads._range_split(managed)[1])
     assert profiles > 1
     monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles - 1)
     for query, split in (("offering=managed&continent=NA", False), ("offering=managed", True),
-                         ("offering=managed&continent=NA,EU", True)):
+                         ("offering=managed&continent=NA,EU", True),
+                         ("offering=managed&continent=NA&unknown=include", True)):
         filterset = offer_filterset(QueryDict(query))
         assert filterset.is_valid(), filterset.errors
         assert (offer_reads._range_split(filterset) is not None) is split, query

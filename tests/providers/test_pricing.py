@@ -95,7 +95,9 @@ def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check()
     for dating in (record for records in pricing.datings().values() for record in records):
         assert dating.evidence_url.startswith("https://") and len(dating.evidence) > 40
         assert dating.as_of <= dating.verified_on <= date.today()
-        assert registry.SOURCES[dating.slug].info.kind == "catalog"
+        # A catalog's, or a curated table's that states no date: a source that states its own date needs none.
+        assert registry.SOURCES[dating.slug].info.kind in ("catalog", "curated")
+        assert not registry.SOURCES[dating.slug].info.as_of
 
 
 def test_a_malformed_dating_file_is_refused_naming_the_source(tmp_path, monkeypatch):
@@ -127,14 +129,35 @@ def test_a_replayed_catalog_dates_matching_rows_with_the_evidence_on_the_source_
     offers = Offer.objects.filter(source__slug="skypilot-nebius")
     dated = offers.filter(price_dated_by=pricing.INFERRED)
     assert dated.exists() and offers.filter(price_dated_by__isnull=True).exists()
-    assert set(dated.values_list("price_as_of", flat=True)) == {datetime(2025, 5, 29, tzinfo=UTC)}
-    assert set(dated.values_list("gpu_name", flat=True)) == {"H100", "H200"}
+    # Each row takes the newest record that prices it: getdeploying.com's scrape of 2026-03-22 prices all three
+    # (the 8-GPU B200 at 8 x 5.50), the cloud-gpus.com record of 2025-05-29 only the H100 and H200.
+    assert set(dated.values_list("price_as_of", flat=True)) == {datetime(2026, 3, 22, tzinfo=UTC)}
+    assert set(dated.values_list("gpu_name", flat=True)) == {"H100", "H200", "B200"}
     assert not offers.filter(price_dated_by__isnull=True, price_as_of__isnull=False).exists()
     source = DataSource.objects.get(slug="skypilot-nebius")
-    assert "cloud-gpus.com" in source.price_evidence and source.price_evidence_url.startswith("https://github.com/")
+    assert "cloud-gpus.com" in source.price_evidence and "getdeploying.com" in source.price_evidence
+    assert source.price_evidence_url.startswith("https://github.com/thatkavish/OpenComputePrices/")  # the newest
     # The first observation of a dated row is dated by the price's day, not by the replay.
     first = PriceObservation.objects.filter(offer=dated.first()).get()
-    assert first.observed_at == datetime(2025, 5, 29, tzinfo=UTC)
+    assert first.observed_at == datetime(2026, 3, 22, tzinfo=UTC)
+
+
+@pytest.mark.django_db
+def test_a_curated_table_without_a_date_is_dated_row_by_row_where_a_record_has_its_price():
+    """OVHcloud's table states no date: getdeploying.com's scrape of 2026-03-22 dates the V100 rows at its prices
+    (0.77, and 0.88 a GPU for the 32 GB sizes), cloud-gpus.com's record of 2024-05-07 the one-GPU A100 at 3.07; a
+    row a cent off either (t1-le-90 at 1.55 where the scrape has 1.56, a100-360 at 3.075 a GPU) stays undated."""
+    facts_sync.gpu_catalog_sync()
+    facts_sync.providers_sync()
+    run = runs.source_scrape(slug="curated-ovhcloud", offline=True)
+    assert run.status == "succeeded", run.error
+    as_of = {(offer.instance_type, offer.region): (offer.price_as_of, offer.price_dated_by)
+             for offer in Offer.objects.filter(source__slug="curated-ovhcloud")}
+    scraped, recorded = datetime(2026, 3, 22, tzinfo=UTC), datetime(2024, 5, 7, tzinfo=UTC)
+    assert as_of["t1-le-45", "GRA"] == as_of["t2-le-90", "WAW"] == (scraped, pricing.INFERRED)
+    assert as_of["a100-180", "GRA"] == (recorded, pricing.INFERRED)
+    for undated in (("t1-le-90", "GRA"), ("a100-360", "GRA"), ("t2-le-180", "BHS"), ("t1-45", "BHS")):
+        assert as_of[undated] == (None, pricing.UNDATED), undated
 
 
 @pytest.mark.django_db
@@ -144,7 +167,7 @@ def test_the_api_and_the_offer_page_say_how_a_price_is_dated(client):
     runs.source_scrape(slug="skypilot-nebius", offline=True)
     offer = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by=pricing.INFERRED).first()
     body = client.get(f"/api/v1/offers/{offer.pk}/").json()
-    assert body["price_dated_by"] == "inferred" and body["price_is_old"] is True  # 2025-05-29 is long past
+    assert body["price_dated_by"] == "inferred" and body["price_is_old"] is True  # 2026-03-22: past 180 days
     assert "cloud-gpus.com" in body["source"]["price_evidence"]
     listed = client.get("/api/v1/offers/?provider=nebius").json()["results"]
     assert {row["price_dated_by"] for row in listed} == {"inferred", None}
@@ -285,4 +308,5 @@ def test_the_sources_page_shows_each_sources_dating_evidence(client):
     runs.source_scrape(slug="skypilot-nebius", offline=True)
     page = client.get("/sources/").content.decode()
     assert "~ dates inferred from content" in page and "cloud-gpus.com" in page
-    assert "https://github.com/cloud-gpus/cloud-gpus.github.io/blob/ccc764cc" in page
+    assert "https://github.com/thatkavish/OpenComputePrices/blob/079e5f20" in page  # the newest record's link
+    assert "commit ccc764c" in page  # and the older record's evidence

@@ -54,29 +54,32 @@ def test_a_row_is_dated_by_the_source_first_then_by_an_equal_dated_record_else_l
 
 
 def test_a_region_priced_apart_is_dated_only_by_a_record_of_its_own_region():
-    """Azure prices each size per region: the 2025-06-21 Retail Prices dump dates eastus's NC24ads A100 v4 at 3.673,
-    not eastus2's row at the same 3.673 (the dump has no eastus2), nor westus's at 3.673 (westus sold it at 4.775)."""
-    def dated(region, price):
-        return pricing.price_date(slug="skypilot-azure", stated=None, instance_type="Standard_NC24ads_A100_v4",
-                                  gpu_name="A100-80GB", price_hour=Decimal(price), gpu_count=Decimal(1), region=region)
+    """Azure prices each size per region: the Retail Prices capture of 2026-03-21 dates eastus's and eastus2's NC24ads
+    A100 v4 at 3.673 and westus's at 4.775, each by its own region's price, never westus's row at eastus's 3.673; a
+    size only the older dump of 2025-06-21 has (ND40rs v2 in eastus) keeps that dump's date, and the same size in a
+    region neither record holds stays undated."""
+    def dated(region, price, size="Standard_NC24ads_A100_v4", gpus=1):
+        return pricing.price_date(slug="skypilot-azure", stated=None, instance_type=size, gpu_name="A100-80GB",
+                                  price_hour=Decimal(price), gpu_count=Decimal(gpus), region=region)
 
-    assert dated("eastus", "3.673") == (datetime(2025, 6, 21, tzinfo=UTC), pricing.INFERRED)
-    assert dated("westus", "4.775")[0] == datetime(2025, 6, 21, tzinfo=UTC)
-    for region, price in (("eastus2", "3.673"), ("westus", "3.673"), ("eastus", "3.674")):
+    assert dated("eastus", "3.673") == dated("eastus2", "3.673") == (datetime(2026, 3, 21, tzinfo=UTC),
+                                                                      pricing.INFERRED)
+    assert dated("westus", "4.775")[0] == datetime(2026, 3, 21, tzinfo=UTC)
+    for region, price in (("westus", "3.673"), ("eastus", "3.674")):
         assert dated(region, price) == (None, pricing.UNDATED), region
+    assert dated("eastus", "22.032", "Standard_ND40rs_v2", 8) == (datetime(2025, 6, 21, tzinfo=UTC), pricing.INFERRED)
+    assert dated("southcentralus", "26.438", "Standard_ND40rs_v2", 8) == (None, pricing.UNDATED)
 
 
 def test_a_size_whose_gpu_count_the_catalog_misstates_is_dated_per_gpu_of_the_machine_as_sold():
     """SkyPilot's Azure file gives ND96isr H100 v5 12 GPUs; Microsoft sells it with 8 (the ingest corrects it), and
-    the dump's 98.32 a node is 12.29 per GPU of those 8: dated at 8, not at the file's 12. eastus2 sold it at the
-    same 98.32, but no dump of that day holds eastus2: undated."""
+    Azure's 98.32 a node is 12.29 per GPU of those 8: dated at 8, not at the file's 12, in eastus and eastus2."""
     def dated(region, gpus):
         return pricing.price_date(slug="skypilot-azure", stated=None, instance_type="Standard_ND96isr_H100_v5",
                                   gpu_name="H100", price_hour=Decimal("98.32"), gpu_count=Decimal(gpus), region=region)
 
-    assert dated("eastus", 8) == (datetime(2025, 6, 21, tzinfo=UTC), pricing.INFERRED)
-    assert dated("eastus", 12) == (None, pricing.UNDATED)
-    assert dated("eastus2", 8) == (None, pricing.UNDATED)
+    assert dated("eastus", 8) == dated("eastus2", 8) == (datetime(2026, 3, 21, tzinfo=UTC), pricing.INFERRED)
+    assert dated("eastus", 12) == dated("eastus2", 12) == (None, pricing.UNDATED)
 
 
 def test_a_cudo_size_is_dated_where_cudos_own_rates_for_its_data_center_rebuild_its_price():

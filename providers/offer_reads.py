@@ -248,7 +248,7 @@ def _order_columns(offers: QuerySet) -> tuple[str, ...]:
     return tuple(columns)
 
 
-def _range_split(filters) -> tuple[str, list[int]] | None:
+def _range_split(filters) -> tuple[str, list[int | None]] | None:
     """(column, values) to read as one index range per value, or None for the plain query."""
     if filters.form.cleaned_data.get("include_inactive"):
         return None  # the indexes are partial on active offers

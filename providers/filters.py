@@ -203,8 +203,16 @@ class RelatedChoice(MultipleChoice):
             return qs
         relation, column = self.field_name.split("__")
         related = Offer._meta.get_field(relation).related_model
-        ids = remembered(f"ids:{self.field_name}:{sorted(value)}", lambda: sorted(
-            related.objects.filter(**{f"{column}__in": value}).values_list("pk", flat=True)))
+
+        def read() -> dict[str, list[int]]:
+            ids_by_value: dict[str, list[int]] = {}
+            for pk, key in related.objects.values_list("pk", column):
+                ids_by_value.setdefault(key, []).append(pk)
+            return ids_by_value
+
+        # The whole small table's value -> ids, kept per data version: every request asks other values of it.
+        ids_by_value = remembered(f"ids:{self.field_name}", read)
+        ids = sorted(pk for key in set(value) for pk in ids_by_value.get(key, ()))
         self.parent.resolve(f"{relation}_id", ids)
         return qs.filter(**{f"{relation}_id__any": ids})
 

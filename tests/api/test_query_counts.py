@@ -92,6 +92,11 @@ def test_filter_lookups_are_read_once_per_data_version(api, many):
         assert api.get(f"{url}&page_size=49").status_code == 200
     # the data version, count, page: the slugs and capability answers were kept under the version
     assert len(context.captured_queries) == 3 < first
+    with CaptureQueriesContext(connection) as context:
+        # Other providers than before: the provider table's slugs and ids were kept whole, not per list asked.
+        assert api.get("/api/v1/offers/?provider=extra-1&mig=yes&gpu=h100-sxm").status_code == 200
+    # the data version, count, page, and the offers these filters leave out for an unknown `mig` (per filters)
+    assert len(context.captured_queries) == 4, [query["sql"][:80] for query in context.captured_queries]
     ProviderFactory(slug="extra-new")  # a write: the version moves, the lookups are read again
     with CaptureQueriesContext(connection) as context:
         assert api.get(url).status_code == 200

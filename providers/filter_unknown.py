@@ -105,11 +105,13 @@ class UnknownConditions:
     def left_out_for_unknown(self) -> QuerySet[Offer] | None:
         """The offers the other filters keep but these filters leave out only because an answer is unknown (what
         `unknown=include` would add); None when no filter can leave an offer out for that. Unordered."""
+        if not self.unknown_questions():
+            return None  # before filtering: no set filter asks a question whose answer may be unknown
         queryset, conditions = self._filtered(Offer.objects.all())
         if not self.form.cleaned_data.get("include_inactive"):
             queryset = queryset.filter(is_active=True)
         strict, loose = self._conditions(conditions)
-        if strict is None or not self.unknown_questions():
+        if strict is None:
             return None
         return queryset.filter(loose).exclude(strict).order_by()
 

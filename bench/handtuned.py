@@ -7,8 +7,9 @@ slug and capability lookups read once per data version and kept in the process, 
 and joined LATERAL, when a list of them is asked, as offer_reads.offer_page_ids does), the same per-offer
 Kubernetes filters (`offering`, `mig`, `rdma`, `unknown`: the ids of the matching profiles, from the profiles'
 answers read once per data version; with unknown=exclude read as one index range per profile as the API does),
-and the same JSON fields (each offer's `kubernetes` answers, the states its stored profile holds as columns, as
-the list gives them without kubernetes_reasons), `count` rule (exact up to 10,000 offers or the end of the page
+and the same JSON fields (each offer's `kubernetes` answers as the list gives them without kubernetes_reasons,
+decoded from the profiles' stored answers once per data version, as the API keeps them; bench/api.py compares the
+first pages field by field), `count` rule (exact up to 10,000 offers or the end of the page
 asked for, else "more than", counted for every request) and
 `left_out_for_unknown` counts (total and per provider) as `/api/v1/offers/`. orjson when it is installed, else json.
 
@@ -29,6 +30,7 @@ from urllib.parse import parse_qs, urlencode
 import psycopg
 
 from providers.kubernetes import QUESTIONS  # plain Python: the question order of the API's `kubernetes` object
+from providers.pricing import OLD_AFTER_DAYS, retirement_of  # plain Python: when a price is old, retirement days
 
 try:
     import orjson
@@ -58,21 +60,31 @@ OFFER_COLUMNS = (
     "in_stock_share_30d", "first_seen", "last_seen", "is_active", "price_as_of", "price_source_url", "gpu_fraction",
     "form_factor", "efa_interfaces", "spot_savings_pct", "spot_interruption", "spot_as_of",
     "commit_1y_price_hour_usd", "commit_1y_price_per_gpu_hour_usd", "commit_3y_price_hour_usd",
-    "commit_3y_price_per_gpu_hour_usd", "commitment_as_of", "commitment_source_url",
+    "commit_3y_price_per_gpu_hour_usd", "commitment_as_of", "commitment_source_url", "region_confirmed",
+    "gpu_memory_usable_gb", "price_dated_by",
 )
 SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
     + ", p.slug, p.name, p.name_zh, p.kind, g.slug, g.name, g.vendor, g.family, g.memory_gb,"
-    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, k.id, "
-    + ", ".join(f"k.{question}" for question in QUESTIONS) + ", k.fabric, k.efa_interfaces"
+    " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, s.price_evidence,"
+    " s.price_evidence_url, o.kubernetes_profile_id"
 )
+RDMA_KEYS = ("answer", "fabric", "efa_interfaces", "fabric_class", "interfaces", "bandwidth_gbps")
 # An offer without a stored profile: every answer unknown, as the API gives it.
-NO_PROFILE = {question: ({"answer": "unknown", "fabric": "unknown", "efa_interfaces": None} if question == "rdma"
+NO_PROFILE = {question: ({"answer": "unknown", "fabric": "unknown", "efa_interfaces": None, "fabric_class": "unknown",
+                          "interfaces": None, "bandwidth_gbps": None} if question == "rdma"
                          else {"answer": "unknown"}) for question in QUESTIONS}
+
+
+def states(answers: dict) -> dict:
+    """A profile's `kubernetes` object as the list gives it (each answer's state; the fabric's details for rdma)."""
+    return {question: ({key: answers[question].get(key, "unknown" if key == "fabric_class" else None)
+                        for key in RDMA_KEYS} if question == "rdma" else {"answer": answers[question]["answer"]})
+            for question in QUESTIONS}
 
 _local = threading.local()
 _lock = threading.Lock()
-_catalog: dict = {"version": None}
+_catalog: dict = {"version": None}  # replaced whole, never changed in place: a reader keeps the one it got
 
 
 def connection() -> psycopg.Connection:
@@ -97,6 +109,7 @@ def data_version(cursor) -> object:
 
 def catalog(cursor, version) -> dict:
     """Slug -> id of GPUs and providers and each profile's Kubernetes answers, read once per data version."""
+    global _catalog
     with _lock:
         if _catalog["version"] == version:
             return _catalog
@@ -107,10 +120,12 @@ def catalog(cursor, version) -> dict:
     # Each offer's own Kubernetes answers (its KubernetesProfile), as the API filters them.
     cursor.execute(f"SELECT id, {', '.join(PROFILE_FILTER_COLUMNS)} FROM providers_kubernetesprofile")
     profiles = {row[0]: dict(zip(PROFILE_FILTER_COLUMNS, row[1:], strict=True)) for row in cursor.fetchall()}
-    fresh = {"version": version, "gpus": gpus, "providers": providers, "profiles": profiles}
+    # And each profile's answers as the list shows them, decoded once per data version (the API keeps them too).
+    cursor.execute("SELECT id, answers FROM providers_kubernetesprofile")
+    shown = {profile_id: states(answers) for profile_id, answers in cursor.fetchall()}
+    fresh = {"version": version, "gpus": gpus, "providers": providers, "profiles": profiles, "shown": shown}
     with _lock:
-        _catalog.clear()
-        _catalog.update(fresh)
+        _catalog = fresh
     return fresh
 
 
@@ -221,7 +236,6 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
     sql = (f"SELECT {SELECT_ROW} FROM ({ids}) page JOIN providers_offer o ON o.id = page.id "
            "JOIN providers_provider p ON p.id = o.provider_id LEFT JOIN providers_gpumodel g ON g.id = o.gpu_id "
            "JOIN providers_datasource s ON s.id = o.source_id "
-           "LEFT JOIN providers_kubernetesprofile k ON k.id = o.kubernetes_profile_id "
            f"ORDER BY page.k {direction}, page.t ASC NULLS LAST, page.id")
     return sql, values
 
@@ -237,23 +251,30 @@ def moment(value):
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def row_data(row, url_head: str, cutoff: datetime) -> dict:
+def retires_on(provider: str, instance_type: str) -> str | None:
+    retirement = retirement_of(provider, instance_type)
+    return None if retirement is None else retirement.date.isoformat()
+
+
+def row_data(row, url_head: str, cutoff: datetime, old_before: datetime, shown: dict) -> dict:
     (offer_id, instance_type, region, country, continent, gpu_id, gpu_name, gpu_count, gpu_memory_gb, vcpus, ram_gb,
      currency, price_hour, spot_price_hour, price_hour_usd, spot_price_hour_usd, per_gpu, spot_per_gpu, availability,
      available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
      price_source_url, gpu_fraction, form_factor, efa_interfaces, spot_savings_pct, spot_interruption, spot_as_of,
      commit_1y, commit_1y_per_gpu, commit_3y, commit_3y_per_gpu, commitment_as_of, commitment_source_url,
+     region_confirmed, gpu_memory_usable_gb, price_dated_by,
      p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
-     s_license, s_revision, s_as_of, s_last_success, profile_id, *states) = row
-    *states, fabric, efa = states
+     s_license, s_revision, s_as_of, s_last_success, s_evidence, s_evidence_url, profile_id) = row
     return {
         "id": offer_id, "url": f"{url_head}{offer_id}/",
         "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
         "instance_type": instance_type, "region": region, "country": country, "continent": continent,
+        "region_confirmed": region_confirmed,
         "gpu": None if gpu_id is None else {"slug": g_slug, "name": g_name, "vendor": g_vendor, "family": g_family,
                                             "memory_gb": number(g_memory)},
         "gpu_name": gpu_name, "gpu_count": number(gpu_count), "gpu_memory_gb": number(gpu_memory_gb),
-        "vcpus": number(vcpus), "ram_gb": number(ram_gb), "currency": currency, "price_hour": number(price_hour),
+        "gpu_memory_usable_gb": number(gpu_memory_usable_gb), "vcpus": number(vcpus), "ram_gb": number(ram_gb),
+        "currency": currency, "price_hour": number(price_hour),
         "spot_price_hour": number(spot_price_hour), "price_hour_usd": number(price_hour_usd),
         "spot_price_hour_usd": number(spot_price_hour_usd), "price_per_gpu_hour_usd": number(per_gpu),
         "spot_price_per_gpu_hour_usd": number(spot_per_gpu), "availability": availability,
@@ -262,7 +283,10 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "in_stock_share_7d": number(share_7d), "in_stock_share_30d": number(share_30d),
         "first_seen": moment(first_seen), "last_seen": moment(last_seen),
         "is_active": is_active, "is_stale": s_last_success is None or s_last_success < cutoff,
-        "price_as_of": moment(price_as_of), "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
+        "price_as_of": moment(price_as_of), "price_dated_by": price_dated_by,
+        "price_is_old": price_as_of is not None and price_as_of < old_before,
+        "retires_on": retires_on(p_slug, instance_type),
+        "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
         "form_factor": form_factor, "efa_interfaces": efa_interfaces, "spot_savings_pct": spot_savings_pct,
         "spot_interruption": spot_interruption, "spot_as_of": None if spot_as_of is None else spot_as_of.isoformat(),
         "commit_1y_price_hour_usd": number(commit_1y), "commit_1y_price_per_gpu_hour_usd": number(commit_1y_per_gpu),
@@ -271,10 +295,9 @@ def row_data(row, url_head: str, cutoff: datetime) -> dict:
         "commitment_source_url": commitment_source_url,
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
-                   "last_success_at": moment(s_last_success)},
-        "kubernetes": NO_PROFILE if profile_id is None else {
-            question: ({"answer": state, "fabric": fabric, "efa_interfaces": efa} if question == "rdma"
-                       else {"answer": state}) for question, state in zip(QUESTIONS, states, strict=True)},
+                   "last_success_at": moment(s_last_success), "price_evidence": s_evidence,
+                   "price_evidence_url": s_evidence_url},
+        "kubernetes": NO_PROFILE if profile_id is None else shown[profile_id],
     }
 
 
@@ -310,6 +333,7 @@ def application(environ, start_response):
         cursor.execute(sql, sql_values)
         rows = cursor.fetchall()
     cutoff = datetime.now(UTC) - STALE_AFTER
+    old_before = datetime.now(UTC) - timedelta(days=OLD_AFTER_DAYS)
     url_head = f"http://{host}/api/v1/offers/"
     others = [(name, value) for name, value in parse_qs(query).items() if name != "page"]
 
@@ -322,7 +346,7 @@ def application(environ, start_response):
         "next": link(page + 1) if page * size < count or not exact else None,
         "previous": link(page - 1) if page > 1 else None,
         "left_out_for_unknown": {"total": sum(left_out.values()), "by_provider": left_out},
-        "results": [row_data(row, url_head, cutoff) for row in rows],
+        "results": [row_data(row, url_head, cutoff, old_before, cat["shown"]) for row in rows],
     })
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]

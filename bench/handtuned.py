@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlencode
 import psycopg
 
 from providers.kubernetes import QUESTIONS  # plain Python: the question order of the API's `kubernetes` object
-from providers.pricing import OLD_AFTER_DAYS, retirement_of  # plain Python: when a price is old, retirement days
+from providers.pricing import is_old, retires_on  # plain Python: when a price is old, retirement days
 
 try:
     import orjson
@@ -251,12 +251,7 @@ def moment(value):
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def retires_on(provider: str, instance_type: str) -> str | None:
-    retirement = retirement_of(provider, instance_type)
-    return None if retirement is None else retirement.date.isoformat()
-
-
-def row_data(row, url_head: str, cutoff: datetime, old_before: datetime, shown: dict) -> dict:
+def row_data(row, url_head: str, cutoff: datetime, now: datetime, shown: dict) -> dict:
     (offer_id, instance_type, region, country, continent, gpu_id, gpu_name, gpu_count, gpu_memory_gb, vcpus, ram_gb,
      currency, price_hour, spot_price_hour, price_hour_usd, spot_price_hour_usd, per_gpu, spot_per_gpu, availability,
      available_count, checked_at, since, recorded, share_7d, share_30d, first_seen, last_seen, is_active, price_as_of,
@@ -284,7 +279,7 @@ def row_data(row, url_head: str, cutoff: datetime, old_before: datetime, shown: 
         "first_seen": moment(first_seen), "last_seen": moment(last_seen),
         "is_active": is_active, "is_stale": s_last_success is None or s_last_success < cutoff,
         "price_as_of": moment(price_as_of), "price_dated_by": price_dated_by,
-        "price_is_old": price_as_of is not None and price_as_of < old_before,
+        "price_is_old": is_old(price_as_of, now),
         "retires_on": retires_on(p_slug, instance_type),
         "price_source_url": price_source_url, "gpu_fraction": number(gpu_fraction),
         "form_factor": form_factor, "efa_interfaces": efa_interfaces, "spot_savings_pct": spot_savings_pct,
@@ -332,8 +327,8 @@ def application(environ, start_response):
         sql, sql_values = page_sql(conditions, values, split, column, descending, (page - 1) * size, size)
         cursor.execute(sql, sql_values)
         rows = cursor.fetchall()
-    cutoff = datetime.now(UTC) - STALE_AFTER
-    old_before = datetime.now(UTC) - timedelta(days=OLD_AFTER_DAYS)
+    now = datetime.now(UTC)
+    cutoff = now - STALE_AFTER
     url_head = f"http://{host}/api/v1/offers/"
     others = [(name, value) for name, value in parse_qs(query).items() if name != "page"]
 
@@ -346,7 +341,7 @@ def application(environ, start_response):
         "next": link(page + 1) if page * size < count or not exact else None,
         "previous": link(page - 1) if page > 1 else None,
         "left_out_for_unknown": {"total": sum(left_out.values()), "by_provider": left_out},
-        "results": [row_data(row, url_head, cutoff, old_before, cat["shown"]) for row in rows],
+        "results": [row_data(row, url_head, cutoff, now, cat["shown"]) for row in rows],
     })
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]

@@ -254,6 +254,12 @@ def retirement_of(provider: str, instance_type: str) -> Retirement | None:
     return retirements().get((provider, instance_type))
 
 
+def retires_on(provider: str, instance_type: str) -> str | None:
+    """The retirement day of a machine type as an ISO date (the API's `retires_on`), or None."""
+    retirement = retirement_of(provider, instance_type)
+    return None if retirement is None else retirement.date.isoformat()
+
+
 def is_retired(provider: str, instance_type: str, today: date) -> bool:
     retirement = retirement_of(provider, instance_type)
     return retirement is not None and retirement.retired(today)

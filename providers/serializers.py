@@ -259,7 +259,7 @@ class OfferSerializer(OutputSerializer):
 
     @extend_schema_field(serializers.DateField(allow_null=True))
     def get_retires_on(self, offer: Offer) -> str | None:
-        return _retires_on(offer.provider.slug, offer.instance_type)
+        return pricing.retires_on(offer.provider.slug, offer.instance_type)
 
     def get_price_is_old(self, offer: Offer) -> bool:
         return pricing.is_old(offer.price_as_of, timezone.now())
@@ -410,7 +410,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
             "price_as_of": moment(row["price_as_of"]),
             "price_dated_by": row["price_dated_by"],
             "price_is_old": row["price_is_old"],
-            "retires_on": _retires_on(row["provider__slug"], row["instance_type"]),
+            "retires_on": pricing.retires_on(row["provider__slug"], row["instance_type"]),
             "price_source_url": row["price_source_url"],
             "gpu_fraction": _number(row["gpu_fraction"]),
             "form_factor": row["form_factor"],
@@ -704,9 +704,3 @@ class CompareSerializer(serializers.Serializer):
     providers = ProviderRefSerializer(many=True)
     capabilities = CompareQuestionSerializer(many=True)
     gpus = CompareGpuSerializer(many=True)
-
-
-def _retires_on(provider: str, instance_type: str) -> str | None:
-    """The retirement day of a machine type (providers/pricing.py), as an ISO date, or None."""
-    retirement = pricing.retirement_of(provider, instance_type)
-    return None if retirement is None else retirement.date.isoformat()

@@ -11,7 +11,7 @@ from providers.curated import load_instance_types
 
 @pytest.fixture(scope="module")
 def facts():
-    return {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number,
+    return {file.provider: [k8s.Fact(pattern=f.pattern, key=f.key, value=f.value, number=f.number, detail=f.detail,
                                      source_url=f.source_url, confidence=f.confidence, origin=file.origin,
                                      interfaces=f.interfaces, bandwidth_gbps=f.bandwidth_gbps)
                             for f in file.facts] for file in load_instance_types()}
@@ -82,6 +82,16 @@ def test_coreweave_types_the_docs_index_titles_without_a_fabric_have_none_and_ne
     assert fact(facts, "coreweave", "NVIDIA L40 x8", "managed_node").value == "yes"
     b300 = fact(facts, "coreweave", "NVIDIA HGX B300 x8", "fabric")
     assert (b300.value, b300.confidence) == ("infiniband", "documented")
+
+
+def test_coreweave_a100_fabric_is_unknown_because_its_current_and_older_pages_disagree(facts):
+    # the current guide: InfiniBand "for some GPU instance types", and the region pages list a plain "A100" next to
+    # "H100 (InfiniBand)"; an older pre-CKS page said every A100 NVLINK GPU had it. A "yes" here sent buyers to a
+    # machine whose fabric no current page states.
+    a100 = fact(facts, "coreweave", "NVIDIA A100 x8", "fabric")
+    assert a100.value == "unknown"
+    assert "/products/networking/hpc-interconnect/" in a100.source_url
+    assert "All CoreWeave A100 NVLINK GPUs" in a100.detail and "for some GPU instance types" in a100.detail
 
 
 def test_nebius_8_gpu_presets_are_infiniband_and_smaller_ones_are_not(facts):

@@ -23,9 +23,14 @@ pytestmark = pytest.mark.django_db
 TARGET = 95.0
 
 # Targets the sourced facts do not reach yet, per (target, provider), each a strict expected failure naming what is
-# missing (it fails the suite the day it is met, so the mark is taken off then). Empty since 2026-12-06: AWS's G7
-# launch post gave the multi-GPU G7 sizes GPUDirect RDMA with EFA, and Oracle's quickstart the A100-v2.8's SXM4 GPUs.
-NOT_YET: dict[tuple[str, str], str] = {}
+# missing (it fails the suite the day it is met, so the mark is taken off then). Emptied on 2026-12-06 (AWS's G7
+# launch post gave the multi-GPU G7 sizes GPUDirect RDMA with EFA, and Oracle's quickstart the A100-v2.8's SXM4 GPUs);
+# CoreWeave's A100 went back to unknown the same day, when its only "InfiniBand" source turned out to be a pre-CKS page.
+NOT_YET: dict[tuple[str, str], str] = {
+    ("fabric_class", "coreweave"): "CoreWeave's A100 x8 (1 of 9 types with 4+ GPUs): the current docs mark InfiniBand "
+    "types in their titles and IDs (H100 (InfiniBand), gd-8xh100ib-i128) but not the A100 (gd-8xa100-i128), while an "
+    "older page said every A100 NVLINK GPU had InfiniBand; unknown until CoreWeave's GPU instance list can be read",
+}
 
 
 def per_provider(target: str) -> list:

@@ -487,12 +487,16 @@ def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict
         return Answer(NO, _("{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).").format(
             provider=provider),
                       _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none", fabric_class=PLAIN_CLASS)
+    read = fact is not None and fact.value == UNKNOWN and bool(fact.source_url)  # sources read that do not settle it
     if provider_fabrics:
         names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)
-        text = _("{provider} offers {fabrics} on some machines; we have no source for {instance_type}'s fabric.")
-        return Answer(UNKNOWN, text.format(provider=provider, fabrics=names, instance_type=instance_type),
-                      _urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)), fabric=UNKNOWN,
-                      fabric_class=UNKNOWN)
+        text = (_("{provider} offers {fabrics} on some machines; what we read does not settle {instance_type}'s "
+                  "fabric.") if read else
+                _("{provider} offers {fabrics} on some machines; we have no source for {instance_type}'s fabric."))
+        return Answer(UNKNOWN, text.format(provider=provider, fabrics=names, instance_type=instance_type)
+                      + (_detail(fact) if read else ""),
+                      _urls(fact if read else None, *(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)),
+                      fabric=UNKNOWN, fabric_class=UNKNOWN)
     return Answer(UNKNOWN, _("We have no source for {instance_type}'s fabric between nodes.").format(
         instance_type=instance_type), fabric=UNKNOWN, fabric_class=UNKNOWN)
 

@@ -250,6 +250,26 @@ def test_a_provider_without_any_fabric_is_rdma_no_and_without_a_type_fact_unknow
     assert some["rdma"].state == "unknown" and "InfiniBand on some machines" in some["rdma"].reason
 
 
+def test_an_unknown_fabric_with_sources_read_says_what_was_read_instead_of_no_source(gpus):
+    # CoreWeave's A100: an old page says InfiniBand, the current ones do not mark it. The answer stays unknown, but
+    # it names what was read and links it first, rather than claiming we have no source.
+    from providers.facts_sync import instance_facts_sync
+
+    provider = ProviderFactory(slug="cw", name="Cw")
+    capabilities(provider, **MANAGED)
+    item = offer("a.8", provider, DataSourceFactory(slug="cw-src", provider=provider), gpus["h100"], count="8",
+                 price="8")
+    read = InstanceFactRecord(pattern="a.8", key="fabric", value="unknown", detail="The old page and the new disagree.",
+                              source_url="https://example.org/new-page", verified_on=date(2026, 12, 6),
+                              confidence="documented")
+    instance_facts_sync(provider_slug="cw", origin="curated", facts=[read])
+    rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
+    assert rdma.state == "unknown"
+    assert "does not settle a.8's fabric" in rdma.reason and "The old page and the new disagree." in rdma.reason
+    assert "no source" not in rdma.reason
+    assert rdma.sources[0] == "https://example.org/new-page"
+
+
 # --- managed features and the GPU stack ---------------------------------------------------------------------------
 
 

@@ -320,10 +320,12 @@ def application(environ, start_response):
         left_out = {}
         if left_out_where is not None:
             where, where_values = left_out_where
-            cursor.execute(f"SELECT provider_id, count(*) FROM providers_offer WHERE {where} GROUP BY provider_id",
-                           where_values)
+            # Counted as the API counts them (providers.coverage.LEFT_OUT_EXACT_UP_TO): the first 10,001 found.
+            cursor.execute(f"SELECT provider_id, count(*) FROM (SELECT provider_id FROM providers_offer WHERE {where} "
+                           f"LIMIT %s) AS found GROUP BY provider_id", [*where_values, COUNT_EXACT_UP_TO + 1])
             slugs = {provider_id: slug for slug, provider_id in cat["providers"].items()}
             left_out = {slugs[provider_id]: n for provider_id, n in cursor.fetchall()}
+        left_out_found = sum(left_out.values())
         sql, sql_values = page_sql(conditions, values, split, column, descending, (page - 1) * size, size)
         cursor.execute(sql, sql_values)
         rows = cursor.fetchall()
@@ -340,7 +342,8 @@ def application(environ, start_response):
         "count_exact": exact,
         "next": link(page + 1) if page * size < count or not exact else None,
         "previous": link(page - 1) if page > 1 else None,
-        "left_out_for_unknown": {"total": sum(left_out.values()), "by_provider": left_out},
+        "left_out_for_unknown": {"total": min(left_out_found, COUNT_EXACT_UP_TO),
+                                 "exact": left_out_found <= COUNT_EXACT_UP_TO, "by_provider": left_out},
         "results": [row_data(row, url_head, cutoff, now, cat["shown"]) for row in rows],
     })
     start_response("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])

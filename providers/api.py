@@ -43,7 +43,7 @@ from nodesoftware import fit as node_fit
 from . import offer_reads, selectors, versions
 from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
-from .coverage import offers_left_out_for_unknown
+from .coverage import LEFT_OUT_EXACT_UP_TO, offers_left_out_for_unknown
 from .filters import (
     VERSION_PATTERN,
     BooleanFilter,
@@ -294,14 +294,18 @@ class OfferListPagination(ApiPagination):
                            f"for, whichever is further)."}
         properties["count_exact"] = {"type": "boolean", "description": "Whether `count` is exact or a lower bound"}
         properties["left_out_for_unknown"] = {
-            "type": "object", "required": ["total", "by_provider", "questions"],
+            "type": "object", "required": ["total", "exact", "by_provider", "questions"],
             "description": "Offers these filters leave out only because an answer they ask about is unknown (a "
                            "Kubernetes answer, the fabric, the form factor): add unknown=include to get them, marked "
                            "unknown. Zero with unknown=include or when no such filter is set.",
             "properties": {
-                "total": {"type": "integer", "minimum": 0},
+                "total": {"type": "integer", "minimum": 0,
+                          "description": f"Exactly, when `exact`; else more than this many (counted exactly up to "
+                                         f"{LEFT_OUT_EXACT_UP_TO:,}, as `count` is)"},
+                "exact": {"type": "boolean", "description": "Whether `total` and `by_provider` are exact"},
                 "by_provider": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
-                                "description": "Provider slug -> offers left out"},
+                                "description": "Provider slug -> offers left out (when not `exact`: among the first "
+                                               "ones found, so lower bounds, and a provider may be missing)"},
                 "questions": {"type": "array", "items": {"type": "string"},
                               "description": "The filters whose unknown answers left them out"},
             }}

@@ -386,11 +386,19 @@ def gpu_family_choices():
     return remembered("choices:gpu_family", read)
 
 
+def _provider_rows() -> list[tuple[str, str, str, int]]:
+    return remembered("choices:provider", lambda: list(
+        Provider.objects.order_by("name").values_list("slug", "name", "name_zh", "id")))
+
+
 def provider_choices():
     """(slug, name) of every provider, the name in the active language (its Chinese name on Chinese pages)."""
-    rows = remembered("choices:provider", lambda: list(
-        Provider.objects.order_by("name").values_list("slug", "name", "name_zh")))
-    return [(slug, in_language(name, name_zh)) for slug, name, name_zh in rows]
+    return [(slug, in_language(name, name_zh)) for slug, name, name_zh, _id in _provider_rows()]
+
+
+def provider_slugs() -> dict[int, str]:
+    """Every provider's id -> slug (read with provider_choices)."""
+    return {provider_id: slug for slug, _name, _name_zh, provider_id in _provider_rows()}
 
 
 class NoEmptyItemsCSVField(BaseCSVField):

@@ -52,10 +52,14 @@ def unknown_notice(left_out: LeftOutForUnknown, params: QueryDict, path: str) ->
     query = params.copy()
     query["unknown"] = "include"
     query.pop("page", None)
-    text = ngettext(
-        "%(count)s offer from %(providers)s is hidden because whether they %(question)s is unknown",
-        "%(count)s offers from %(providers)s are hidden because whether they %(question)s is unknown",
-        left_out.total) % {"count": f"{left_out.total:,}", "providers": _listed(names),
-                           "question": gettext(" or ").join(questions)}
+    values = {"count": f"{left_out.total:,}", "providers": _listed(names), "question": gettext(" or ").join(questions)}
+    if left_out.exact:
+        text = ngettext(
+            "%(count)s offer from %(providers)s is hidden because whether they %(question)s is unknown",
+            "%(count)s offers from %(providers)s are hidden because whether they %(question)s is unknown",
+            left_out.total) % values
+    else:  # counted up to a limit: the providers named are those of the offers counted
+        text = gettext("More than %(count)s offers, among them from %(providers)s, are hidden because whether they "
+                       "%(question)s is unknown") % values
     return {"text": text, "show_url": f"{path}?{query.urlencode()}", "by_provider": left_out.by_provider}
 

@@ -43,3 +43,16 @@ def test_the_notice_in_chinese(client, data):
     text = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
     notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
     assert "条报价已隐藏" in notice and "是否具备您所要求的节点间网络" in notice and "显示它们" in notice
+
+
+def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_counted(client, data, monkeypatch):
+    from providers import coverage
+
+    exact = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
+    hidden = int(re.search(r"(\d+) offers? from", exact).group(1))
+    assert hidden >= 2
+    monkeypatch.setattr(coverage, "LEFT_OUT_EXACT_UP_TO", hidden - 1)
+    capped = html.unescape(client.get("/?rdma=any&price_per_gpu_hour_max=1000", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', capped, re.S).group(1)
+    assert f"More than {hidden - 1:,} offers, among them from " in notice
+    assert "unknown=include" in notice

@@ -178,6 +178,8 @@ DATASETTE_INDEXES = {
     "offer_active_provider_price": "is_active, provider_slug, price_per_gpu_hour_order",
     "offer_active_price_hour": "is_active, price_hour_order",
     "offer_active_provider_hour": "is_active, provider_slug, price_hour_order",
+    "offer_active_gpu_hour": "is_active, gpu_slug, price_hour_order",
+    "offer_active_place_hour": "is_active, continent, region_confirmed, price_hour_order",
     "offer_active_memory": "is_active, gpu_memory_gb DESC",
     **{f"offer_active_{column}_price": f"is_active, {column}, price_per_gpu_hour_order"
        for column in ("managed_node", "byo", "mig", "fabric_class", "fabric")},

@@ -140,7 +140,7 @@ K8S_TERMS = {
 PROFILE_FILTER_COLUMNS = ("managed_node", "byo", "mig", "fabric_class", "fabric")
 # As selectors.RANGE_INDEXED and MAX_RANGES: which id lists are read as one index range per value, per ordering.
 RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes_profile_id"),
-                 "price_hour_usd": ("provider_id",)}
+                 "price_hour_usd": ("gpu_id", "provider_id")}
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 
 

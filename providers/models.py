@@ -385,6 +385,10 @@ FILTERED_IN_INDEX = ["continent", "country", "region_confirmed", "spot_price_hou
 # every column the common filters check, so that a walk for 50 matches is index-only however far it goes
 # (migration 0025).
 WALKED_INDEX_INCLUDES = ["gpu", "provider", "kubernetes_profile", *FILTERED_IN_INDEX, "gpu_count", "gpu_memory_gb"]
+# What the (GPU | continent, instance price) indexes carry besides their key: the walked indexes' columns but the
+# place and GPU (each index adds those it lacks), and the price per GPU-hour (a ceiling on it is the commonest filter).
+HOUR_INDEX_INCLUDES = ["provider", "kubernetes_profile", "country", "spot_price_hour", "gpu_count", "gpu_memory_gb",
+                       "price_per_gpu_hour_usd"]
 
 
 class Offer(models.Model):
@@ -513,6 +517,16 @@ class Offer(models.Model):
                          condition=models.Q(is_active=True), name="offer_active_place_price"),
             models.Index(fields=["price_hour_usd", "id"], include=[*WALKED_INDEX_INCLUDES, "price_per_gpu_hour_usd"],
                          condition=models.Q(is_active=True), name="offer_active_price_hour"),
+            # By instance-hour within one GPU model or one continent (migration 0027): sorted by instance price, a GPU
+            # list is read as one range per GPU (offer_reads.RANGE_INDEXED) and a continent as its own range, where
+            # both walked the whole instance-price index; at 1,000,000 offers `continent=NA&gpu_count_min=8&spot=true
+            # &ordering=price_hour` removed 596,681 rows (84 ms) to find 50.
+            models.Index(fields=["gpu", "price_hour_usd", "id"],
+                         include=[*HOUR_INDEX_INCLUDES, "continent", "region_confirmed"],
+                         condition=models.Q(is_active=True), name="offer_active_gpu_hour"),
+            models.Index(fields=["continent", "region_confirmed", "price_hour_usd", "id"],
+                         include=[*HOUR_INDEX_INCLUDES, "gpu"],
+                         condition=models.Q(is_active=True), name="offer_active_place_hour"),
             # Per provider by instance-hour, with the spot price at hand: a provider list in that order is read as one
             # range per provider (offer_reads.offer_page_ids), its spot count from this index alone (migration 0009).
             models.Index(fields=["provider", "price_hour_usd", "id"], include=["spot_price_hour"],

@@ -231,7 +231,7 @@ def _offer_page_sql() -> str:
 # Orderings that a (gpu | provider, columns..., id) partial index on active offers serves, by the ordering's columns.
 RANGE_INDEXED = {
     ("price_per_gpu_hour_usd",): ("gpu_id", "provider_id", "kubernetes_profile_id"),
-    ("price_hour_usd",): ("provider_id",),
+    ("price_hour_usd",): ("gpu_id", "provider_id"),
 }
 
 

@@ -50,6 +50,9 @@ QUERIES = [
     "vendor=nvidia,amd",
     "provider=crowd-0,crowd-1,crowd-2",
     "provider=crowd-0,crowd-3,alpha&spot=true&ordering=price_hour",
+    # sorted by instance price: one range per GPU model (migration 0027)
+    "gpu=h100-sxm,l4&ordering=price_hour",
+    "gpu=h100-sxm,l4,mi300x&continent=EU&spot=true&ordering=price_hour",
     "provider=crowd-0,crowd-2,alpha&offering=byo",
     "offering=managed,byo&gpu=h100-sxm,l4&ordering=price_per_gpu_hour",
     "provider_kind=gpu_cloud,hyperscaler,marketplace",

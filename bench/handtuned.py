@@ -320,7 +320,7 @@ def application(environ, start_response):
         left_out = {}
         if left_out_where is not None:
             where, where_values = left_out_where
-            # Counted as the API counts them (providers.coverage.LEFT_OUT_EXACT_UP_TO): the first 10,001 found.
+            # Counted as the API counts them (up to COUNT_EXACT_UP_TO, as the offers): the first 10,001 found.
             cursor.execute(f"SELECT provider_id, count(*) FROM (SELECT provider_id FROM providers_offer WHERE {where} "
                            f"LIMIT %s) AS found GROUP BY provider_id", [*where_values, COUNT_EXACT_UP_TO + 1])
             slugs = {provider_id: slug for slug, provider_id in cat["providers"].items()}

@@ -43,7 +43,7 @@ from nodesoftware import fit as node_fit
 from . import offer_reads, selectors, versions
 from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
-from .coverage import LEFT_OUT_EXACT_UP_TO, offers_left_out_for_unknown
+from .coverage import offers_left_out_for_unknown
 from .filters import (
     VERSION_PATTERN,
     BooleanFilter,
@@ -301,7 +301,7 @@ class OfferListPagination(ApiPagination):
             "properties": {
                 "total": {"type": "integer", "minimum": 0,
                           "description": f"Exactly, when `exact`; else more than this many (counted exactly up to "
-                                         f"{LEFT_OUT_EXACT_UP_TO:,}, as `count` is)"},
+                                         f"{offer_reads.COUNT_EXACT_UP_TO:,}, as `count` is)"},
                 "exact": {"type": "boolean", "description": "Whether `total` and `by_provider` are exact"},
                 "by_provider": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 1},
                                 "description": "Provider slug -> offers left out (when not `exact`: among the first "

@@ -21,6 +21,7 @@ from django.db.models import Count
 
 from .kubernetes import QUESTIONS, UNKNOWN
 from .models import InstanceTypeFact, KubernetesProfile, Offer, Provider
+from .offer_reads import COUNT_EXACT_UP_TO
 from .versions import remembered
 
 # The providers issue #36 sets targets for, and the GPU families whose form factor it asks for.
@@ -165,7 +166,7 @@ class LeftOutForUnknown:
     total: int = 0
     by_provider: tuple[tuple[str, str, int], ...] = ()
     questions: tuple[str, ...] = ()
-    # False past LEFT_OUT_EXACT_UP_TO: then `total` means "more than", and `by_provider` counts the offers among the
+    # False past COUNT_EXACT_UP_TO: then `total` means "more than", and `by_provider` counts the offers among the
     # first found (lower bounds; a provider with none among them is not named).
     exact: bool = True
 
@@ -175,16 +176,13 @@ class LeftOutForUnknown:
                 "questions": list(self.questions)}
 
 
-# Offers left out for an unknown answer are counted exactly up to this many, like the offers themselves
-# (offer_reads.COUNT_EXACT_UP_TO, the same number): past it the grouped count would read every matching offer (26,230
-# rows, 13 ms, for `offering=byo&continent=SA` at 1,000,000 offers, where the page needs 50), and nobody acts on the
-# eleventh thousand. The real snapshot never reaches it (3,278 offers in all).
-LEFT_OUT_EXACT_UP_TO = 10_000
-
-
 def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
-    """One COUNT, grouped by provider, of the first LEFT_OUT_EXACT_UP_TO + 1 offers `filters` would add with
-    unknown=include (none when it is set already), kept under the data version per set of filters."""
+    """One COUNT, grouped by provider, of the first COUNT_EXACT_UP_TO + 1 offers `filters` would add with
+    unknown=include (none when it is set already), kept under the data version per set of filters.
+
+    Counted exactly up to the same limit as the offers themselves (offer_reads.COUNT_EXACT_UP_TO): past it a grouped
+    count read every such offer (26,230 rows, 13 ms, for `offering=byo&continent=SA` at 1,000,000 offers, where the
+    page needs 50). The real snapshot never reaches it (3,278 offers in all)."""
     from .filters import provider_choices, provider_slugs
 
     if filters.include_unknown:
@@ -200,7 +198,7 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
         sql, params = left_out.values_list("provider_id").query.sql_with_params()
         with connection.cursor() as cursor:
             cursor.execute(f'SELECT "found"."provider_id", COUNT(*) FROM ({sql} LIMIT %s) AS "found" '
-                           f'GROUP BY "found"."provider_id"', [*params, LEFT_OUT_EXACT_UP_TO + 1])
+                           f'GROUP BY "found"."provider_id"', [*params, COUNT_EXACT_UP_TO + 1])
             return tuple(cursor.fetchall())
 
     counts = remembered(f"left-out-for-unknown:{key}", count)
@@ -211,5 +209,5 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
     rows = sorted(((slugs[provider_id], str(shown.get(slugs[provider_id], slugs[provider_id])), n)
                    for provider_id, n in counts), key=lambda row: (-row[2], row[1]))
     found = sum(n for _provider, n in counts)
-    return LeftOutForUnknown(total=min(found, LEFT_OUT_EXACT_UP_TO), by_provider=tuple(rows),
-                             questions=tuple(filters.unknown_questions()), exact=found <= LEFT_OUT_EXACT_UP_TO)
+    return LeftOutForUnknown(total=min(found, COUNT_EXACT_UP_TO), by_provider=tuple(rows),
+                             questions=tuple(filters.unknown_questions()), exact=found <= COUNT_EXACT_UP_TO)

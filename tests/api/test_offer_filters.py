@@ -327,9 +327,9 @@ def test_offers_left_out_for_an_unknown_answer_are_counted_exactly_up_to_the_lim
 
     exact = api.get("/api/v1/offers/?form_factor=sxm").json()["left_out_for_unknown"]
     assert (exact["total"], exact["exact"]) == (4, True)
-    monkeypatch.setattr(coverage, "LEFT_OUT_EXACT_UP_TO", 4)  # at the limit: still exact
+    monkeypatch.setattr(coverage, "COUNT_EXACT_UP_TO", 4)  # at the limit: still exact
     assert api.get("/api/v1/offers/?form_factor=sxm&ordering=-gpu_count").json()["left_out_for_unknown"]["exact"]
-    monkeypatch.setattr(coverage, "LEFT_OUT_EXACT_UP_TO", 3)  # past it: "more than 3", providers among those counted
+    monkeypatch.setattr(coverage, "COUNT_EXACT_UP_TO", 3)  # past it: "more than 3", providers among those counted
     capped = api.get("/api/v1/offers/?form_factor=sxm&ordering=provider").json()["left_out_for_unknown"]
     assert (capped["total"], capped["exact"]) == (3, False)
     assert sum(capped["by_provider"].values()) == 4 and set(capped["by_provider"]) <= {"alpha", "beta", "gamma"}

@@ -51,7 +51,7 @@ def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_
     exact = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
     hidden = int(re.search(r"(\d+) offers? from", exact).group(1))
     assert hidden >= 2
-    monkeypatch.setattr(coverage, "LEFT_OUT_EXACT_UP_TO", hidden - 1)
+    monkeypatch.setattr(coverage, "COUNT_EXACT_UP_TO", hidden - 1)
     capped = html.unescape(client.get("/?rdma=any&price_per_gpu_hour_max=1000", follow=True).content.decode())
     notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', capped, re.S).group(1)
     assert f"More than {hidden - 1:,} offers, among them from " in notice

@@ -497,8 +497,10 @@ def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict
                       + (_detail(fact) if read else ""),
                       _urls(fact if read else None, *(cells[PROVIDER_FABRIC_CELL[k]] for k in provider_fabrics)),
                       fabric=UNKNOWN, fabric_class=UNKNOWN)
-    return Answer(UNKNOWN, _("We have no source for {instance_type}'s fabric between nodes.").format(
-        instance_type=instance_type), fabric=UNKNOWN, fabric_class=UNKNOWN)
+    text = (_("What we read does not settle {instance_type}'s fabric between nodes.") if read else
+            _("We have no source for {instance_type}'s fabric between nodes."))
+    return Answer(UNKNOWN, text.format(instance_type=instance_type) + (_detail(fact) if read else ""),
+                  _urls(fact if read else None), fabric=UNKNOWN, fabric_class=UNKNOWN)
 
 
 def _fabric_numbers(fact: Fact) -> str:

@@ -268,6 +268,16 @@ def test_an_unknown_fabric_with_sources_read_says_what_was_read_instead_of_no_so
     assert "does not settle a.8's fabric" in rdma.reason and "The old page and the new disagree." in rdma.reason
     assert "no source" not in rdma.reason
     assert rdma.sources[0] == "https://example.org/new-page"
+    # the same where the provider states no fabric at all (its fabric cells unknown)
+    plain = ProviderFactory(slug="pl", name="Pl")
+    capabilities(plain, offering="managed")
+    item = offer("b.8", plain, DataSourceFactory(slug="pl-src", provider=plain), gpus["h100"], count="8", price="8")
+    instance_facts_sync(provider_slug="pl", origin="curated", facts=[InstanceFactRecord(
+        pattern="b.8", key="fabric", value="unknown", detail="Its page names no fabric.",
+        source_url="https://example.org/b-page", verified_on=date(2026, 12, 6), confidence="documented")])
+    rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
+    assert rdma.state == "unknown" and "does not settle b.8's fabric" in rdma.reason
+    assert "Its page names no fabric." in rdma.reason and rdma.sources == ["https://example.org/b-page"]
 
 
 # --- managed features and the GPU stack ---------------------------------------------------------------------------

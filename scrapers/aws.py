@@ -37,6 +37,7 @@ from pathlib import Path
 import httpx
 
 from .base import (
+    ProviderClient,
     SchemaScrapeError,
     ScrapedCapability,
     ScrapedOffer,
@@ -89,18 +90,13 @@ FAMILIES: dict[str, Family] = {
 }
 
 
-class AwsEc2PriceListClient:
+class AwsEc2PriceListClient(ProviderClient):
     info = SourceInfo(slug="aws", provider="aws", name="AWS Price List (bulk, EC2)", kind="api", url=DOCS_URL)
     # Registered for live runs; its recording is a real but partial sample (the header and two non-GPU rows,
     # recorded/aws/README.md), so replaying it yields no offer and the bundled snapshot uses aws-catalog.
     recording_has_no_offers = True
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {EC2_CSV_URL: RECORDED / "ec2_index_head.csv"}
+    recordings = {EC2_CSV_URL: RECORDED / "ec2_index_head.csv"}
 
     def fetch(self) -> ScrapeResult:
         result = ScrapeResult(offers=[])
@@ -267,13 +263,10 @@ def _offer(row: dict[str, str], family: Family) -> ScrapedOffer:
 # --- EKS -----------------------------------------------------------------------------------------------------
 
 
-class AwsEksPriceListClient:
+class AwsEksPriceListClient(ProviderClient):
     """The EKS control-plane fee (us-east-1) from the AmazonEKS bulk offer file. Produces facts, no offers."""
 
     info = SourceInfo(slug="aws-eks", provider="aws", name="AWS Price List (bulk, EKS)", kind="api", url=DOCS_URL)
-
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
 
     @classmethod
     def recorded(cls) -> dict[str, Path]:

@@ -31,9 +31,7 @@ from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import mib_to_gb, to_decimal
 from .upstream import UpstreamFile
@@ -186,7 +184,7 @@ def parse_spot_advisor(data: object) -> dict[tuple[str, str], SpotAdvice]:
     return advice
 
 
-class AwsCatalogClient:
+class AwsCatalogClient(ProviderClient):
     info = SourceInfo(
         slug="aws-catalog",
         provider="aws",
@@ -196,9 +194,6 @@ class AwsCatalogClient:
         license="Apache-2.0 (Karpenter, spotinfo); MIT stated by tsaol/aws-gpu",
         revision=KARPENTER_COMMIT,
     )
-
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
 
     @classmethod
     def files(cls) -> list[UpstreamFile]:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import httpx
 
-from .base import SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import to_decimal
 
@@ -129,7 +129,7 @@ SIZES: dict[str, Size] = {
 }
 
 
-class AzureRetailPricesClient:
+class AzureRetailPricesClient(ProviderClient):
     info = SourceInfo(
         slug="azure",
         provider="azure",
@@ -140,12 +140,7 @@ class AzureRetailPricesClient:
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {VM_URL: RECORDED / "vm_prices_page1.json", AKS_URL: RECORDED / "aks_eastus_consumption.json"}
+    recordings = {VM_URL: RECORDED / "vm_prices_page1.json", AKS_URL: RECORDED / "aks_eastus_consumption.json"}
 
     def fetch(self) -> ScrapeResult:
         vm_items = list(_items(self.http, VM_URL))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 import httpx
 
@@ -139,29 +139,39 @@ class SourceInfo:
     api_key_env: str = ""
 
 
-class ProviderClient(Protocol):
+class ProviderClient:
+    """What every provider client is: built around an injected `httpx.Client` (the network, or recorded payloads in
+    tests) and, for a source that needs one, an API key; `fetch()` returns a ScrapeResult. A client states `info`
+    and, as `recordings`, the real recorded payloads (URL -> file under scrapers/recorded/) that `scrape --offline`
+    and tests replay; a client whose files are computed overrides `recorded()` instead."""
+
     info: ClassVar[SourceInfo]
+    recordings: ClassVar[dict[str, Path]] = {}
     # True for clients whose API states Kubernetes facts (fees, versions): the offline snapshot replays them even
     # where a catalog covers the provider's prices.
-    provides_kubernetes_facts: ClassVar[bool]
+    provides_kubernetes_facts: ClassVar[bool] = False
     # Optional (default False): the source is a dataset at a commit whose recorded copy says what a live fetch says,
     # so offline replays store its capability cells too (scrapers/cncf_ai_conformance.py).
     # capability_dataset: ClassVar[bool]
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None) -> None: ...
+    def __init__(self, http: httpx.Client, api_key: str | None = None) -> None:
+        self.http = http
+        self.api_key = api_key
 
     @classmethod
     def recorded(cls) -> dict[str, Path]:
         """URL -> recorded payload file (under scrapers/recorded/) that `scrape --offline` and tests replay."""
-        ...
+        return dict(cls.recordings)
 
-    def fetch(self) -> ScrapeResult: ...
+    def fetch(self) -> ScrapeResult:
+        raise NotImplementedError
 
 
-class EditionedClient(ProviderClient, Protocol):
+class EditionedClient(ProviderClient):
     """A source published in dated editions (CoreWeave's daily scrapes): `editions()` lists the recorded ones,
     oldest first, and the client is built with `edition=` one of them (None: the newest). The bundled snapshot
     replays them in order, so the price history is the source's own."""
 
     @classmethod
-    def editions(cls) -> list[str]: ...
+    def editions(cls) -> list[str]:
+        raise NotImplementedError

@@ -34,10 +34,9 @@ from datetime import date
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
 import yaml
 
-from .base import SchemaScrapeError, ScrapedCapability, ScrapeError, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedCapability, ScrapeError, ScrapeResult, SourceInfo
 from .http import get
 
 logger = logging.getLogger(__name__)
@@ -181,7 +180,7 @@ def capabilities_from(files: list[tuple[str, str, dict[str, dict]]]) -> list[Scr
     return cells
 
 
-class CncfAiConformanceClient:
+class CncfAiConformanceClient(ProviderClient):
     """Base for one provider's certified products; subclasses set `info` and `products`."""
 
     info: ClassVar[SourceInfo]
@@ -189,9 +188,6 @@ class CncfAiConformanceClient:
     provides_kubernetes_facts: ClassVar[bool] = True
     # A dataset at a commit: replaying the recorded copy is the same as fetching it (see the module docstring).
     capability_dataset: ClassVar[bool] = True
-
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
 
     @classmethod
     def paths(cls) -> list[str]:

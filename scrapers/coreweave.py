@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import EditionedClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
 from .upstream import UpstreamFile
@@ -39,7 +39,7 @@ def edition_file(edition: str) -> UpstreamFile:
     return UpstreamFile(REPO, COMMIT, f"data/{edition}.json", f"{edition}.json")
 
 
-class CoreWeaveClient:
+class CoreWeaveClient(EditionedClient):
     info = SourceInfo(
         slug="coreweave-tracker",
         provider="coreweave",
@@ -51,7 +51,7 @@ class CoreWeaveClient:
     )
 
     def __init__(self, http: httpx.Client, api_key: str | None = None, edition: str | None = None):
-        self.http = http
+        super().__init__(http, api_key)
         if edition is not None and edition not in EDITIONS:
             raise ValueError(f"no recorded CoreWeave edition {edition!r}")
         self.edition = edition or EDITIONS[-1]
@@ -60,9 +60,7 @@ class CoreWeaveClient:
     def editions(cls) -> list[str]:
         return list(EDITIONS)
 
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {edition_file(day).raw_url: edition_file(day).recorded(RECORDED) for day in EDITIONS}
+    recordings = {edition_file(day).raw_url: edition_file(day).recorded(RECORDED) for day in EDITIONS}
 
     def fetch(self) -> ScrapeResult:
         file = edition_file(self.edition)

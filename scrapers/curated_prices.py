@@ -22,9 +22,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import ClassVar
 
-import httpx
-
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .normalize import to_decimal
 
 logger = logging.getLogger(__name__)
@@ -175,14 +173,11 @@ def load_price_file(path: Path, today: date | None = None) -> list[ScrapedOffer]
     return offers
 
 
-class CuratedPriceClient:
-    """Base for one provider's curated table; subclasses set `info` (url = the page the prices were read on)."""
+class CuratedPriceClient(ProviderClient):
+    """Base for one provider's curated table; subclasses set `info` (url = the page the prices were read on). It is
+    handed an httpx client like every source, and never uses it."""
 
     info: ClassVar[SourceInfo]
-
-    def __init__(self, http: httpx.Client | None = None, api_key: str | None = None):
-        # The client protocol hands every source an httpx client; a curated table never uses it.
-        self.http = http
 
     @classmethod
     def path(cls) -> Path:

@@ -29,10 +29,8 @@ import logging
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
 from .availability import AvailabilityResult, from_listing
-from .base import AuthScrapeError, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import AuthScrapeError, ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
 
@@ -48,7 +46,7 @@ SIZE_FIELDS = ("slug", "memory", "vcpus", "price_hourly", "regions", "available"
 VRAM_UNITS = {"gib": Decimal(1), "mib": Decimal(1) / 1024}
 
 
-class DigitalOceanClient:
+class DigitalOceanClient(ProviderClient):
     info = SourceInfo(
         slug="digitalocean",
         provider="digitalocean",
@@ -60,13 +58,11 @@ class DigitalOceanClient:
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-        self.headers = {"Authorization": f"Bearer {api_key}"}
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.api_key}"}
 
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {SIZES_URL: RECORDED / "sizes.json", OPTIONS_URL: RECORDED / "kubernetes-options.json"}
+    recordings = {SIZES_URL: RECORDED / "sizes.json", OPTIONS_URL: RECORDED / "kubernetes-options.json"}
 
     @classmethod
     def recorded_availability(cls) -> dict[str, Path]:

@@ -31,12 +31,10 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from pathlib import Path
 
-import httpx
 import yaml
 
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import to_decimal
 from .upstream import UpstreamFile
@@ -88,7 +86,7 @@ def machine_gpus(machine_type: str) -> tuple[str, int, int] | None:
     return None
 
 
-class GcpCatalogClient:
+class GcpCatalogClient(ProviderClient):
     info = SourceInfo(
         slug="gcp-catalog",
         provider="gcp",
@@ -99,12 +97,7 @@ class GcpCatalogClient:
         revision=PRICES.commit,
     )
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {file.raw_url: file.recorded(RECORDED) for file in (PRICES, TPUS, COMMITMENTS)}
+    recordings = {file.raw_url: file.recorded(RECORDED) for file in (PRICES, TPUS, COMMITMENTS)}
 
     def _json(self, file: UpstreamFile):
         response = get(self.http, file.raw_url)

@@ -20,9 +20,7 @@ import logging
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import default_gpu_resolver, to_decimal
 
@@ -33,7 +31,7 @@ RECORDED = Path(__file__).resolve().parent / "recorded" / "hyperstack"
 FIELDS = ("name", "value")
 
 
-class HyperstackClient:
+class HyperstackClient(ProviderClient):
     info = SourceInfo(
         slug="hyperstack",
         provider="hyperstack",
@@ -43,13 +41,11 @@ class HyperstackClient:
         api_key_env="HYPERSTACK_API_KEY",
     )
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-        self.headers = {"api_key": api_key or ""}
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"api_key": self.api_key or ""}
 
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {URL: RECORDED / "pricebook.json"}
+    recordings = {URL: RECORDED / "pricebook.json"}
 
     def fetch(self) -> ScrapeResult:
         entries = get_json(self.http, URL, headers=self.headers)

@@ -21,10 +21,8 @@ import re
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
 from .availability import StockFromPriceListing
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import to_decimal
 
@@ -35,7 +33,7 @@ RECORDED = Path(__file__).resolve().parent / "recorded" / "lambdalabs"
 MEMORY = re.compile(r"\((\d+(?:\.\d+)?)\s*GB\)", re.IGNORECASE)
 
 
-class LambdaClient(StockFromPriceListing):
+class LambdaClient(StockFromPriceListing, ProviderClient):
     info = SourceInfo(
         slug="lambdalabs",
         provider="lambda",
@@ -45,13 +43,7 @@ class LambdaClient(StockFromPriceListing):
         api_key_env="LAMBDA_API_KEY",
     )
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-        self.api_key = api_key
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {URL: RECORDED / "instance-types.json"}
+    recordings = {URL: RECORDED / "instance-types.json"}
 
     @classmethod
     def url(cls) -> str:

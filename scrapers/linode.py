@@ -33,7 +33,15 @@ from pathlib import Path
 import httpx
 
 from .availability import AvailabilityResult, ScrapedAvailability
-from .base import AuthScrapeError, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import (
+    AuthScrapeError,
+    ProviderClient,
+    SchemaScrapeError,
+    ScrapedCapability,
+    ScrapedOffer,
+    ScrapeResult,
+    SourceInfo,
+)
 from .http import get_json
 from .normalize import to_decimal
 
@@ -55,7 +63,7 @@ def page_url(url: str, page: int) -> str:
     return f"{url}?page={page}"
 
 
-class LinodeClient:
+class LinodeClient(ProviderClient):
     info = SourceInfo(
         slug="linode",
         provider="linode",
@@ -66,18 +74,12 @@ class LinodeClient:
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-        self.api_key = api_key
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {
-            page_url(TYPES_URL, 1): RECORDED / "linode-types.json",
-            page_url(LKE_TYPES_URL, 1): RECORDED / "lke-types.json",
-            page_url(LKE_VERSIONS_URL, 1): RECORDED / "lke-versions.json",
-            page_url(REGIONS_URL, 1): RECORDED / "regions.json",
-        }
+    recordings = {
+        page_url(TYPES_URL, 1): RECORDED / "linode-types.json",
+        page_url(LKE_TYPES_URL, 1): RECORDED / "lke-types.json",
+        page_url(LKE_VERSIONS_URL, 1): RECORDED / "lke-versions.json",
+        page_url(REGIONS_URL, 1): RECORDED / "regions.json",
+    }
 
     @classmethod
     def recorded_availability(cls) -> dict[str, Path]:

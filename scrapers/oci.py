@@ -30,9 +30,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
-from .base import SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
 from .normalize import default_gpu_resolver, to_decimal
 
@@ -51,17 +49,12 @@ REGION = "global"
 ITEM_FIELDS = ("partNumber", "displayName", "metricName", "serviceCategory", "currencyCodeLocalizations")
 
 
-class OciPriceListClient:
+class OciPriceListClient(ProviderClient):
     info = SourceInfo(slug="oci", provider="oci", name="Oracle Cloud price list API", kind="api", url=DOCS_URL)
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {PRODUCTS_URL: RECORDED / "products_usd.json"}
+    recordings = {PRODUCTS_URL: RECORDED / "products_usd.json"}
 
     def fetch(self) -> ScrapeResult:
         response = get(self.http, PRODUCTS_URL)

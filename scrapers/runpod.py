@@ -22,10 +22,8 @@ import logging
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
 from .availability import StockFromPriceListing
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import post_json
 from .normalize import to_decimal
 
@@ -50,7 +48,7 @@ CLOUDS = (("secure", "secureCloud", "securePrice", "secureSpotPrice"),
 REQUIRED = ("id", "memoryInGb", "secureCloud", "communityCloud", "securePrice", "communityPrice")
 
 
-class RunPodClient(StockFromPriceListing):
+class RunPodClient(StockFromPriceListing, ProviderClient):
     info = SourceInfo(
         slug="runpod",
         provider="runpod",
@@ -59,12 +57,7 @@ class RunPodClient(StockFromPriceListing):
         url="https://docs.runpod.io/sdks/graphql/manage-pods",
     )
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {URL: RECORDED / "graphql-gpu-types.json"}
+    recordings = {URL: RECORDED / "graphql-gpu-types.json"}
 
     def fetch(self) -> ScrapeResult:
         payload = post_json(self.http, URL, json={"query": QUERY})

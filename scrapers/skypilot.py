@@ -22,9 +22,7 @@ from dataclasses import replace
 from decimal import Decimal
 from pathlib import Path
 
-import httpx
-
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeError, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeError, ScrapeResult, SourceInfo
 from .http import lines_whole, stream_text
 from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
 from .upstream import commit_date
@@ -42,7 +40,7 @@ def catalog_url(revision: str, path: str) -> str:
     return f"{RAW}/{revision}/{path}"
 
 
-class SkyPilotCatalogClient:
+class SkyPilotCatalogClient(ProviderClient):
     """Base for one provider's SkyPilot catalog file; subclasses set `info` and `path`."""
 
     info: SourceInfo
@@ -50,9 +48,6 @@ class SkyPilotCatalogClient:
     memory_size_is_total = False
     # SkyPilot writes each provider's own prices as they come; Seeweb's API answers in euros (its page's figures).
     currency = "USD"
-
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
 
     @classmethod
     def url(cls) -> str:

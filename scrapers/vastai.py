@@ -28,10 +28,8 @@ from decimal import Decimal
 from pathlib import Path
 from urllib.parse import quote
 
-import httpx
-
 from .availability import StockFromPriceListing
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import CONTINENT_OF_COUNTRY, mib_to_gb, to_decimal
 
@@ -50,7 +48,7 @@ class _Group:
     listed: list[dict] = field(default_factory=list)
 
 
-class VastAiClient(StockFromPriceListing):
+class VastAiClient(StockFromPriceListing, ProviderClient):
     info = SourceInfo(
         slug="vastai",
         provider="vastai",
@@ -59,12 +57,7 @@ class VastAiClient(StockFromPriceListing):
         url="https://docs.vast.ai/cli-commands",
     )
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {URL: RECORDED / "bundles.json"}
+    recordings = {URL: RECORDED / "bundles.json"}
 
     def fetch(self) -> ScrapeResult:
         payload = get_json(self.http, URL)

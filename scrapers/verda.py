@@ -38,7 +38,7 @@ from pathlib import Path
 import httpx
 
 from .availability import AvailabilityResult, ScrapedAvailability
-from .base import NotConfiguredError, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import NotConfiguredError, ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import OFFLINE_API_KEY, get_json, post_json
 from .normalize import to_decimal
 
@@ -58,7 +58,7 @@ TYPE_FIELDS = ("instance_type", "price_per_hour", "spot_price", "currency", "cpu
 COUNT_PREFIX = re.compile(r"^\s*(?P<count>\d+)\s*x\s+(?P<name>\S.*?)\s*$", re.IGNORECASE)
 
 
-class VerdaClient:
+class VerdaClient(ProviderClient):
     info = SourceInfo(
         slug="verda",
         provider="verda",
@@ -69,17 +69,15 @@ class VerdaClient:
     )
 
     def __init__(self, http: httpx.Client, api_key: str | None = None, client_id: str | None = None):
-        self.http = http
+        super().__init__(http, api_key)
         self.client_secret = api_key
         self.client_id = client_id if client_id is not None else os.environ.get(CLIENT_ID_ENV, "").strip()
 
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {
-            TYPES_URL: RECORDED / "instance-types.json",
-            LOCATIONS_URL: RECORDED / "locations.json",
-            SPOT_AVAILABILITY_URL: RECORDED / "instance-availability-spot.json",
-        }
+    recordings = {
+        TYPES_URL: RECORDED / "instance-types.json",
+        LOCATIONS_URL: RECORDED / "locations.json",
+        SPOT_AVAILABILITY_URL: RECORDED / "instance-availability-spot.json",
+    }
 
     @classmethod
     def recorded_availability(cls) -> dict[str, Path]:

@@ -33,7 +33,7 @@ from urllib.parse import quote
 import httpx
 
 from .availability import AvailabilityResult, ScrapedAvailability
-from .base import SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
+from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
 from .normalize import default_gpu_resolver, gpu_catalog, to_decimal
 
@@ -60,7 +60,7 @@ CARD_MEMORY_GB = {"NVIDIA_A100": Decimal(80)}
 METAL_GPU_ID = re.compile(r"^vbm-.*?-(?:(?P<count>\d+)-)?(?P<gpu>[a-z0-9]+)-gpu$")
 
 
-class VultrClient:
+class VultrClient(ProviderClient):
     info = SourceInfo(
         slug="vultr",
         provider="vultr",
@@ -71,17 +71,12 @@ class VultrClient:
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 
-    def __init__(self, http: httpx.Client, api_key: str | None = None):
-        self.http = http
-
-    @classmethod
-    def recorded(cls) -> dict[str, Path]:
-        return {
-            PLANS_URL: RECORDED / "plans.json",
-            METAL_URL: RECORDED / "plans-metal.json",
-            REGIONS_URL: RECORDED / "regions.json",
-            VERSIONS_URL: RECORDED / "kubernetes-versions.json",
-        }
+    recordings = {
+        PLANS_URL: RECORDED / "plans.json",
+        METAL_URL: RECORDED / "plans-metal.json",
+        REGIONS_URL: RECORDED / "regions.json",
+        VERSIONS_URL: RECORDED / "kubernetes-versions.json",
+    }
 
     @classmethod
     def recorded_availability(cls) -> dict[str, Path]:

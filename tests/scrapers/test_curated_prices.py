@@ -166,7 +166,7 @@ def test_broken_file_fails_the_fetch_as_a_schema_error(tmp_path, monkeypatch):
 def test_missing_file_fails_the_fetch(tmp_path, monkeypatch):
     monkeypatch.setattr(curated_prices, "PRICES_DIR", tmp_path)
     with pytest.raises(SchemaScrapeError, match="baidu.toml: file missing"):
-        curated_prices.CLIENTS["curated-baidu"]().fetch()
+        curated_prices.CLIENTS["curated-baidu"](build_client()).fetch()
 
 
 def test_a_transcribed_table_carries_the_date_it_states_or_none():

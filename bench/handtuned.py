@@ -142,6 +142,7 @@ PROFILE_FILTER_COLUMNS = ("managed_node", "byo", "mig", "fabric_class", "fabric"
 RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes_profile_id"),
                  "price_hour_usd": ("gpu_id", "provider_id")}
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
+MAX_RANGES_IN_A_CONTINENT = {"kubernetes_profile_id": 100}
 
 
 def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int], bool] | None,
@@ -182,21 +183,28 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
                               ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
         if name in params:
             parts.append((f"{column_} {op} %s", [params[name][0]]))
-    if "continent" in params:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
-        continents = listed("continent")
+    continents = listed("continent")
+    if continents:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
+        # one continent as a plain equality, several as an array (as the API)
+        place, value = ("continent = %s", continents[0]) if len(continents) == 1 else ("continent = ANY(%s)",
+                                                                                       continents)
         if include:
-            parts.append(("continent = ANY(%s)", [continents]))
+            parts.append((place, [value]))
         else:
-            unknowable.append(("continent = ANY(%s) AND region_confirmed", [continents], "continent = ANY(%s)",
-                               [continents]))
+            unknowable.append((f"{place} AND region_confirmed", [value], place, [value]))
     if "spot" in params:
         parts.append(("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL", []))
     split = None
     for candidate in RANGE_INDEXED.get(column, ()):
         ids = resolved.get(candidate)
-        if ids and len(ids) <= MAX_RANGES[candidate]:
+        most = MAX_RANGES[candidate]
+        if len(continents) == 1 and candidate in MAX_RANGES_IN_A_CONTINENT:
+            most = min(most, MAX_RANGES_IN_A_CONTINENT[candidate])
+        if ids and len(ids) <= most:
             split = (candidate, [id_ for id_ in ids if id_ is not None], None in ids)
             break
+    if split is None and len(continents) == 1 and include and column in RANGE_INDEXED:
+        split = ("region_confirmed", [True, False], True)  # one range per region basis, as the API
     conditions = [sql for sql, _v in parts] + [sql for sql, *_rest in unknowable]
     values = [value for _sql, vs in parts for value in vs] + [value for _s, vs, *_rest in unknowable for value in vs]
     left_out = None
@@ -217,7 +225,8 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
     order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
     if split:  # one index range per value, the list one array parameter (as offer_reads._page_ids_sql)
-        ranges = (f"SELECT r.id, r.k FROM unnest(%s::bigint[]) AS ranges(value) CROSS JOIN LATERAL "
+        array = "boolean[]" if split[0] == "region_confirmed" else "bigint[]"
+        ranges = (f"SELECT r.id, r.k FROM unnest(%s::{array}) AS ranges(value) CROSS JOIN LATERAL "
                   f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
                   f"ORDER BY {order} LIMIT %s) r")
         range_values = [split[1], *values, offset + size]

@@ -439,6 +439,7 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
         return qs.order_by(*terms, "id")
 
 
+
 class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
     gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
@@ -715,7 +716,14 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         unknown=include, and counted (providers/data/region_basis.toml)."""
         if value in EMPTY_VALUES:
             return queryset
-        place = Q(region__iexact=value) if name == "region" else Q(**{f"{name}__any": list(value)})
+        if name == "region":
+            place = Q(region__iexact=value)
+        elif len(value) == 1:
+            # One place as a plain equality: an index on (continent, region basis, price) then gives its offers in
+            # price order (PostgreSQL reads `= ANY(array)` unordered, and sorts the whole continent instead).
+            place = Q(**{name: value[0]})
+        else:
+            place = Q(**{f"{name}__any": list(value)})
         conditions.offer_condition(place & Q(region_confirmed=True), place & ~Q(region_confirmed=True), name)
         return queryset
 

@@ -22,7 +22,8 @@ pytestmark = [pytest.mark.django_db,
 @pytest.fixture
 def crowd(world):
     """Four more providers with offers of the world's three GPUs: repeated prices (ties broken by id), offers
-    without a price (last) and inactive ones (never listed)."""
+    without a price (last), inactive ones (never listed), and regions of every basis (confirmed by the provider,
+    only a catalog's, not stated)."""
     gpus = [world.offers["beta-h100"].gpu, world.offers["alpha-l4"].gpu, world.offers["beta-mi300x8"].gpu]
     for n in range(4):
         provider = ProviderFactory(slug=f"crowd-{n}")
@@ -32,7 +33,8 @@ def crowd(world):
             price = None if index % 11 == 0 else str(Decimal(index % 7) + Decimal(n) / 4)
             offer(f"c{n}-{index}", provider, source, gpus[index % 3], price=price,
                   spot=price if index % 2 else None, count=("1", "8")[index % 2], region=f"r{index}",
-                  continent=("NA", "EU")[index % 2], active=index % 13 != 5)
+                  continent=("NA", "EU")[index % 2], active=index % 13 != 5,
+                  region_confirmed=(True, False, None)[index // 3 % 3])
     offer_kubernetes_refresh()  # the offers' own answers, as every ingest derives them
     # Offers stored before their answers are derived (the profile column is nullable): no profile, answers unknown.
     source = DataSourceFactory(slug="crowd-src-late", provider=ProviderFactory(slug="crowd-late"))
@@ -115,23 +117,44 @@ def test_offers_without_a_profile_are_read_as_one_more_range_when_unknown_answer
 
 def test_with_a_continent_many_profiles_are_read_in_the_continents_price_order_few_as_ranges(crowd, monkeypatch):
     """One continent asked for: past MAX_RANGES_IN_A_CONTINENT profiles the page walks the continent's own price
-    range instead of one range per profile (each of which reads past other continents' offers); fewer stay ranges,
-    and so does a request without a continent or with several, or with unknown=include (which also reads the
-    continent's catalog-only regions: not one range of that index). The same page either way."""
+    range instead of one range per profile (each of which reads past other continents' offers), or with
+    unknown=include its three ranges, one per region basis; fewer stay ranges, and so does a request without a
+    continent or with several. The same page either way."""
     managed = offer_filterset(QueryDict("offering=managed&continent=NA"))
     assert managed.is_valid(), managed.errors
     profiles = len(offer_reads._range_split(managed)[1])
     assert profiles > 1
     monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles - 1)
-    for query, split in (("offering=managed&continent=NA", False), ("offering=managed", True),
-                         ("offering=managed&continent=NA,EU", True),
-                         ("offering=managed&continent=NA&unknown=include", True)):
+    for query, split in (("offering=managed&continent=NA", None), ("offering=managed", "kubernetes_profile_id"),
+                         ("offering=managed&continent=NA,EU", "kubernetes_profile_id"),
+                         ("offering=managed&continent=NA&unknown=include", "region_confirmed")):
         filterset = offer_filterset(QueryDict(query))
         assert filterset.is_valid(), filterset.errors
-        assert (offer_reads._range_split(filterset) is not None) is split, query
+        assert (offer_reads._range_split(filterset) or [None])[0] == split, query
         assert offer_reads.offer_page_ids(filters=filterset, offset=2, limit=9) == plain_ids(filterset, 2, 9)
     monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", profiles)
     assert offer_reads._range_split(managed)[0] == "kubernetes_profile_id"  # at the limit: still ranges
+
+
+@pytest.mark.parametrize("query", ["continent=NA&unknown=include", "continent=EU&unknown=include&ordering=price_hour",
+                                   "mig=yes&continent=NA&unknown=include",
+                                   "offering=managed&continent=EU&spot=true&unknown=include",
+                                   "continent=EU&gpu_count_min=8&unknown=include&ordering=price_hour"])
+@pytest.mark.parametrize(("offset", "limit"), [(0, 5), (3, 9), (0, 200)])
+def test_one_continent_with_unknown_regions_is_read_one_range_per_region_basis(crowd, query, offset, limit,
+                                                                                monkeypatch):
+    """unknown=include in one continent reads its confirmed, catalog-only and unstated regions too: three ranges of
+    the (continent, region basis, price) index merged in price order, when no list of GPUs, providers or profiles
+    is short enough to be read instead. The same offers, in the same order, as the plain query."""
+    monkeypatch.setitem(offer_reads.MAX_RANGES_IN_A_CONTINENT, "kubernetes_profile_id", 0)
+    filterset = offer_filterset(QueryDict(query))
+    assert filterset.is_valid(), filterset.errors
+    assert offer_reads._range_split(filterset) == ("region_confirmed", [True, False, None])
+    bases = set(filterset.bare_qs.values_list("region_confirmed", flat=True))
+    assert bases == {True, False, None}  # every range holds offers of this query
+    expected = plain_ids(filterset, offset, limit)
+    assert expected
+    assert offer_reads.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
 
 
 @pytest.mark.parametrize("query", ["", "gpu=h100-sxm,l4&ordering=-gpu_memory",
@@ -178,16 +201,19 @@ def page_statements(query, offset=0, limit=50):
 @pytest.mark.parametrize(("first", "second"), [
     ("gpu=h100-sxm", "gpu=h100-sxm,l4,mi300x"),  # one range or three
     ("provider=crowd-0,crowd-1", "provider=crowd-0,crowd-1,crowd-2,crowd-3,alpha"),
-    ("offering=managed&continent=NA", "offering=byo&continent=EU,NA"),  # other profiles, other places
+    ("offering=managed&continent=NA", "offering=byo&continent=EU"),  # other profiles, another continent
+    ("offering=managed&continent=NA,EU", "offering=byo&continent=EU,NA"),  # several continents: an array
+    ("continent=NA&unknown=include&price_per_gpu_hour_max=3", "continent=EU&unknown=include&price_per_gpu_hour_max=7"),
     ("gpu=l4&price_per_gpu_hour_max=2", "gpu=h100-sxm,l4&price_per_gpu_hour_max=3.5"),
 ])
 def test_the_page_and_count_statements_do_not_change_with_the_values(crowd, first, second):
     """Requests that differ only in their values (how many GPUs, providers or profiles they resolve to, which
     places, which price, which page) send the same statements: one text per set of filters, as the planner and
-    pg_stat_statements see it. With IN lists and a UNION ALL branch per value, every length of list was a statement
-    of its own."""
+    pg_stat_statements see it (one continent is a plain equality and several an array: two texts). With IN lists
+    and a UNION ALL branch per value, every length of list was a statement of its own; the one branch left is that
+    of the offers with no value in the split column (no region basis stated, with unknown=include)."""
     one, rows_one, count_one = page_statements(first)
     two, rows_two, count_two = page_statements(second, offset=5, limit=7)
     assert one and one == two
     assert rows_one and rows_two and count_one and count_two  # both read offers: the statements were not empty
-    assert "UNION" not in " ".join(one)
+    assert " ".join(one).count("UNION") == ("unknown=include" in first)

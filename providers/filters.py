@@ -718,12 +718,8 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
             return queryset
         if name == "region":
             place = Q(region__iexact=value)
-        elif len(value) == 1:
-            # One place as a plain equality: an index on (continent, region basis, price) then gives its offers in
-            # price order (PostgreSQL reads `= ANY(array)` unordered, and sorts the whole continent instead).
-            place = Q(**{name: value[0]})
-        else:
-            place = Q(**{f"{name}__any": list(value)})
+        else:  # one place as an equality, read in price order from the place index (`= ANY` is sorted whole)
+            place = Q(**{name: value[0]}) if len(value) == 1 else Q(**{f"{name}__any": list(value)})
         conditions.offer_condition(place & Q(region_confirmed=True), place & ~Q(region_confirmed=True), name)
         return queryset
 

@@ -439,7 +439,6 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
         return qs.order_by(*terms, "id")
 
 
-
 class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
     gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))

@@ -70,8 +70,12 @@ class VerdaClient(ProviderClient):
 
     def __init__(self, http: httpx.Client, api_key: str | None = None, client_id: str | None = None):
         super().__init__(http, api_key)
-        self.client_secret = api_key
         self.client_id = client_id if client_id is not None else os.environ.get(CLIENT_ID_ENV, "").strip()
+
+    @property
+    def client_secret(self) -> str | None:
+        """Verda's name for the API key: the OAuth client secret."""
+        return self.api_key
 
     recordings = {
         TYPES_URL: RECORDED / "instance-types.json",

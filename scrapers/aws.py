@@ -45,7 +45,7 @@ from .base import (
     SourceInfo,
 )
 from .http import get, lines_whole, stream_text
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -196,12 +196,9 @@ def _reserved_term(row: dict[str, str]) -> str | None:
 def _keep_reserved(row: dict[str, str], term: str, reserved: dict, result: ScrapeResult) -> None:
     where = f"{row['Instance Type']} in {row['Region Code']}"
     try:
-        price = to_decimal(row["PricePerUnit"])
+        price = positive(row["PricePerUnit"], f"{term} reserved price")
     except ValueError as exc:
-        result.rejected.append(f"{where}: {term} reserved price: {exc}")
-        return
-    if price is None or price <= 0:
-        result.rejected.append(f"{where}: {term} reserved price {row['PricePerUnit']!r} is not a price")
+        result.rejected.append(f"{where}: {exc}")
         return
     key = (row["Instance Type"], row["Region Code"], term)
     if key in reserved and reserved[key] != price:
@@ -239,12 +236,8 @@ def _wanted(row: dict[str, str]) -> bool:
 
 
 def _offer(row: dict[str, str], family: Family) -> ScrapedOffer:
-    price = to_decimal(row["PricePerUnit"])
-    if price is None or price <= 0:
-        raise ValueError(f"on-demand price {row['PricePerUnit']!r}")
-    count = to_decimal(row["GPU"])
-    if count is None or count <= 0:
-        raise ValueError(f"GPU count {row['GPU']!r}")
+    price = positive(row["PricePerUnit"], "on-demand price")
+    count = positive(row["GPU"], "GPU count")
     if not row["Region Code"]:
         raise ValueError("no region code")
     return ScrapedOffer(

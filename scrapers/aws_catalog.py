@@ -33,7 +33,7 @@ from pathlib import Path
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import mib_to_gb, to_decimal
+from .normalize import mib_to_gb, positive, to_decimal
 from .upstream import UpstreamFile
 
 RECORDED = "aws-catalog"
@@ -236,21 +236,18 @@ class AwsCatalogClient(ProviderClient):
                 # Karpenter's tables are newer for the regions they cover.
                 if region in covered or not isinstance(cell, dict) or cell.get("onDemand") is None:
                     continue
-                try:
-                    price = to_decimal(cell["onDemand"])
-                except ValueError as exc:
-                    result.rejected.append(f"{instance_type} in {region}: {exc}")
-                    continue
-                self._add(result, facts, whole, spot, instance_type, region, price, "USD", vantage_as_of,
+                self._add(result, facts, whole, spot, instance_type, region, cell["onDemand"], "USD", vantage_as_of,
                           VANTAGE.blob_url)
         if not result.offers:
             raise SchemaScrapeError("no GPU instance type priced in any file")
         return result
 
     @staticmethod
-    def _add(result, facts, whole, spot, instance_type, region, price, currency, as_of, url) -> None:
-        if price is None or price <= 0:
-            result.rejected.append(f"{instance_type} in {region}: on-demand price {price} is not a price")
+    def _add(result, facts, whole, spot, instance_type, region, on_demand, currency, as_of, url) -> None:
+        try:
+            price = positive(on_demand, "on-demand price")
+        except ValueError as exc:
+            result.rejected.append(f"{instance_type} in {region}: {exc}")
             return
         fact = facts[instance_type]
         count, fraction = gpu_share(fact, whole)

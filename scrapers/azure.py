@@ -36,7 +36,7 @@ import httpx
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -236,12 +236,9 @@ def parse_vm_items(items: list[dict], rejected: list[str], now: datetime | None 
             continue
         where = f"{sku} in {item['armRegionName']} ({item['meterName']})"
         try:
-            price = to_decimal(item["retailPrice"])
+            price = positive(item["retailPrice"], "price")
         except ValueError as exc:
             rejected.append(f"{where}: {exc}")
-            continue
-        if price is None or price <= 0:
-            rejected.append(f"{where}: price {item['retailPrice']!r}")
             continue
         key = (sku, str(item["armRegionName"]))
         kind = "spot" if _is_spot(item) else "on_demand"
@@ -298,10 +295,7 @@ def savings_plan_prices(item: dict) -> dict[str, Decimal]:
         term = SAVINGS_PLAN_TERMS.get(plan.get("term")) if isinstance(plan, dict) else None
         if term is None:
             raise ValueError(f"savingsPlan entry without a 1 Year / 3 Years term: {plan!r:.80}")
-        price = to_decimal(plan.get("retailPrice"))
-        if price is None or price <= 0:
-            raise ValueError(f"savingsPlan {plan.get('term')} price {plan.get('retailPrice')!r}")
-        found[term] = price
+        found[term] = positive(plan.get("retailPrice"), f"savingsPlan {plan.get('term')} price")
     return found
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 from .availability import AvailabilityResult, from_listing
 from .base import AuthScrapeError, ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -147,12 +147,8 @@ def offers_for(size: dict) -> list[ScrapedOffer]:
     gpu = size["gpu_info"]
     if not isinstance(gpu, dict) or not all(key in gpu for key in ("count", "model", "vram")):
         raise SchemaScrapeError(f"{SIZES_URL}: size {size['slug']!r}: gpu_info lacks count, model or vram")
-    count = to_decimal(gpu["count"])
-    if count is None or count <= 0:
-        raise ValueError(f"gpu_info.count {gpu['count']!r}")
-    price = to_decimal(size["price_hourly"])
-    if price is None or price <= 0:
-        raise ValueError(f"price_hourly {size['price_hourly']!r}")
+    count = positive(gpu["count"], "gpu_info.count")
+    price = positive(size["price_hourly"], "price_hourly")
     vram = gpu["vram"] or {}
     unit = str(vram.get("unit", "")).lower()
     total = to_decimal(vram.get("amount"))

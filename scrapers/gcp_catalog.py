@@ -36,7 +36,7 @@ import yaml
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 from .upstream import UpstreamFile
 
 RECORDED = "gcp-catalog"
@@ -228,13 +228,10 @@ def parse_tpu_prices(data: object, result: ScrapeResult) -> None:
             if not isinstance(cell, dict) or "On Demand (USD)" not in cell:
                 raise SchemaScrapeError(f"tpu_pricing.json: {version} in {region} has no 'On Demand (USD)'")
             try:
-                price = to_decimal(cell.get("On Demand (USD)"))
+                price = positive(cell.get("On Demand (USD)"), "on-demand price")
                 spot = to_decimal(cell.get("Spot (USD)"))
             except ValueError as exc:
                 result.rejected.append(f"{version} in {region}: {exc}")
-                continue
-            if price is None or price <= 0:
-                result.rejected.append(f"{version} in {region}: on-demand price {price} is not a price")
                 continue
             result.offers.append(ScrapedOffer(
                 instance_type=f"{slug}{' ' + kind if kind else ''} (per chip)", region=region, gpu_name=slug,

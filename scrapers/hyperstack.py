@@ -22,7 +22,7 @@ from pathlib import Path
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
-from .normalize import default_gpu_resolver, to_decimal
+from .normalize import default_gpu_resolver, positive
 
 logger = logging.getLogger(__name__)
 
@@ -64,12 +64,9 @@ class HyperstackClient(ProviderClient):
                 result.rejected.append(f"{name}: not a GPU the catalog knows (the pricebook prices every resource)")
                 continue
             try:
-                price = to_decimal(entry["value"])
+                price = positive(entry["value"], "value")
             except ValueError as exc:
                 result.rejected.append(f"{name}: {exc}")
-                continue
-            if price is None or price <= 0:
-                result.rejected.append(f"{name}: value {entry['value']!r}")
                 continue
             result.offers.append(ScrapedOffer(
                 instance_type=f"{name} (1 GPU)", region="", gpu_name=name, gpu_count=Decimal(1), currency="USD",

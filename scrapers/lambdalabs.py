@@ -24,7 +24,7 @@ from pathlib import Path
 from .availability import StockFromPriceListing
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +79,8 @@ def offers_for(entry: dict) -> list[ScrapedOffer]:
     specs = kind["specs"] or {}
     if "gpus" not in specs:
         raise SchemaScrapeError(f"{URL}: instance type {kind['name']!r} lacks specs.gpus")
-    count = to_decimal(specs["gpus"])
-    if count is None or count <= 0:
-        raise ValueError(f"GPU count {specs['gpus']!r}")
-    cents = to_decimal(kind["price_cents_per_hour"])
-    if cents is None or cents <= 0:
-        raise ValueError(f"price_cents_per_hour {kind['price_cents_per_hour']!r}")
+    count = positive(specs["gpus"], "GPU count")
+    cents = positive(kind["price_cents_per_hour"], "price_cents_per_hour")
     gpu_name = str(kind.get("gpu_description") or "").strip()
     if not gpu_name:
         raise ValueError("no gpu_description")

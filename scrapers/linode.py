@@ -43,7 +43,7 @@ from .base import (
     SourceInfo,
 )
 from .http import get_json
-from .normalize import to_decimal
+from .normalize import positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -168,15 +168,11 @@ def gpu_offer(plan: dict) -> ScrapedOffer:
     for name in ("id", "label", "price", "vcpus", "memory"):
         if name not in plan:
             raise SchemaScrapeError(f"Linode type {plan.get('id')!r} lacks '{name}'")
-    count = to_decimal(plan["gpus"])
-    if count is None or count <= 0:
-        raise ValueError(f"GPU count {plan['gpus']!r}")
+    count = positive(plan["gpus"], "GPU count")
     match = GPU_LABEL.search(str(plan["label"]))
     if match is None:
         raise ValueError(f"GPU model not readable from label {plan['label']!r}")
-    price = to_decimal((plan["price"] or {}).get("hourly"))
-    if price is None or price <= 0:
-        raise ValueError(f"hourly price {price!r}")
+    price = positive((plan["price"] or {}).get("hourly"), "hourly price")
     memory = to_decimal(plan["memory"])
     return ScrapedOffer(
         instance_type=str(plan["id"]),

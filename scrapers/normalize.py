@@ -42,6 +42,14 @@ def to_decimal(value: object) -> Decimal | None:
     return result
 
 
+def positive(value: object, what: str) -> Decimal:
+    """A number that must be there and above zero (a price, a GPU count); a ValueError naming `what` otherwise."""
+    number = to_decimal(value)
+    if number is None or number <= 0:
+        raise ValueError(f"{what} {value!r} is not a positive number")
+    return number
+
+
 def mib_to_gb(mib: object) -> Decimal | None:
     """MiB -> GB as marketed (81920 MiB -> 80, 143771 MiB -> 140.4): GPU memory is sold in GiB-ish units."""
     value = to_decimal(mib)

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedCapability, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get
-from .normalize import default_gpu_resolver, to_decimal
+from .normalize import default_gpu_resolver, positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -113,12 +113,9 @@ def parse_products(payload: object) -> ScrapeResult:
         name = re.sub(r"\s+", " ", str(item["displayName"])).strip()
         where = f"{item['partNumber']} ({name})"
         try:
-            price = _payg_price(item)
+            price = positive(_payg_price(item), "price")
         except ValueError as exc:
             result.rejected.append(f"{where}: {exc}")
-            continue
-        if price is None or price <= 0:
-            result.rejected.append(f"{where}: price {price}")
             continue
         label = _gpu_label(name)
         if default_gpu_resolver().resolve(label) is None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeError, ScrapeResult, SourceInfo
 from .http import lines_whole, stream_text
-from .normalize import default_gpu_resolver, mib_to_gb, name_key, to_decimal
+from .normalize import default_gpu_resolver, mib_to_gb, name_key, positive, to_decimal
 from .upstream import commit_date
 
 logger = logging.getLogger(__name__)
@@ -147,9 +147,7 @@ def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
 
 
 def parse_row(row: dict[str, str], size_is_total: bool = False, currency: str = "USD") -> ScrapedOffer:
-    count = to_decimal(row["AcceleratorCount"])
-    if count is None or count <= 0:
-        raise ValueError(f"GPU count {row['AcceleratorCount']!r}")
+    count = positive(row["AcceleratorCount"], "GPU count")
     price = to_decimal(row["Price"])
     spot = to_decimal(row["SpotPrice"])
     if spot is not None and spot == 0:

@@ -31,7 +31,7 @@ from urllib.parse import quote
 from .availability import StockFromPriceListing
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
 from .http import get_json
-from .normalize import CONTINENT_OF_COUNTRY, mib_to_gb, to_decimal
+from .normalize import CONTINENT_OF_COUNTRY, mib_to_gb, positive, to_decimal
 
 logger = logging.getLogger(__name__)
 
@@ -94,9 +94,7 @@ def region_of(geolocation: str) -> str:
 
 
 def group_key(offer: dict) -> tuple[str, Decimal, str]:
-    count = to_decimal(offer["num_gpus"])
-    if count is None or count <= 0:
-        raise ValueError(f"num_gpus {offer['num_gpus']!r}")
+    count = positive(offer["num_gpus"], "num_gpus")
     price = to_decimal(offer["dph_base"])
     if price is None or price <= 0:
         raise ValueError(f"dph_base {offer['dph_base']!r}")

@@ -10,6 +10,7 @@ from scrapers.normalize import (
     name_key,
     parse_gpu_catalog,
     per_gpu,
+    positive,
     region_geography,
     to_decimal,
     to_usd,
@@ -83,6 +84,19 @@ def test_to_decimal_keeps_decimal_text_exact_and_rejects_garbage():
         to_decimal("1,5")
     with pytest.raises(ValueError):
         to_decimal("inf")
+
+
+@pytest.mark.parametrize("value", [None, "", "0", 0, "-1.5", "nan"])
+def test_positive_refuses_a_missing_zero_or_negative_number_and_names_the_field(value):
+    with pytest.raises(ValueError, match=r"^GPU count .* is not a positive number$"):
+        positive(value, "GPU count")
+
+
+def test_positive_keeps_the_number_and_passes_garbage_on_as_not_a_number():
+    assert positive("2.499", "price") == Decimal("2.499")
+    assert positive(8, "GPU count") == Decimal(8)
+    with pytest.raises(ValueError, match="not a number"):
+        positive("1,5", "price")
 
 
 def test_mib_to_gb_rounds_marketed_sizes():

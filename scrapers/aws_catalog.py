@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -81,21 +82,26 @@ class GpuFacts:
     efa: int | None
 
 
+def sections(text: str, heading: re.Pattern, cells: Callable[[str], Iterable[tuple[str, object]]]) -> dict[str, dict]:
+    """Heading -> {name: value} of the cells read from the lines below it, up to the next heading."""
+    found: dict[str, dict] = {}
+    current: dict | None = None
+    for line in text.splitlines():
+        match = heading.match(line)
+        if match:
+            current = found.setdefault(match.group(1), {})
+        elif current is not None:
+            current.update(cells(line))
+    return found
+
+
 def parse_instance_types(text: str) -> dict[str, GpuFacts]:
     """Instance type -> GPU facts, for the types whose labels name a GPU. Raises when no type does (renamed labels,
     a truncated or different file)."""
-    sections: dict[str, dict[str, str]] = {}
-    current: dict[str, str] | None = None
-    for line in text.splitlines():
-        heading = HEADING_RE.match(line)
-        if heading:
-            current = sections.setdefault(heading.group(1), {})
-            continue
-        row = ROW_RE.match(line)
-        if row and current is not None:
-            current[row.group(1).strip()] = row.group(2).strip()
+    by_type = sections(text, HEADING_RE, lambda line: [
+        (row.group(1).strip(), row.group(2).strip()) for row in [ROW_RE.match(line)] if row])
     facts: dict[str, GpuFacts] = {}
-    for instance_type, cells in sections.items():
+    for instance_type, cells in by_type.items():
         if GPU_LABEL not in cells:
             continue
         try:
@@ -112,7 +118,7 @@ def parse_instance_types(text: str) -> dict[str, GpuFacts]:
             raise SchemaScrapeError(f"instance-types.md: {instance_type}: GPU labels incomplete ({exc})") from exc
     if not facts:
         raise SchemaScrapeError(f"instance-types.md: no instance type with a {GPU_LABEL} label "
-                                f"in {len(sections)} sections (renamed labels or a truncated file?)")
+                                f"in {len(by_type)} sections (renamed labels or a truncated file?)")
     return facts
 
 
@@ -125,17 +131,7 @@ def parse_price_table(text: str, origin: str) -> tuple[datetime, dict[str, dict[
         generated = datetime.fromisoformat(stamp.group(1).replace("Z", "+00:00")).astimezone(UTC)
     except ValueError as exc:
         raise SchemaScrapeError(f"{origin}: unreadable generated-at time {stamp.group(1)!r}") from exc
-    regions: dict[str, dict[str, Decimal]] = {}
-    current: dict[str, Decimal] | None = None
-    for line in text.splitlines():
-        region = REGION_RE.match(line)
-        if region:
-            current = regions.setdefault(region.group(1), {})
-            continue
-        if current is None:
-            continue
-        for instance_type, price in PRICE_RE.findall(line):
-            current[instance_type] = Decimal(price)
+    regions = sections(text, REGION_RE, lambda line: [(kind, Decimal(price)) for kind, price in PRICE_RE.findall(line)])
     if not any(regions.values()):
         raise SchemaScrapeError(f"{origin}: no region with prices (format changed or file truncated?)")
     return generated, regions

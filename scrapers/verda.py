@@ -108,11 +108,11 @@ class VerdaClient(ProviderClient):
             result.states.append(ScrapedAvailability(instance_type, region, "available" if listed else "unavailable"))
         return result
 
-    def stock(self, url: str, headers: dict) -> dict[str, set[str]]:
+    def stock(self, url: str, headers: dict, non_empty: bool = False) -> dict[str, set[str]]:
         """Instance type -> locations where it can be deployed now, from one /instance-availability list."""
         entries = get_json(self.http, url, headers=headers)
-        if not isinstance(entries, list):
-            raise SchemaScrapeError(f"{url}: not a list")
+        if not isinstance(entries, list) or (non_empty and not entries):
+            raise SchemaScrapeError(f"{url}: not a list{', or empty' if non_empty else ''}")
         stock: dict[str, set[str]] = {}
         for entry in entries:
             if not isinstance(entry, dict) or "location_code" not in entry or \
@@ -168,20 +168,10 @@ class VerdaClient(ProviderClient):
 
     def spot_stock(self, headers: dict, locations: set[str]) -> dict[str, list[str]]:
         """Instance type -> locations where it can be deployed as spot now."""
-        entries = get_json(self.http, SPOT_AVAILABILITY_URL, headers=headers)
-        if not isinstance(entries, list) or not entries:
-            raise SchemaScrapeError(f"{SPOT_AVAILABILITY_URL}: not a list, or empty")
-        stock: dict[str, list[str]] = {}
-        for entry in entries:
-            if not isinstance(entry, dict) or "location_code" not in entry or \
-                    not isinstance(entry.get("availabilities"), list):
-                raise SchemaScrapeError(f"{SPOT_AVAILABILITY_URL}: an entry lacks location_code or availabilities")
-            code = str(entry["location_code"])
-            if code not in locations:
-                logger.warning("Verda spot stock names location %r that /locations does not list", code)
-            for instance_type in entry["availabilities"]:
-                stock.setdefault(str(instance_type), []).append(code)
-        return stock
+        stock = self.stock(SPOT_AVAILABILITY_URL, headers, non_empty=True)
+        for code in sorted(set().union(*stock.values()) - locations):
+            logger.warning("Verda spot stock names location %r that /locations does not list", code)
+        return {instance_type: sorted(codes) for instance_type, codes in stock.items()}
 
 
 def _price(value, what: str) -> Decimal | None:

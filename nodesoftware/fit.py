@@ -89,37 +89,24 @@ def node_fit(provider_slug: str, gpu_slug: str, architecture: str = "", *, cuda:
     return min(answers, key=lambda fit: rank[(fit.answer, fit.needs_image)])
 
 
-def fitting_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, k8s: str | None = None,
-                 on: date | None = None) -> dict[str, list[str]]:
-    """provider slug -> slugs of the GPUs (slug -> architecture) whose node there runs CUDA `cuda`: what the `cuda`
-    filter keeps. Providers without recorded node software are left out (their answer is unknown)."""
+def gpus_by_cuda_fit(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, k8s: str | None = None,
+                     on: date | None = None) -> tuple[dict[str, list[str]], dict[str, list[str] | None]]:
+    """What the `cuda` filter keeps and what it leaves out as unknown, for GPUs given as slug -> architecture:
+    (provider slug -> slugs of the GPUs whose node there runs CUDA `cuda`, provider slug -> slugs of the GPUs whose
+    fit is unknown there, or None for every GPU when no node software is recorded for the provider)."""
     recorded = {service.provider for service in images.services()}
     fits: dict[str, list[str]] = {}
-    for provider in provider_slugs:
-        if provider not in recorded:
-            continue
-        fitting = [gpu for gpu, architecture in gpus.items()
-                   if node_fit(provider, gpu, architecture, cuda=cuda, k8s=k8s, on=on).answer == YES]
-        if fitting:
-            fits[provider] = sorted(fitting)
-    return fits
-
-
-def unknown_gpus(provider_slugs: list[str], gpus: dict[str, str], *, cuda: str, k8s: str | None = None,
-                 on: date | None = None) -> dict[str, list[str] | None]:
-    """provider slug -> slugs of the GPUs whose fit to CUDA `cuda` is unknown there, or None for every GPU (no node
-    software recorded for the provider): what the `cuda` filter leaves out for an unknown answer."""
-    recorded = {service.provider for service in images.services()}
     unknown: dict[str, list[str] | None] = {}
     for provider in provider_slugs:
         if provider not in recorded:
             unknown[provider] = None
             continue
-        gpus_unknown = [gpu for gpu, architecture in gpus.items()
-                        if node_fit(provider, gpu, architecture, cuda=cuda, k8s=k8s, on=on).answer == UNKNOWN]
-        if gpus_unknown:
-            unknown[provider] = sorted(gpus_unknown)
-    return unknown
+        answers = {gpu: node_fit(provider, gpu, architecture, cuda=cuda, k8s=k8s, on=on).answer
+                   for gpu, architecture in sorted(gpus.items())}
+        for found, answer in ((fits, YES), (unknown, UNKNOWN)):
+            if answer in answers.values():
+                found[provider] = [gpu for gpu, given in answers.items() if given == answer]
+    return fits, unknown
 
 
 def providers_with_node_software() -> set[str]:

@@ -41,8 +41,7 @@ class NodeSoftwareFilters:
         providers = dict(Provider.objects.values_list("slug", "pk"))
         gpus = {slug: (pk, arch) for pk, slug, arch in GpuModel.objects.values_list("pk", "slug", "architecture")}
         architectures = {slug: arch for slug, (_pk, arch) in gpus.items()}
-        fits = node_fit.fitting_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
-        unknown = node_fit.unknown_gpus(list(providers), architectures, cuda=cuda, k8s=k8s_version)
+        fits, unknown = node_fit.gpus_by_cuda_fit(list(providers), architectures, cuda=cuda, k8s=k8s_version)
         return ({providers[slug]: sorted(gpus[gpu][0] for gpu in gpu_slugs) for slug, gpu_slugs in fits.items()},
                 {providers[slug]: None if gpu_slugs is None else sorted(gpus[gpu][0] for gpu in gpu_slugs)
                  for slug, gpu_slugs in unknown.items()})

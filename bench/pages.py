@@ -97,14 +97,14 @@ def populate(count: int) -> None:
     Offer.objects.bulk_create(batch)
     # Synthetic instance-type facts, so the filtered view has matches: every bench type of a managed provider can be
     # a node, the 8-GPU ones have InfiniBand. Then the answers are derived as an ingest would.
-    from providers.curated import InstanceFactRecord
+    from providers.kubernetes import Fact
 
     day = now.date()
     for provider in providers:
         facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
-            InstanceFactRecord("bench-*", "managed_node", "yes", source_url="https://example.org/bench",
+            Fact("bench-*", "managed_node", "yes", source_url="https://example.org/bench",
                                verified_on=day, confidence="documented"),
-            InstanceFactRecord("bench-*-8x", "fabric", "infiniband", source_url="https://example.org/bench",
+            Fact("bench-*-8x", "fabric", "infiniband", source_url="https://example.org/bench",
                                verified_on=day, confidence="documented"),
         ])
 

@@ -14,6 +14,7 @@ from decimal import Decimal, InvalidOperation
 from pathlib import Path
 
 from .capabilities import QUESTIONS, UNKNOWN, allowed_values
+from .kubernetes import Fact
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 PROVIDERS_DIR = DATA_DIR / "providers"
@@ -175,27 +176,10 @@ FILE_ORIGINS = {"curated", "catalog"}
 
 
 @dataclass(frozen=True)
-class InstanceFactRecord:
-    """One fact about the instance types `pattern` names (an exact type or an fnmatch pattern)."""
-
-    pattern: str
-    key: str
-    value: str
-    number: Decimal | None = None
-    detail: str = ""
-    source_url: str = ""
-    verified_on: date | None = None
-    confidence: str = ""
-    interfaces: int | None = None
-    bandwidth_gbps: Decimal | None = None
-    gpudirect_rdma: bool | None = None
-
-
-@dataclass(frozen=True)
 class InstanceTypeFile:
     provider: str
     origin: str
-    facts: list[InstanceFactRecord]
+    facts: list[Fact]
 
 
 def parse_instance_types(data: dict, origin: str, today: date | None = None) -> InstanceTypeFile:
@@ -219,7 +203,7 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
     extra = set(data) - {"provider", "origin", "types", "source"}
     if extra:
         raise fail(f"unknown top-level fields {sorted(extra)}")
-    facts: list[InstanceFactRecord] = []
+    facts: list[Fact] = []
     seen: set[tuple[str, str]] = set()
     for index, entry in enumerate(data.get("types") or []):
         where = f"types[{index}]"
@@ -255,7 +239,7 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
                 if (pattern, key) in seen:
                     raise fail(f"{where}: {pattern!r} states {key} twice in this file")
                 seen.add((pattern, key))
-                facts.append(InstanceFactRecord(
+                facts.append(Fact(
                     pattern=pattern, key=key, value=value, number=number, detail=cell.get("detail", ""),
                     source_url=source_url or "", verified_on=verified_on if isinstance(verified_on, date) else None,
                     confidence=confidence or "", **fabric,

@@ -253,7 +253,7 @@ def _kubernetes_fact_problem(name: object, value: object) -> str | None:
 
 def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime | None = None) -> int:
     """Replace every instance-type fact of one provider and one origin ("curated", "provider_api", "catalog") with
-    `facts` (providers.curated.InstanceFactRecord), then recompute that provider's offer answers.
+    `facts` (providers.kubernetes.Fact), then recompute that provider's offer answers.
 
     This is the entry point for any source of SKU facts: the curated files (instance_types_sync), a provider API's
     node-type list, or a catalog's per-type EFA count (origin "catalog"). Facts of other origins are left alone; an

@@ -27,6 +27,7 @@ import contextvars
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import date
 from decimal import Decimal
 from fnmatch import fnmatchcase
 
@@ -165,6 +166,7 @@ class Fact:
     source_url: str = ""
     confidence: str = ""
     origin: str = "curated"
+    verified_on: date | None = None
     interfaces: int | None = None
     bandwidth_gbps: Decimal | None = None
     gpudirect_rdma: bool | None = None

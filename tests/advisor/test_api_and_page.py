@@ -12,8 +12,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from advisor.serializers import AdviceOutputSerializer
-from providers.curated import InstanceFactRecord
 from providers.facts_sync import instance_facts_sync
+from providers.kubernetes import Fact
 from providers.kubernetes_profiles import offer_kubernetes_refresh
 from providers.models import Capability, GpuModel, Offer
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -71,7 +71,7 @@ def market(h100):
     }
     # Each machine's own answers: the two managed providers document these types as nodes of their Kubernetes.
     for slug in ("known", "unknownfee"):
-        instance_facts_sync(provider_slug=slug, origin="curated", facts=[InstanceFactRecord(
+        instance_facts_sync(provider_slug=slug, origin="curated", facts=[Fact(
             "*", "managed_node", "yes", source_url=f"{SOURCE}{slug}/nodes", verified_on=date(2026, 11, 1),
             confidence="documented")])
     offer_kubernetes_refresh()

@@ -143,10 +143,10 @@ def world(db) -> World:
 
 def instance_facts(provider, facts: dict[str, dict[str, str]]):
     """{pattern: {key: value}} stored as documented curated instance facts; recomputes the provider's answers."""
-    from providers.curated import InstanceFactRecord
     from providers.facts_sync import instance_facts_sync
+    from providers.kubernetes import Fact
 
-    records = [InstanceFactRecord(pattern=pattern, key=key, value=value, source_url=f"https://example.org/{pattern}",
+    records = [Fact(pattern=pattern, key=key, value=value, source_url=f"https://example.org/{pattern}",
                                   verified_on=date(2026, 1, 3), confidence="documented")
                for pattern, cells in facts.items() for key, value in cells.items()]
     instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=records)

@@ -158,13 +158,13 @@ def test_the_confirmation_email_in_both_languages():
 
 def test_digest_rows_carry_the_offers_own_kubernetes_answers(world):
     """The same per-offer answers as the site: a Lambda on-demand instance is no managed-Kubernetes node."""
-    from providers.curated import InstanceFactRecord
     from providers.facts_sync import instance_facts_sync
+    from providers.kubernetes import Fact
     from tests.api.conftest import capabilities
 
     capabilities(world.provider, offering="managed", mig="yes")
     world.change(world.offer("gpu_1x_h100", price="2.00"), at=MID, price="1.00")
-    instance_facts_sync(provider_slug="lambda", origin="curated", facts=[InstanceFactRecord(
+    instance_facts_sync(provider_slug="lambda", origin="curated", facts=[Fact(
         "gpu_*", "managed_node", "no", source_url="https://docs.lambdalabs.com/private-cloud/managed-kubernetes",
         verified_on=START.date(), confidence="documented")])
     rendered = digest_render(digest_build(query="", changes=week_changes(week=WEEK)), language="en")

@@ -11,8 +11,9 @@ import pytest
 from django.utils import timezone
 
 from providers import facts_sync, kubernetes_profiles, selectors
-from providers.curated import CuratedDataError, InstanceFactRecord, parse_instance_types
+from providers.curated import CuratedDataError, parse_instance_types
 from providers.ingest import offers_sync
+from providers.kubernetes import Fact
 from providers.models import Capability, KubernetesFact, KubernetesProfile, Offer
 from tests.api.conftest import capabilities, gpu, instance_facts, offer
 from tests.factories import DataSourceFactory, ProviderFactory
@@ -132,9 +133,9 @@ def test_mig_on_a_fraction_of_a_gpu_is_offered_but_not_on_this_machine(gpus):
     assert share["mig"].state == "yes"
     provider = ProviderFactory(slug="s")
     facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="curated", facts=[
-        InstanceFactRecord("h100.*", "managed_node", "yes", source_url="https://example.org/n",
+        Fact("h100.*", "managed_node", "yes", source_url="https://example.org/n",
                            verified_on=date(2026, 1, 1), confidence="documented"),
-        InstanceFactRecord("h100.slice", "gpu_share", "0.25", Decimal("0.25"), source_url="https://example.org/share",
+        Fact("h100.slice", "gpu_share", "0.25", Decimal("0.25"), source_url="https://example.org/share",
                            verified_on=date(2026, 1, 1), confidence="documented")])
     item = Offer.objects.get(provider=provider)
     answers = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
@@ -196,7 +197,7 @@ def efa_machine(gpus, instance_type, **fabric):
     capabilities(provider, offering="managed", efa="yes")
     source = DataSourceFactory(slug=f"{provider.slug}-src", provider=provider)
     item = offer(instance_type, provider, source, gpus["h100"], count="8", price="98")
-    facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[InstanceFactRecord(
+    facts_sync.instance_facts_sync(provider_slug=provider.slug, origin="catalog", facts=[Fact(
         instance_type, "fabric", "efa", source_url="https://example.org/efa", verified_on=date(2026, 8, 1),
         confidence="third_party", **fabric)])
     return selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]
@@ -259,7 +260,7 @@ def test_an_unknown_fabric_with_sources_read_says_what_was_read_instead_of_no_so
     capabilities(provider, **MANAGED)
     item = offer("a.8", provider, DataSourceFactory(slug="cw-src", provider=provider), gpus["h100"], count="8",
                  price="8")
-    read = InstanceFactRecord(pattern="a.8", key="fabric", value="unknown", detail="The old page and the new disagree.",
+    read = Fact(pattern="a.8", key="fabric", value="unknown", detail="The old page and the new disagree.",
                               source_url="https://example.org/new-page", verified_on=date(2026, 12, 6),
                               confidence="documented")
     instance_facts_sync(provider_slug="cw", origin="curated", facts=[read])
@@ -272,7 +273,7 @@ def test_an_unknown_fabric_with_sources_read_says_what_was_read_instead_of_no_so
     plain = ProviderFactory(slug="pl", name="Pl")
     capabilities(plain, offering="managed")
     item = offer("b.8", plain, DataSourceFactory(slug="pl-src", provider=plain), gpus["h100"], count="8", price="8")
-    instance_facts_sync(provider_slug="pl", origin="curated", facts=[InstanceFactRecord(
+    instance_facts_sync(provider_slug="pl", origin="curated", facts=[Fact(
         pattern="b.8", key="fabric", value="unknown", detail="Its page names no fabric.",
         source_url="https://example.org/b-page", verified_on=date(2026, 12, 6), confidence="documented")])
     rdma = selectors.offer_kubernetes_answers(offer_ids=[item.id])[item.id]["rdma"]
@@ -455,7 +456,7 @@ def offer_on_an_inferred_managed_node(gpus):
     provider = ProviderFactory(slug="inf")
     capabilities(provider, **MANAGED)
     item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
-    facts_sync.instance_facts_sync(provider_slug="inf", origin="curated", facts=[InstanceFactRecord(
+    facts_sync.instance_facts_sync(provider_slug="inf", origin="curated", facts=[Fact(
         "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
         confidence="inferred")])
     return item

@@ -47,36 +47,19 @@ def price_frame(points: Iterable[tuple[str, str, Decimal]], conversion: Conversi
     return frame.dropna(subset=["price"])
 
 
-def price_spread(points: Iterable[tuple[str, str, Decimal]], conversion: Conversion) -> list[dict]:
-    """Per GPU model: number of offers and providers, cheapest, median and dearest price, cheapest first."""
+def price_spread(points: Iterable[tuple[str, str, Decimal]], conversion: Conversion, by: str = "gpu") -> list[dict]:
+    """Per GPU model, lowest median first, or per provider (`by="provider"`, for one GPU model's page), cheapest
+    first: number of offers (and, per GPU model, of providers), cheapest, median and dearest price."""
     frame = price_frame(points, conversion)
     if frame.empty:
         return []
-    grouped = frame.groupby("gpu")
+    grouped = frame.groupby(by)
+    counts = {"offers": grouped.size()} | ({"providers": grouped["provider"].nunique()} if by == "gpu" else {})
     stats = pd.DataFrame({
-        "offers": grouped.size(),
-        "providers": grouped["provider"].nunique(),
-        "min": grouped["price"].min(),
-        "median": grouped["price"].median(),
-        "max": grouped["price"].max(),
-    }).sort_values(["median", "min"])
-    return [{"gpu": gpu, **{key: row[key] for key in stats.columns}} for gpu, row in stats.iterrows()]
-
-
-def price_spread_by_provider(points: Iterable[tuple[str, str, Decimal]], conversion: Conversion) -> list[dict]:
-    """The same spread per provider (for one GPU model's page)."""
-    frame = price_frame(points, conversion)
-    if frame.empty:
-        return []
-    grouped = frame.groupby("provider")
-    stats = pd.DataFrame({
-        "offers": grouped.size(),
-        "min": grouped["price"].min(),
-        "median": grouped["price"].median(),
-        "max": grouped["price"].max(),
-    }).sort_values(["min", "median"])
-    # A row of the frame is one float Series: the count is made a whole number again ("6 offers", not "6.0").
-    return [{"provider": name, **{key: row[key] for key in stats.columns}, "offers": int(row["offers"])}
+        **counts, "min": grouped["price"].min(), "median": grouped["price"].median(), "max": grouped["price"].max(),
+    }).sort_values(["median", "min"] if by == "gpu" else ["min", "median"])
+    # A row of the frame is one float Series: counts are made whole numbers again ("6 offers", not "6.0").
+    return [{by: name, **{key: row[key] for key in stats.columns}, **{key: int(row[key]) for key in counts}}
             for name, row in stats.iterrows()]
 
 

@@ -297,7 +297,7 @@ def gpu_detail(request: HttpRequest, slug: str) -> HttpResponse:
                "spot": gettext("Cheapest spot")})
     return render(request, "gpus/detail.html", {
         "gpu": gpu, "page": page, "conversion": conversion, "display": display,
-        "spread": figures.price_spread_by_provider(points, conversion),
+        "spread": figures.price_spread(points, conversion, by="provider"),
         "spread_figure": figures.figure_json(spread_figure) if points else "",
         "history_figure": figures.figure_json(history_figure) if not daily.empty else "",
         "params": params, "offers_url": f"{reverse('home')}?{urlencode({'gpu': gpu.slug})}", "columns": plain_columns(),

@@ -29,7 +29,8 @@ def test_price_spread_per_gpu_and_per_provider():
     assert [row["gpu"] for row in spread] == ["L4", "H100"]
     assert (spread[1]["offers"], spread[1]["providers"], spread[1]["min"], spread[1]["median"],
             spread[1]["max"]) == (3, 2, 2.0, 3.0, 4.0)
-    by_provider = charts.price_spread_by_provider(POINTS, USD)
+    assert all(type(row[key]) is int for row in spread for key in ("offers", "providers"))
+    by_provider = charts.price_spread(POINTS, USD, by="provider")
     assert [row["provider"] for row in by_provider] == ["Acme", "Dear"]
     assert [row["offers"] for row in by_provider] == [2, 2] and all(type(row["offers"]) is int for row in by_provider)
     assert charts.price_spread([], USD) == []

@@ -419,7 +419,12 @@ class ReadOnlyApi(GenericAPIView):
         page = self.paginator.paginate_queryset(rows, self.request, view=self, count=count)
         return self.get_paginated_response(serializer_class(page, many=True, context=context).data)
 
-
+    def one_by_slug(self, request, slug: str, get, what: str, listing: str) -> Response:
+        """The object `get(slug=...)` finds, serialized; a 404 naming the list to choose from when there is none."""
+        found = get(slug=slug) if _slug_shaped(slug) else None
+        if found is None:
+            raise NotFound(f"No {what} {slug!r}; see {listing}.")
+        return Response(self.serializer_class(found, context={"request": request}).data)
 
 
 # --- the OfferFilterSet as OpenAPI parameters ----------------------------------------------------------------------
@@ -631,10 +636,7 @@ class ProviderDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(ProviderDetailSerializer))
     def get(self, request, slug: str):
-        provider = selectors.provider_get(slug=slug) if _slug_shaped(slug) else None
-        if provider is None:
-            raise NotFound(f"No provider {slug!r}; see /api/v1/providers/.")
-        return Response(ProviderDetailSerializer(provider, context={"request": request}).data)
+        return self.one_by_slug(request, slug, selectors.provider_get, "provider", "/api/v1/providers/")
 
 
 # --- GPU catalog ---------------------------------------------------------------------------------------------------
@@ -662,10 +664,7 @@ class GpuDetailApi(ReadOnlyApi):
                    parameters=[OpenApiParameter("slug", str, OpenApiParameter.PATH)],
                    responses=detail_responses(GpuSerializer))
     def get(self, request, slug: str):
-        gpu = selectors.gpu_model_get(slug=slug) if _slug_shaped(slug) else None
-        if gpu is None:
-            raise NotFound(f"No GPU model {slug!r}; see /api/v1/gpus/.")
-        return Response(GpuSerializer(gpu, context={"request": request}).data)
+        return self.one_by_slug(request, slug, selectors.gpu_model_get, "GPU model", "/api/v1/gpus/")
 
 
 # --- data sources --------------------------------------------------------------------------------------------------

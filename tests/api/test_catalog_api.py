@@ -74,7 +74,8 @@ def test_provider_list_answers_every_question_and_counts_active_offers(api, worl
 
 
 def test_unknown_provider_or_gpu_is_a_json_404(api, world):
-    assert api.get("/api/v1/providers/nope/").status_code == 404
+    assert api.get("/api/v1/providers/nope/").json() == {"detail": "No provider 'nope'; see /api/v1/providers/."}
+    assert api.get("/api/v1/providers/a%20b/").status_code == 404  # not slug-shaped: answered without a query
     assert api.get("/api/v1/gpus/nope/").json() == {"detail": "No GPU model 'nope'; see /api/v1/gpus/."}
 
 

@@ -166,6 +166,11 @@ def test_back_in_stock_and_sold_out_come_from_the_stock_checks_net_over_the_week
         # One date format per language: ISO in English, Django's zh_Hans long form in Chinese.
         since = f"{MID:%Y-%m-%d %H:%M}" if language == "en" else f"{MID.year}年{MID.month}月{MID.day}日 {MID:%H:%M}"
         assert f"{since} UTC" in rendered.text
+    html = digest_render(digest, language="en").html
+    back_row, sold_row = html.index(f"in stock since {MID:%Y-%m-%d %H:%M} UTC"), html.index(
+        f"sold out since {MID:%Y-%m-%d %H:%M} UTC")
+    assert html.index("Back in stock (1)") < back_row < html.index("Sold out (1)") < sold_row
+    assert html.count("since ") == 2 and html.index("back-in") < back_row and html.index("sold-out") > back_row
 
 
 def test_node_software_changes_of_the_week_reach_filters_with_that_providers_offers(world):

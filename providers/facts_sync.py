@@ -40,26 +40,20 @@ from .models import (
 logger = logging.getLogger(__name__)
 
 
+def _fields(record, names: str) -> dict:
+    """The record's attributes of these (space-separated) names, as a model's update_or_create defaults."""
+    return {name: getattr(record, name) for name in names.split()}
+
+
 def gpu_catalog_sync() -> int:
     """Upsert the GPU catalog from scrapers/data/gpus.toml; returns the number of entries."""
     specs = gpu_catalog()
     for spec in specs:
-        GpuModel.objects.update_or_create(
-            slug=spec.slug,
-            defaults={
-                "name": spec.name,
-                "vendor": spec.vendor,
-                "family": spec.family,
-                "architecture": spec.architecture,
-                "memory_gb": spec.memory_gb,
-                "memory_type": spec.memory_type,
-                "form_factor": spec.form_factor,
-                "mig_profiles": list(spec.mig_profiles),
-                "mig_source_url": spec.mig_source_url,
-                "source_url": spec.source_url,
-                "verified_on": spec.verified_on,
-            },
-        )
+        GpuModel.objects.update_or_create(slug=spec.slug, defaults={
+            **_fields(spec, "name vendor family architecture memory_gb memory_type form_factor mig_source_url "
+                            "source_url verified_on"),
+            "mig_profiles": list(spec.mig_profiles),
+        })
     offer_kubernetes_refresh()  # MIG profiles and vendors feed every offer's answers
     return len(specs)
 
@@ -75,15 +69,7 @@ def providers_sync(*, records: list[ProviderRecord] | None = None, now: datetime
     records = load_providers() if records is None else records
     for record in records:
         provider, _ = Provider.objects.update_or_create(
-            slug=record.slug,
-            defaults={
-                "name": record.name,
-                "name_zh": record.name_zh,
-                "website": record.website,
-                "kind": record.kind,
-                "headquarters": record.headquarters,
-            },
-        )
+            slug=record.slug, defaults=_fields(record, "name name_zh website kind headquarters"))
         existing = {cap.key: cap for cap in provider.capabilities.all()}
         for key, cell in record.capabilities.items():
             current = existing.pop(key, None)

@@ -12,20 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
 from providers.presentation import gpu_name
 
-from . import sizing
-from .inputs import (
-    MAX_CONCURRENCY,
-    MAX_CONTEXT_TOKENS,
-    MAX_GPUS_PER_NODE,
-    MAX_MEMORY_GB,
-    MAX_MODEL_LINES,
-    MAX_MODEL_REPLICAS,
-    MAX_MONEY,
-    MAX_NODES,
-    MAX_PARAMETERS_B,
-    spec_errors,
-    spec_from_cleaned,
-)
+from . import inputs, sizing
 from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, WorkloadSpec
 
 _MODEL = re.compile(r"^\s*(\d+)\s*[x×*]\s*(\d+(?:\.\d+)?)\s*(?:gb)?\s*$", re.IGNORECASE)
@@ -39,13 +26,13 @@ class ModelsField(forms.CharField):
         if not value:
             return []
         parts = [part for part in re.split(r"[,;\n]+", value) if part.strip()]
-        if len(parts) > MAX_MODEL_LINES:
-            raise forms.ValidationError(_("At most %(max)s model lines."), params={"max": MAX_MODEL_LINES})
+        if len(parts) > inputs.MAX_MODEL_LINES:
+            raise forms.ValidationError(_("At most %(max)s model lines."), params={"max": inputs.MAX_MODEL_LINES})
         models = []
         for part in parts:
             match = _MODEL.match(part)
             count, memory = (int(match[1]), Decimal(match[2])) if match else (0, Decimal(0))
-            if not match or not 1 <= count <= MAX_MODEL_REPLICAS or not 0 < memory <= MAX_MEMORY_GB:
+            if not match or not 1 <= count <= inputs.MAX_MODEL_REPLICAS or not 0 < memory <= inputs.MAX_MEMORY_GB:
                 raise forms.ValidationError(
                     _("Write each model as replicas x GB, for example 4x16; not understood: %(part)s"),
                     params={"part": part.strip()})
@@ -54,7 +41,7 @@ class ModelsField(forms.CharField):
 
 
 def _money(label):
-    return forms.DecimalField(label=label, required=False, min_value=0, max_value=MAX_MONEY, decimal_places=2)
+    return forms.DecimalField(label=label, required=False, min_value=0, max_value=inputs.MAX_MONEY, decimal_places=2)
 
 
 class AdvisorForm(forms.Form):
@@ -63,15 +50,15 @@ class AdvisorForm(forms.Form):
                               choices=[("", "—"), *((c.slug, c.name) for c in sizing.MODEL_CARDS.values())],
                               help_text=_("Sizes from its model card: parameters, layers, attention and KV heads."))
     parameters_b = forms.DecimalField(label=_("or parameters (billions)"), required=False, min_value=Decimal("0.01"),
-                                      max_value=MAX_PARAMETERS_B, decimal_places=2)
+                                      max_value=inputs.MAX_PARAMETERS_B, decimal_places=2)
     precision = forms.ChoiceField(label=_("Precision"), choices=list(sizing.PRECISIONS.items()), required=False,
                                   initial=sizing.FP16)
     replicas = forms.IntegerField(label=_("Replicas (inference)"), required=False, initial=1, min_value=1,
-                                  max_value=MAX_MODEL_REPLICAS)
+                                  max_value=inputs.MAX_MODEL_REPLICAS)
     context_tokens = forms.IntegerField(label=_("Context length (tokens)"), required=False, initial=8192,
-                                        min_value=1, max_value=MAX_CONTEXT_TOKENS)
+                                        min_value=1, max_value=inputs.MAX_CONTEXT_TOKENS)
     concurrency = forms.IntegerField(label=_("Concurrent sequences per replica"), required=False, initial=1,
-                                     min_value=1, max_value=MAX_CONCURRENCY)
+                                     min_value=1, max_value=inputs.MAX_CONCURRENCY)
     method = forms.ChoiceField(label=_("Fine-tune method (training)"), choices=list(sizing.METHODS.items()),
                                required=False, initial=sizing.FULL)
     optimizer = forms.ChoiceField(label=_("Optimizer (training)"), choices=list(sizing.OPTIMIZERS.items()),
@@ -85,10 +72,10 @@ class AdvisorForm(forms.Form):
     gpu = forms.ChoiceField(label=_("GPU model"), required=False)
     gpu_family = forms.ChoiceField(label=_("or GPU family"), required=False)
     gpu_memory_min_gb = forms.DecimalField(label=_("or minimum memory per GPU (GB)"), required=False,
-                                           min_value=Decimal("0.01"), max_value=MAX_MEMORY_GB, decimal_places=2)
+                                           min_value=Decimal("0.01"), max_value=inputs.MAX_MEMORY_GB, decimal_places=2)
     gpus_per_node = forms.IntegerField(label=_("GPUs per node"), initial=1, required=False, min_value=1,
-                                       max_value=MAX_GPUS_PER_NODE)
-    nodes = forms.IntegerField(label=_("Nodes"), initial=1, required=False, min_value=1, max_value=MAX_NODES)
+                                       max_value=inputs.MAX_GPUS_PER_NODE)
+    nodes = forms.IntegerField(label=_("Nodes"), initial=1, required=False, min_value=1, max_value=inputs.MAX_NODES)
     hours_per_month = forms.DecimalField(label=_("Hours per month"), required=False, min_value=Decimal("0.01"),
                                          max_value=HOURS_PER_MONTH, decimal_places=2,
                                          help_text=_("Leave empty for always on (730 hours)."))
@@ -105,7 +92,7 @@ class AdvisorForm(forms.Form):
     must_haves = forms.MultipleChoiceField(label=_("Must-haves"), choices=list(MUST_HAVES.items()),
                                            required=False, widget=forms.CheckboxSelectMultiple)
     min_nodes_kept = forms.IntegerField(label=_("Nodes kept up when a pool cannot scale to zero"), required=False,
-                                        initial=1, min_value=0, max_value=MAX_NODES)
+                                        initial=1, min_value=0, max_value=inputs.MAX_NODES)
     purchase_price_usd = _money(_("Price of a comparable server (USD)"))
     power_usd_month = _money(_("Its power per month (USD)"))
     operations_usd_month = _money(_("Its operations per month (USD)"))
@@ -121,8 +108,8 @@ class AdvisorForm(forms.Form):
         cleaned = super().clean()
         if self.errors:
             return cleaned
-        spec = spec_from_cleaned(cleaned)
-        for name, message in spec_errors(spec).items():
+        spec = inputs.spec_from_cleaned(cleaned)
+        for name, message in inputs.spec_errors(spec).items():
             self.add_error(name, message)
         if not self.errors:
             cleaned["spec"] = spec

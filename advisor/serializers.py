@@ -13,20 +13,7 @@ from rest_framework import serializers
 from providers.filters import CONTINENTS, country_codes, gpu_choices, gpu_family_choices
 from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
-from . import sizing
-from .inputs import (
-    MAX_CONCURRENCY,
-    MAX_CONTEXT_TOKENS,
-    MAX_GPUS_PER_NODE,
-    MAX_MEMORY_GB,
-    MAX_MODEL_LINES,
-    MAX_MODEL_REPLICAS,
-    MAX_MONEY,
-    MAX_NODES,
-    MAX_PARAMETERS_B,
-    spec_errors,
-    spec_from_cleaned,
-)
+from . import inputs, sizing
 from .types import HOURS_PER_MONTH, KINDS, MUST_HAVES, SHARING_MODES, WHOLE, Note, OfferData, WorkloadSpec
 
 
@@ -71,7 +58,7 @@ class JsonTypedInput(serializers.Serializer):
 
 
 def _money(**kwargs):
-    return NumberInput(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=MAX_MONEY,
+    return NumberInput(max_digits=14, decimal_places=2, min_value=Decimal(0), max_value=inputs.MAX_MONEY,
                                     required=False, allow_null=True, **kwargs)
 
 
@@ -90,9 +77,9 @@ class StrictFieldsMixin:
 
 
 class ModelNeedInputSerializer(StrictFieldsMixin, JsonTypedInput):
-    count = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS)
+    count = serializers.IntegerField(min_value=1, max_value=inputs.MAX_MODEL_REPLICAS)
     memory_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
-                                         max_value=MAX_MEMORY_GB)
+                                         max_value=inputs.MAX_MEMORY_GB)
 
 
 class CountryCodeField(serializers.CharField):
@@ -112,21 +99,21 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
     gpu = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_family = serializers.ChoiceField(choices=[], required=False, allow_null=True, allow_blank=True)
     gpu_memory_min_gb = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
-                                                 max_value=MAX_MEMORY_GB, required=False, allow_null=True)
-    gpus_per_node = serializers.IntegerField(min_value=1, max_value=MAX_GPUS_PER_NODE, default=1)
-    nodes = serializers.IntegerField(min_value=1, max_value=MAX_NODES, default=1)
+                                                 max_value=inputs.MAX_MEMORY_GB, required=False, allow_null=True)
+    gpus_per_node = serializers.IntegerField(min_value=1, max_value=inputs.MAX_GPUS_PER_NODE, default=1)
+    nodes = serializers.IntegerField(min_value=1, max_value=inputs.MAX_NODES, default=1)
     hours_per_month = NumberInput(max_digits=6, decimal_places=2, min_value=Decimal("0.01"),
                                                max_value=HOURS_PER_MONTH, required=False, allow_null=True)
     utilisation_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
                                                    max_value=Decimal(100), required=False, allow_null=True)
-    models = ModelNeedInputSerializer(many=True, required=False, max_length=MAX_MODEL_LINES)
+    models = ModelNeedInputSerializer(many=True, required=False, max_length=inputs.MAX_MODEL_LINES)
     sharing = serializers.ChoiceField(choices=list(SHARING_MODES.items()), default=WHOLE)
     spot_ok = serializers.BooleanField(default=False)
     countries = serializers.ListField(child=CountryCodeField(), required=False, max_length=250)
     continents = serializers.ListField(child=serializers.ChoiceField(choices=CONTINENTS), required=False)
     must_haves = serializers.ListField(child=serializers.ChoiceField(choices=list(MUST_HAVES.items())),
                                        required=False)
-    min_nodes_kept = serializers.IntegerField(min_value=0, max_value=MAX_NODES, default=1)
+    min_nodes_kept = serializers.IntegerField(min_value=0, max_value=inputs.MAX_NODES, default=1)
     purchase_price_usd = _money()
     power_usd_month = _money()
     operations_usd_month = _money()
@@ -135,11 +122,11 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
     model = serializers.ChoiceField(choices=[(c.slug, c.name) for c in sizing.MODEL_CARDS.values()], required=False,
                                     allow_null=True, allow_blank=True)
     parameters_b = NumberInput(max_digits=8, decimal_places=2, min_value=Decimal("0.01"),
-                                            max_value=MAX_PARAMETERS_B, required=False, allow_null=True)
+                                            max_value=inputs.MAX_PARAMETERS_B, required=False, allow_null=True)
     precision = serializers.ChoiceField(choices=list(sizing.PRECISIONS.items()), default=sizing.FP16)
-    context_tokens = serializers.IntegerField(min_value=1, max_value=MAX_CONTEXT_TOKENS, default=8192)
-    concurrency = serializers.IntegerField(min_value=1, max_value=MAX_CONCURRENCY, default=1)
-    replicas = serializers.IntegerField(min_value=1, max_value=MAX_MODEL_REPLICAS, default=1)
+    context_tokens = serializers.IntegerField(min_value=1, max_value=inputs.MAX_CONTEXT_TOKENS, default=8192)
+    concurrency = serializers.IntegerField(min_value=1, max_value=inputs.MAX_CONCURRENCY, default=1)
+    replicas = serializers.IntegerField(min_value=1, max_value=inputs.MAX_MODEL_REPLICAS, default=1)
     optimizer = serializers.ChoiceField(choices=list(sizing.OPTIMIZERS.items()), default=sizing.ADAM)
     method = serializers.ChoiceField(choices=list(sizing.METHODS.items()), default=sizing.FULL)
     adapter_percent = NumberInput(max_digits=5, decimal_places=2, min_value=Decimal("0.01"),
@@ -158,8 +145,8 @@ class AdviseInputSerializer(StrictFieldsMixin, JsonTypedInput):
     def validate(self, attrs):
         data = dict(attrs)
         data["models"] = [(m["count"], m["memory_gb"]) for m in attrs.get("models") or ()]
-        spec = spec_from_cleaned(data)
-        errors = spec_errors(spec)
+        spec = inputs.spec_from_cleaned(data)
+        errors = inputs.spec_errors(spec)
         if errors:
             raise serializers.ValidationError({name: [message] for name, message in errors.items()})
         attrs["spec"] = spec

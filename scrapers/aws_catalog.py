@@ -181,15 +181,11 @@ def parse_spot_advisor(data: object) -> dict[tuple[str, str], SpotAdvice]:
 
 
 class AwsCatalogClient(ProviderClient):
-    info = SourceInfo(
-        slug="aws-catalog",
-        provider="aws",
-        name="AWS: Karpenter price tables, Vantage-derived regional prices, Spot Advisor",
-        kind="catalog",
-        url=f"https://github.com/{KARPENTER}/tree/{KARPENTER_COMMIT}/pkg/providers/pricing",
-        license="Apache-2.0 (Karpenter, spotinfo); MIT stated by tsaol/aws-gpu",
-        revision=KARPENTER_COMMIT,
-    )
+    info = SourceInfo(slug="aws-catalog", provider="aws",
+                      name="AWS: Karpenter price tables, Vantage-derived regional prices, Spot Advisor", kind="catalog",
+                      url=f"https://github.com/{KARPENTER}/tree/{KARPENTER_COMMIT}/pkg/providers/pricing",
+                      license="Apache-2.0 (Karpenter, spotinfo); MIT stated by tsaol/aws-gpu",
+                      revision=KARPENTER_COMMIT)
 
     @classmethod
     def files(cls) -> list[UpstreamFile]:

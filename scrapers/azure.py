@@ -130,13 +130,7 @@ SIZES: dict[str, Size] = {
 
 
 class AzureRetailPricesClient(ProviderClient):
-    info = SourceInfo(
-        slug="azure",
-        provider="azure",
-        name="Azure Retail Prices API",
-        kind="api",
-        url=DOCS_URL,
-    )
+    info = SourceInfo(slug="azure", provider="azure", name="Azure Retail Prices API", kind="api", url=DOCS_URL)
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 

@@ -40,15 +40,10 @@ def edition_file(edition: str) -> UpstreamFile:
 
 
 class CoreWeaveClient(EditionedClient):
-    info = SourceInfo(
-        slug="coreweave-tracker",
-        provider="coreweave",
-        name="CoreWeave pricing page, daily scrapes (coreweave-pricing-tracker)",
-        kind="catalog",
-        url=f"https://github.com/{REPO}/tree/{COMMIT}/data",
-        license="none stated: facts from https://coreweave.com/pricing, attributed",
-        revision=COMMIT,
-    )
+    info = SourceInfo(slug="coreweave-tracker", provider="coreweave",
+                      name="CoreWeave pricing page, daily scrapes (coreweave-pricing-tracker)", kind="catalog",
+                      url=f"https://github.com/{REPO}/tree/{COMMIT}/data",
+                      license="none stated: facts from https://coreweave.com/pricing, attributed", revision=COMMIT)
 
     def __init__(self, http: httpx.Client, api_key: str | None = None, edition: str | None = None):
         super().__init__(http, api_key)

@@ -47,14 +47,10 @@ VRAM_UNITS = {"gib": Decimal(1), "mib": Decimal(1) / 1024}
 
 
 class DigitalOceanClient(ProviderClient):
-    info = SourceInfo(
-        slug="digitalocean",
-        provider="digitalocean",
-        name="DigitalOcean API v2 (sizes, Kubernetes options)",
-        kind="api",
-        url="https://docs.digitalocean.com/reference/api/reference/sizes/",
-        api_key_env="DIGITALOCEAN_TOKEN",
-    )
+    info = SourceInfo(slug="digitalocean", provider="digitalocean",
+                      name="DigitalOcean API v2 (sizes, Kubernetes options)", kind="api",
+                      url="https://docs.digitalocean.com/reference/api/reference/sizes/",
+                      api_key_env="DIGITALOCEAN_TOKEN")
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 

@@ -87,15 +87,12 @@ def machine_gpus(machine_type: str) -> tuple[str, int, int] | None:
 
 
 class GcpCatalogClient(ProviderClient):
-    info = SourceInfo(
-        slug="gcp-catalog",
-        provider="gcp",
-        name="Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices, commitment prices",
-        kind="catalog",
-        url=f"https://github.com/{PRICES.repo}/blob/{PRICES.commit}/{PRICES.path}",
-        license="Apache-2.0 (karpenter-provider-gcp, google-cloud-pricing-cost-calculator); MPL-2.0 (gpuhunt)",
-        revision=PRICES.commit,
-    )
+    info = SourceInfo(slug="gcp-catalog", provider="gcp",
+                      name="Google Cloud: Karpenter-for-GCP price table, gpuhunt TPU prices, commitment prices",
+                      kind="catalog", url=f"https://github.com/{PRICES.repo}/blob/{PRICES.commit}/{PRICES.path}",
+                      license="Apache-2.0 (karpenter-provider-gcp, google-cloud-pricing-cost-calculator); "
+                              "MPL-2.0 (gpuhunt)",
+                      revision=PRICES.commit)
 
     recordings = {file.raw_url: file.recorded(RECORDED) for file in (PRICES, TPUS, COMMITMENTS)}
 

@@ -32,14 +32,9 @@ FIELDS = ("name", "value")
 
 
 class HyperstackClient(ProviderClient):
-    info = SourceInfo(
-        slug="hyperstack",
-        provider="hyperstack",
-        name="Hyperstack Infrahub API (pricebook)",
-        kind="api",
-        url="https://docs.hyperstack.cloud/docs/api-reference/get-pricebook",
-        api_key_env="HYPERSTACK_API_KEY",
-    )
+    info = SourceInfo(slug="hyperstack", provider="hyperstack", name="Hyperstack Infrahub API (pricebook)", kind="api",
+                      url="https://docs.hyperstack.cloud/docs/api-reference/get-pricebook",
+                      api_key_env="HYPERSTACK_API_KEY")
 
     @property
     def headers(self) -> dict[str, str]:

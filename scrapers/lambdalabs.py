@@ -34,14 +34,8 @@ MEMORY = re.compile(r"\((\d+(?:\.\d+)?)\s*GB\)", re.IGNORECASE)
 
 
 class LambdaClient(StockFromPriceListing, ProviderClient):
-    info = SourceInfo(
-        slug="lambdalabs",
-        provider="lambda",
-        name="Lambda Cloud API (instance types)",
-        kind="api",
-        url="https://docs.lambda.ai/api/cloud#listInstanceTypes",
-        api_key_env="LAMBDA_API_KEY",
-    )
+    info = SourceInfo(slug="lambdalabs", provider="lambda", name="Lambda Cloud API (instance types)", kind="api",
+                      url="https://docs.lambda.ai/api/cloud#listInstanceTypes", api_key_env="LAMBDA_API_KEY")
 
     recordings = {URL: RECORDED / "instance-types.json"}
 

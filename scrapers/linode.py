@@ -64,13 +64,8 @@ def page_url(url: str, page: int) -> str:
 
 
 class LinodeClient(ProviderClient):
-    info = SourceInfo(
-        slug="linode",
-        provider="linode",
-        name="Linode API v4 (types, regions, LKE)",
-        kind="api",
-        url="https://techdocs.akamai.com/linode-api/reference/api",
-    )
+    info = SourceInfo(slug="linode", provider="linode", name="Linode API v4 (types, regions, LKE)", kind="api",
+                      url="https://techdocs.akamai.com/linode-api/reference/api")
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 

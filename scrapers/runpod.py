@@ -49,13 +49,8 @@ REQUIRED = ("id", "memoryInGb", "secureCloud", "communityCloud", "securePrice", 
 
 
 class RunPodClient(StockFromPriceListing, ProviderClient):
-    info = SourceInfo(
-        slug="runpod",
-        provider="runpod",
-        name="RunPod GraphQL API (gpuTypes)",
-        kind="api",
-        url="https://docs.runpod.io/sdks/graphql/manage-pods",
-    )
+    info = SourceInfo(slug="runpod", provider="runpod", name="RunPod GraphQL API (gpuTypes)", kind="api",
+                      url="https://docs.runpod.io/sdks/graphql/manage-pods")
 
     recordings = {URL: RECORDED / "graphql-gpu-types.json"}
 

@@ -49,13 +49,8 @@ class _Group:
 
 
 class VastAiClient(StockFromPriceListing, ProviderClient):
-    info = SourceInfo(
-        slug="vastai",
-        provider="vastai",
-        name="Vast.ai bundles search (live offers)",
-        kind="api",
-        url="https://docs.vast.ai/cli-commands",
-    )
+    info = SourceInfo(slug="vastai", provider="vastai", name="Vast.ai bundles search (live offers)", kind="api",
+                      url="https://docs.vast.ai/cli-commands")
 
     recordings = {URL: RECORDED / "bundles.json"}
 

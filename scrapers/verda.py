@@ -59,14 +59,9 @@ COUNT_PREFIX = re.compile(r"^\s*(?P<count>\d+)\s*x\s+(?P<name>\S.*?)\s*$", re.IG
 
 
 class VerdaClient(ProviderClient):
-    info = SourceInfo(
-        slug="verda",
-        provider="verda",
-        name="Verda Public API v1 (instance types, spot availability, locations)",
-        kind="api",
-        url="https://api.verda.com/v1/docs",
-        api_key_env="VERDA_CLIENT_SECRET",
-    )
+    info = SourceInfo(slug="verda", provider="verda",
+                      name="Verda Public API v1 (instance types, spot availability, locations)", kind="api",
+                      url="https://api.verda.com/v1/docs", api_key_env="VERDA_CLIENT_SECRET")
 
     def __init__(self, http: httpx.Client, api_key: str | None = None, client_id: str | None = None):
         super().__init__(http, api_key)

@@ -61,13 +61,8 @@ METAL_GPU_ID = re.compile(r"^vbm-.*?-(?:(?P<count>\d+)-)?(?P<gpu>[a-z0-9]+)-gpu$
 
 
 class VultrClient(ProviderClient):
-    info = SourceInfo(
-        slug="vultr",
-        provider="vultr",
-        name="Vultr API v2 (plans, regions, VKE versions)",
-        kind="api",
-        url="https://www.vultr.com/api/",
-    )
+    info = SourceInfo(slug="vultr", provider="vultr", name="Vultr API v2 (plans, regions, VKE versions)", kind="api",
+                      url="https://www.vultr.com/api/")
 
     provides_kubernetes_facts = True  # read by scrapers.registry.snapshot_sources
 

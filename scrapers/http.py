@@ -121,6 +121,22 @@ def get_json(http: httpx.Client, url: str, **kwargs):
     return _decode_json(get(http, url, **kwargs), url)
 
 
+def get_records(http: httpx.Client, url: str, fields=(), *, named_by: str = "id", non_empty: bool = True,
+                **kwargs) -> list[dict]:
+    """A JSON list of objects, each with every one of `fields` (a missing one named, with the object's `named_by`);
+    a SchemaScrapeError otherwise, or for an empty list when `non_empty`."""
+    records = get_json(http, url, **kwargs)
+    if not isinstance(records, list) or (non_empty and not records):
+        raise SchemaScrapeError(f"{url}: not a list{', or empty' if non_empty else ''}")
+    for record in records:
+        if not isinstance(record, dict):
+            raise SchemaScrapeError(f"{url}: an entry is not an object")
+        missing = [name for name in fields if name not in record]
+        if missing:
+            raise SchemaScrapeError(f"{url}: entry {record.get(named_by)!r} lacks {', '.join(missing)}")
+    return records
+
+
 def post_json(http: httpx.Client, url: str, **kwargs):
     return _decode_json(post(http, url, **kwargs), url)
 

@@ -21,7 +21,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from .base import ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
-from .http import get_json
+from .http import get_records
 from .normalize import default_gpu_resolver, positive
 
 logger = logging.getLogger(__name__)
@@ -43,17 +43,10 @@ class HyperstackClient(ProviderClient):
     recordings = {URL: RECORDED / "pricebook.json"}
 
     def fetch(self) -> ScrapeResult:
-        entries = get_json(self.http, URL, headers=self.headers)
-        if not isinstance(entries, list) or not entries:
-            raise SchemaScrapeError(f"{URL}: not a list, or empty")
+        entries = get_records(self.http, URL, FIELDS, headers=self.headers)
         result = ScrapeResult(offers=[])
         resolver = default_gpu_resolver()
         for entry in entries:
-            if not isinstance(entry, dict):
-                raise SchemaScrapeError(f"{URL}: an entry is not an object")
-            missing = [name for name in FIELDS if name not in entry]
-            if missing:
-                raise SchemaScrapeError(f"{URL}: entry {entry.get('id')!r} lacks {', '.join(missing)}")
             name = str(entry["name"]).strip()
             if resolver.resolve(name) is None:
                 result.rejected.append(f"{name}: not a GPU the catalog knows (the pricebook prices every resource)")

@@ -39,7 +39,7 @@ import httpx
 
 from .availability import AvailabilityResult, ScrapedAvailability
 from .base import NotConfiguredError, ProviderClient, SchemaScrapeError, ScrapedOffer, ScrapeResult, SourceInfo
-from .http import OFFLINE_API_KEY, get_json, post_json
+from .http import OFFLINE_API_KEY, get_records, post_json
 from .normalize import to_decimal
 
 logger = logging.getLogger(__name__)
@@ -105,32 +105,23 @@ class VerdaClient(ProviderClient):
 
     def stock(self, url: str, headers: dict, non_empty: bool = False) -> dict[str, set[str]]:
         """Instance type -> locations where it can be deployed now, from one /instance-availability list."""
-        entries = get_json(self.http, url, headers=headers)
-        if not isinstance(entries, list) or (non_empty and not entries):
-            raise SchemaScrapeError(f"{url}: not a list{', or empty' if non_empty else ''}")
+        entries = get_records(self.http, url, ("location_code", "availabilities"), named_by="location_code",
+                              non_empty=non_empty, headers=headers)
         stock: dict[str, set[str]] = {}
         for entry in entries:
-            if not isinstance(entry, dict) or "location_code" not in entry or \
-                    not isinstance(entry.get("availabilities"), list):
-                raise SchemaScrapeError(f"{url}: an entry lacks location_code or availabilities")
+            if not isinstance(entry["availabilities"], list):
+                raise SchemaScrapeError(f"{url}: availabilities of {entry['location_code']!r} is not a list")
             for instance_type in entry["availabilities"]:
                 stock.setdefault(str(instance_type), set()).add(str(entry["location_code"]))
         return stock
 
     def fetch(self) -> ScrapeResult:
         headers = {"Authorization": f"Bearer {self.access_token()}"}
-        types = get_json(self.http, TYPES_URL, headers=headers)
-        if not isinstance(types, list) or not types:
-            raise SchemaScrapeError(f"{TYPES_URL}: not a list, or empty")
+        types = get_records(self.http, TYPES_URL, TYPE_FIELDS, named_by="instance_type", headers=headers)
         locations = self.location_codes(headers)
         spot_stock = self.spot_stock(headers, locations)
         result = ScrapeResult(offers=[])
         for kind in types:
-            if not isinstance(kind, dict):
-                raise SchemaScrapeError(f"{TYPES_URL}: an instance type is not an object")
-            missing = [name for name in TYPE_FIELDS if name not in kind]
-            if missing:
-                raise SchemaScrapeError(f"{TYPES_URL}: {kind.get('instance_type')!r} lacks {', '.join(missing)}")
             try:
                 result.offers.extend(offers_for(kind, spot_stock.get(str(kind["instance_type"]), [])))
             except ValueError as exc:
@@ -154,11 +145,7 @@ class VerdaClient(ProviderClient):
         return token
 
     def location_codes(self, headers: dict) -> set[str]:
-        locations = get_json(self.http, LOCATIONS_URL, headers=headers)
-        if not isinstance(locations, list) or not locations:
-            raise SchemaScrapeError(f"{LOCATIONS_URL}: not a list, or empty")
-        if any(not isinstance(location, dict) or "code" not in location for location in locations):
-            raise SchemaScrapeError(f"{LOCATIONS_URL}: a location lacks 'code'")
+        locations = get_records(self.http, LOCATIONS_URL, ("code",), named_by="name", headers=headers)
         return {str(location["code"]) for location in locations}
 
     def spot_stock(self, headers: dict, locations: set[str]) -> dict[str, list[str]]:

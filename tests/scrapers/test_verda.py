@@ -1,6 +1,7 @@
 """Verda instance types + spot stock: OAuth token exchange, recorded replay, and every way the API can fail."""
 
 import json
+import re
 from decimal import Decimal
 
 import httpx
@@ -143,17 +144,20 @@ def test_missing_field_is_a_schema_error_naming_it(missing):
         client({verda.TYPES_URL: [row]}).fetch()
 
 
-@pytest.mark.parametrize("url, payload", [
-    (verda.TYPES_URL, []),
-    (verda.TYPES_URL, {"instance_types": []}),
-    (verda.TYPES_URL, [kind(gpu={"description": "", "number_of_gpus": 0})]),
-    (verda.LOCATIONS_URL, []),
-    (verda.LOCATIONS_URL, [{"location": "FIN-01"}]),
-    (verda.SPOT_AVAILABILITY_URL, []),
-    (verda.SPOT_AVAILABILITY_URL, [{"location": "FIN-01", "availabilities": []}]),
+@pytest.mark.parametrize("url, payload, says", [
+    (verda.TYPES_URL, [], "not a list, or empty"),
+    (verda.TYPES_URL, {"instance_types": []}, "not a list, or empty"),
+    (verda.TYPES_URL, ["1H100.80S.30V"], "an entry is not an object"),
+    (verda.TYPES_URL, [kind(gpu={"description": "", "number_of_gpus": 0})], "no GPU instance types"),
+    (verda.LOCATIONS_URL, [], "not a list, or empty"),
+    (verda.LOCATIONS_URL, [{"location": "FIN-01"}], "lacks code"),
+    (verda.SPOT_AVAILABILITY_URL, [], "not a list, or empty"),
+    (verda.SPOT_AVAILABILITY_URL, [{"location": "FIN-01", "availabilities": []}], "lacks location_code"),
+    (verda.SPOT_AVAILABILITY_URL, [{"location_code": "FIN-01", "availabilities": "1H100.80S.30V"}],
+     "availabilities of 'FIN-01' is not a list"),
 ])
-def test_empty_or_renamed_lists_raise(url, payload):
-    with pytest.raises(SchemaScrapeError):
+def test_empty_or_renamed_lists_raise_saying_what_is_wrong(url, payload, says):
+    with pytest.raises(SchemaScrapeError, match=re.escape(says)):
         client({url: payload}).fetch()
 
 

@@ -143,6 +143,11 @@ RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes
                  "price_hour_usd": ("gpu_id", "provider_id")}
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 MAX_RANGES_IN_A_CONTINENT = {"kubernetes_profile_id": 100}
+MAX_MEMORY_RANGES = 8  # as offer_reads: a memory minimum few sizes reach, one range per size, by price per GPU-hour
+MEMORY_SIZES = ("WITH RECURSIVE s(v) AS ((SELECT gpu_memory_gb FROM providers_offer WHERE is_active AND gpu_memory_gb "
+                ">= %s ORDER BY 1 DESC NULLS LAST LIMIT 1) UNION ALL SELECT (SELECT gpu_memory_gb FROM providers_offer "
+                "WHERE is_active AND gpu_memory_gb >= %s AND gpu_memory_gb < s.v ORDER BY 1 DESC NULLS LAST LIMIT 1) "
+                "FROM s WHERE s.v IS NOT NULL) SELECT v FROM s WHERE v IS NOT NULL LIMIT %s")
 
 
 def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int], bool] | None,
@@ -225,7 +230,7 @@ def page_sql(conditions, values, split, column, descending, offset, size) -> tup
     order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
     if split:  # one index range per value, the list one array parameter (as offer_reads._page_ids_sql)
-        array = "boolean[]" if split[0] == "region_confirmed" else "bigint[]"
+        array = {"region_confirmed": "boolean[]", "gpu_memory_gb": "numeric[]"}.get(split[0], "bigint[]")
         ranges = (f"SELECT r.id, r.k FROM unnest(%s::{array}) AS ranges(value) CROSS JOIN LATERAL "
                   f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
                   f"ORDER BY {order} LIMIT %s) r")
@@ -321,6 +326,12 @@ def application(environ, start_response):
         version = data_version(cursor)
         cat = catalog(cursor, version)
         conditions, values, split, left_out_where = where_clause(params, cat, column)
+        if split is None and column == "price_per_gpu_hour_usd" and "gpu_memory_min" in params:
+            minimum = params["gpu_memory_min"][0]
+            cursor.execute(MEMORY_SIZES, [minimum, minimum, MAX_MEMORY_RANGES + 1])
+            sizes = [row[0] for row in cursor.fetchall()]
+            if 0 < len(sizes) <= MAX_MEMORY_RANGES:
+                split = ("gpu_memory_gb", sizes, False)
         limit = max(COUNT_EXACT_UP_TO, page * size)
         cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM providers_offer WHERE {' AND '.join(conditions)} "
                        f"LIMIT %s) AS counted", [*values, limit + 1])

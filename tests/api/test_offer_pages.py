@@ -65,6 +65,11 @@ QUERIES = [
     "mig=yes,unknown",
     "mig=yes&offering=managed&unknown=include",
     "offering=byo&continent=NA&unknown=include",
+    # a memory minimum in the default order: one range of the memory index per size reached
+    "gpu_memory_min=80",
+    "gpu_memory_min=24&price_per_gpu_hour_max=4",
+    "gpu_memory_min=80&continent=EU&spot=true",
+    "gpu_memory_min=100&gpu_count_min=8",
 ]
 
 
@@ -136,6 +141,33 @@ def test_with_a_continent_many_profiles_are_read_in_the_continents_price_order_f
     assert offer_reads._range_split(managed)[0] == "kubernetes_profile_id"  # at the limit: still ranges
 
 
+def test_a_memory_minimum_is_read_one_range_per_memory_size_when_few_sizes_reach_it(crowd, monkeypatch):
+    """Sorted by the price per GPU-hour, `gpu_memory_min` reads each memory size from the minimum up as its own
+    range (largest first, as the sizes are found); past MAX_MEMORY_RANGES sizes, in another order, or when a list
+    of GPUs is read as ranges instead, the plain way. The same page either way."""
+    sizes = sorted(set(crowd_offers_memory()), reverse=True)
+    assert len(sizes) >= 3
+    filterset = offer_filterset(QueryDict(f"gpu_memory_min={sizes[-2]}"))
+    assert filterset.is_valid(), filterset.errors
+    assert offer_reads._range_split(filterset) == ("gpu_memory_gb", sizes[:-1])
+    monkeypatch.setattr(offer_reads, "MAX_MEMORY_RANGES", 1)
+    for query, split in ((f"gpu_memory_min={sizes[1]}", None), (f"gpu_memory_min={sizes[0]}", "gpu_memory_gb"),
+                         (f"gpu_memory_min={sizes[0]}&ordering=price_hour", None),
+                         (f"gpu_memory_min={sizes[0]}&ordering=-gpu_memory", None),
+                         (f"gpu_memory_min={sizes[0]}&gpu=l4,mi300x", "gpu_id"),
+                         (f"gpu_memory_min={sizes[0] + 1}", None)):
+        filterset = offer_filterset(QueryDict(query))
+        assert filterset.is_valid(), filterset.errors
+        assert (offer_reads._range_split(filterset) or [None])[0] == split, query
+        assert offer_reads.offer_page_ids(filters=filterset, offset=1, limit=8) == plain_ids(filterset, 1, 8)
+
+
+def crowd_offers_memory():
+    from providers.models import Offer
+
+    return Offer.objects.filter(is_active=True, gpu_memory_gb__isnull=False).values_list("gpu_memory_gb", flat=True)
+
+
 @pytest.mark.parametrize("query", ["continent=NA&unknown=include", "continent=EU&unknown=include&ordering=price_hour",
                                    "mig=yes&continent=NA&unknown=include",
                                    "offering=managed&continent=EU&spot=true&unknown=include",
@@ -205,6 +237,7 @@ def page_statements(query, offset=0, limit=50):
     ("offering=managed&continent=NA,EU", "offering=byo&continent=EU,NA"),  # several continents: an array
     ("continent=NA&unknown=include&price_per_gpu_hour_max=3", "continent=EU&unknown=include&price_per_gpu_hour_max=7"),
     ("gpu=l4&price_per_gpu_hour_max=2", "gpu=h100-sxm,l4&price_per_gpu_hour_max=3.5"),
+    ("gpu_memory_min=80&price_per_gpu_hour_max=9", "gpu_memory_min=24&price_per_gpu_hour_max=4"),  # 2 sizes or 3
 ])
 def test_the_page_and_count_statements_do_not_change_with_the_values(crowd, first, second):
     """Requests that differ only in their values (how many GPUs, providers or profiles they resolve to, which
@@ -216,4 +249,4 @@ def test_the_page_and_count_statements_do_not_change_with_the_values(crowd, firs
     two, rows_two, count_two = page_statements(second, offset=5, limit=7)
     assert one and one == two
     assert rows_one and rows_two and count_one and count_two  # both read offers: the statements were not empty
-    assert " ".join(one).count("UNION") == ("unknown=include" in first)
+    assert " ".join(one).count("UNION ALL (") == ("unknown=include" in first)

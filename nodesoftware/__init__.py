@@ -9,3 +9,12 @@ slug, Kubernetes version); it imports nothing from providers, web, advisor or di
 it to that), so the one OfferFilterSet in providers/filters.py, the pages and the advisor can all call it without
 an import circle.
 """
+
+import tomllib
+from pathlib import Path
+
+
+def read_toml(path: Path) -> dict:
+    """One of the data files under nodesoftware/data/, parsed."""
+    with path.open("rb") as handle:
+        return tomllib.load(handle)

@@ -14,11 +14,12 @@ that is wrong.
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 from pathlib import Path
+
+from . import read_toml
 
 CUDA_PATH = Path(__file__).resolve().parent / "data" / "cuda.toml"
 
@@ -190,8 +191,7 @@ def parse_table(data: dict, origin: str = "cuda.toml") -> Table:
 
 @cache
 def table() -> Table:
-    with CUDA_PATH.open("rb") as handle:
-        return parse_table(tomllib.load(handle))
+    return parse_table(read_toml(CUDA_PATH))
 
 
 def accelerator(gpu_slug: str, architecture: str = "", *, data: Table | None = None) -> Accelerator | None:

@@ -12,7 +12,6 @@ Read strictly like providers/curated.py: an unknown key, value, provider or date
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
@@ -20,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from . import read_toml
 from .compat import parse_cuda_version
 
 IMAGES_PATH = Path(__file__).resolve().parent / "data" / "node_images.toml"
@@ -312,8 +312,7 @@ def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set
 
 @cache
 def services() -> tuple[Service, ...]:
-    with IMAGES_PATH.open("rb") as handle:
-        return tuple(parse_images(tomllib.load(handle)))
+    return tuple(parse_images(read_toml(IMAGES_PATH)))
 
 
 def services_of(provider_slug: str) -> list[Service]:

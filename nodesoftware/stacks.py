@@ -9,13 +9,14 @@ filters asks for the family: any Slurm-on-Kubernetes stack that is provider-mana
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass
 from datetime import date
 from functools import cache
 from pathlib import Path
 
 from django.utils.translation import gettext, gettext_noop
+
+from . import read_toml
 
 STACKS_PATH = Path(__file__).resolve().parent / "data" / "stacks.toml"
 
@@ -91,8 +92,7 @@ def parse_stacks(data: dict, origin: str = "stacks.toml", *, providers: set[str]
 
 @cache
 def stack_answers() -> tuple[StackAnswer, ...]:
-    with STACKS_PATH.open("rb") as handle:
-        return tuple(parse_stacks(tomllib.load(handle)))
+    return tuple(parse_stacks(read_toml(STACKS_PATH)))
 
 
 def stacks_of(provider_slug: str) -> list[StackAnswer]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from . import compat, fit, images, stacks
+from . import compat, fit, images, read_toml, stacks
 
 DRIVER_WAYS = {
     "preinstalled": "preinstalled",
@@ -120,14 +120,12 @@ def data_check(*, providers: set[str], gpus: set[str]) -> dict[str, int]:
     """Read every node-software data file strictly, checking provider and GPU slugs against the ones given (the
     curated providers, the GPU catalog); raises the loaders' errors, which name the file and row. What
     `manage.py load_snapshot` runs, so a broken file stops a deploy instead of a page."""
-    import tomllib
-
     table = compat.table()
     unknown = (set(table.nvidia) | set(table.other)) - gpus
     if unknown:
         raise compat.CompatDataError(f"cuda.toml: GPUs {sorted(unknown)} are not in the GPU catalog")
-    services = images.parse_images(tomllib.loads(images.IMAGES_PATH.read_text()), providers=providers, gpus=gpus)
-    answers = stacks.parse_stacks(tomllib.loads(stacks.STACKS_PATH.read_text()), providers=providers)
+    services = images.parse_images(read_toml(images.IMAGES_PATH), providers=providers, gpus=gpus)
+    answers = stacks.parse_stacks(read_toml(stacks.STACKS_PATH), providers=providers)
     return {"services": len(services), "node images": sum(len(service.images) for service in services),
             "driver releases": sum(len(image.releases) for service in services for image in service.images),
             "stack answers": len(answers)}

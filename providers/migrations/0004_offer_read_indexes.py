@@ -21,20 +21,9 @@ id, so a page is read in index order and stops after one page, and a count is an
 
 from django.db import migrations, models
 
+from providers.migration_ops import AddIndexOnPostgreSQL
+
 ACTIVE = models.Q(("is_active", True))
-
-
-class AddIndexOnPostgreSQL(migrations.AddIndex):
-    """An index created on PostgreSQL only: SQLite (the embedded development default) cannot write NULLS LAST in an
-    index definition. Without it SQLite sorts by memory instead of reading in order; the state is the same."""
-
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
 
 
 class Migration(migrations.Migration):

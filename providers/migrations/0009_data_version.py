@@ -9,37 +9,24 @@ SQLite (the embedded default) has row-level triggers only: one per table and ope
 
 from django.db import migrations, models
 
+from providers.migration_ops import BUMP, data_version_triggers_add, data_version_triggers_drop
+
 TABLES = ("providers_offer", "providers_capability", "providers_provider", "providers_gpumodel",
           "providers_exchangerate", "providers_instancetypefact", "providers_kubernetesprofile")
-BUMP = "UPDATE providers_dataversion SET version = version + 1 WHERE id = 1"
 
 
 def create_triggers(apps, schema_editor):
     apps.get_model("providers", "DataVersion").objects.create(id=1, version=0)
-    execute = schema_editor.execute
     if schema_editor.connection.vendor == "postgresql":
-        execute("CREATE FUNCTION providers_data_version_bump() RETURNS trigger LANGUAGE plpgsql AS "
-                f"$$ BEGIN {BUMP}; RETURN NULL; END $$")
-        for table in TABLES:
-            execute(f"CREATE TRIGGER {table}_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table} "
-                    "FOR EACH STATEMENT EXECUTE FUNCTION providers_data_version_bump()")
-    elif schema_editor.connection.vendor == "sqlite":
-        for table in TABLES:
-            for operation in ("INSERT", "UPDATE", "DELETE"):
-                execute(f"CREATE TRIGGER {table}_data_version_{operation.lower()} AFTER {operation} ON {table} "
-                        f"BEGIN {BUMP}; END")
+        schema_editor.execute("CREATE FUNCTION providers_data_version_bump() RETURNS trigger LANGUAGE plpgsql AS "
+                              f"$$ BEGIN {BUMP}; RETURN NULL; END $$")
+    data_version_triggers_add(schema_editor, TABLES)
 
 
 def drop_triggers(apps, schema_editor):
-    execute = schema_editor.execute
+    data_version_triggers_drop(schema_editor, TABLES)
     if schema_editor.connection.vendor == "postgresql":
-        for table in TABLES:
-            execute(f"DROP TRIGGER IF EXISTS {table}_data_version ON {table}")
-        execute("DROP FUNCTION IF EXISTS providers_data_version_bump()")
-    elif schema_editor.connection.vendor == "sqlite":
-        for table in TABLES:
-            for operation in ("insert", "update", "delete"):
-                execute(f"DROP TRIGGER IF EXISTS {table}_data_version_{operation}")
+        schema_editor.execute("DROP FUNCTION IF EXISTS providers_data_version_bump()")
 
 
 class Migration(migrations.Migration):

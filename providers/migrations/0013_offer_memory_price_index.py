@@ -7,23 +7,7 @@ PostgreSQL only, like the index it replaces (migration 0004): SQLite cannot writ
 
 from django.db import migrations, models
 
-
-class OnPostgreSQL:
-    def database_forwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_forwards(app_label, schema_editor, from_state, to_state)
-
-    def database_backwards(self, app_label, schema_editor, from_state, to_state):
-        if schema_editor.connection.vendor == "postgresql":
-            super().database_backwards(app_label, schema_editor, from_state, to_state)
-
-
-class RemoveIndexOnPostgreSQL(OnPostgreSQL, migrations.RemoveIndex):
-    pass
-
-
-class AddIndexOnPostgreSQL(OnPostgreSQL, migrations.AddIndex):
-    pass
+from providers.migration_ops import AddIndexOnPostgreSQL, RemoveIndexOnPostgreSQL
 
 
 class Migration(migrations.Migration):

@@ -4,28 +4,17 @@ written again when a source row changes (a run's success, an admin edit). Same t
 
 from django.db import migrations
 
-TABLE = "providers_datasource"
-BUMP = "UPDATE providers_dataversion SET version = version + 1 WHERE id = 1"
+from providers.migration_ops import data_version_triggers_add, data_version_triggers_drop
+
+TABLES = ("providers_datasource",)
 
 
 def create_triggers(apps, schema_editor):
-    execute = schema_editor.execute
-    if schema_editor.connection.vendor == "postgresql":
-        execute(f"CREATE TRIGGER {TABLE}_data_version AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON {TABLE} "
-                "FOR EACH STATEMENT EXECUTE FUNCTION providers_data_version_bump()")
-    elif schema_editor.connection.vendor == "sqlite":
-        for operation in ("INSERT", "UPDATE", "DELETE"):
-            execute(f"CREATE TRIGGER {TABLE}_data_version_{operation.lower()} AFTER {operation} ON {TABLE} "
-                    f"BEGIN {BUMP}; END")
+    data_version_triggers_add(schema_editor, TABLES)
 
 
 def drop_triggers(apps, schema_editor):
-    execute = schema_editor.execute
-    if schema_editor.connection.vendor == "postgresql":
-        execute(f"DROP TRIGGER IF EXISTS {TABLE}_data_version ON {TABLE}")
-    elif schema_editor.connection.vendor == "sqlite":
-        for operation in ("insert", "update", "delete"):
-            execute(f"DROP TRIGGER IF EXISTS {TABLE}_data_version_{operation}")
+    data_version_triggers_drop(schema_editor, TABLES)
 
 
 class Migration(migrations.Migration):

@@ -9,13 +9,9 @@ the price ceiling with a rare continent by memory 0.95 s -> 0.19 s; the medians 
 The memory index is PostgreSQL's only, as before (migrations 0004, 0013: SQLite cannot write NULLS LAST in an
 index)."""
 
-import importlib
-
 from django.db import migrations, models
 
-# The PostgreSQL-only operations of migration 0013 (one definition, not a copy).
-_0013 = importlib.import_module("providers.migrations.0013_offer_memory_price_index")
-RemoveIndexOnPostgreSQL, AddIndexOnPostgreSQL = _0013.RemoveIndexOnPostgreSQL, _0013.AddIndexOnPostgreSQL
+from providers.migration_ops import AddIndexOnPostgreSQL, RemoveIndexOnPostgreSQL
 
 
 WALKED = ("gpu", "provider", "kubernetes_profile", "continent", "country", "region_confirmed", "spot_price_hour",

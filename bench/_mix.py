@@ -108,8 +108,8 @@ def datasette(params: list[tuple[str, str]]) -> str:
                 out.append(("region_confirmed", "1"))
         elif name == "gpu_count_min":
             out.append(("gpu_count__gte", value))
-        elif name == "gpu_memory_min":
-            out.append(("gpu_memory_gb__gte", value))
+        elif name == "gpu_memory_min":  # with unknown=include, offers of no stated memory too (as the API)
+            out.append(("gpu_memory_or_unknown__gte" if include else "gpu_memory_gb__gte", value))
         elif name == "spot":
             out.append(("spot_price_hour__notnull", "1"))
         elif (name, value) in K8S:

@@ -96,6 +96,7 @@ SQLITE_TYPES = {
     "gpu_memory_gb": "REAL", "vcpus": "REAL", "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL",
     "price_hour_usd": "REAL", "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL",
     "spot_price_per_gpu_hour_usd": "REAL", "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
+    "gpu_memory_or_unknown": "REAL",
 }
 
 
@@ -184,7 +185,7 @@ DATASETTE_INDEXES = {
     **{f"offer_active_{column}_price": f"is_active, {column}, price_per_gpu_hour_order"
        for column in ("managed_node", "byo", "mig", "fabric_class", "fabric")},
 }
-NO_PRICE = 1e18  # the *_order columns' stand-in for NULL
+NO_PRICE = 1e18  # the *_order columns' stand-in for NULL; gpu_memory_or_unknown's too (it passes any minimum)
 
 
 def export_sqlite(path: Path) -> int:
@@ -203,7 +204,8 @@ def export_sqlite(path: Path) -> int:
         "last_seen", "is_active", "kubernetes_profile_id",
     )
     database = sqlite3.connect(path)
-    columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order"]
+    columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order",
+                                                "gpu_memory_or_unknown"]
     # Typed columns, so that Datasette's text parameters compare as numbers where the column is numeric.
     definitions = ", ".join(f"{column} {SQLITE_TYPES.get(column, 'TEXT')}" for column in columns)
     database.execute(f"CREATE TABLE offers ({definitions})")
@@ -219,7 +221,7 @@ def export_sqlite(path: Path) -> int:
         *states, answers = profiles.get(profile_id) or (*(["unknown"] * len(PROFILE_COLUMNS)), None)
         kubernetes = json.dumps(kubernetes_states(kubernetes_data(answers)))  # as the API lists it
         order = [NO_PRICE if values[FLAT_COLUMNS.index(column)] is None else values[FLAT_COLUMNS.index(column)]
-                 for column in ("price_per_gpu_hour_usd", "price_hour_usd")]
+                 for column in ("price_per_gpu_hour_usd", "price_hour_usd", "gpu_memory_gb")]
         return [*values, *states, kubernetes, *order]
 
     count = 0

@@ -185,9 +185,15 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
             resolved["kubernetes_profile_id"] = ids
             unknowable.append(("kubernetes_profile_id = ANY(%s)", [ids], either, [widened]))
     for name, column_, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
-                              ("gpu_count_min", "gpu_count", ">="), ("gpu_memory_min", "gpu_memory_gb", ">=")):
+                              ("gpu_count_min", "gpu_count", ">=")):
         if name in params:
             parts.append((f"{column_} {op} %s", [params[name][0]]))
+    if "gpu_memory_min" in params:  # an offer of no stated memory is unknown (filter_unknown.filter_stated_minimum)
+        minimum, either = params["gpu_memory_min"][0], "(gpu_memory_gb >= %s OR gpu_memory_gb IS NULL)"
+        if include:
+            parts.append((either, [minimum]))
+        else:
+            unknowable.append(("gpu_memory_gb >= %s", [minimum], either, [minimum]))
     continents = listed("continent")
     if continents:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
         # one continent as a plain equality, several as an array (as the API)
@@ -330,8 +336,8 @@ def application(environ, start_response):
             minimum = params["gpu_memory_min"][0]
             cursor.execute(MEMORY_SIZES, [minimum, minimum, MAX_MEMORY_RANGES + 1])
             sizes = [row[0] for row in cursor.fetchall()]
-            if 0 < len(sizes) <= MAX_MEMORY_RANGES:
-                split = ("gpu_memory_gb", sizes, False)
+            if 0 < len(sizes) <= MAX_MEMORY_RANGES:  # with unknown=include, the no-memory range too
+                split = ("gpu_memory_gb", sizes, params.get("unknown", ["exclude"])[0] == "include")
         limit = max(COUNT_EXACT_UP_TO, page * size)
         cursor.execute(f"SELECT count(*) FROM (SELECT 1 FROM providers_offer WHERE {' AND '.join(conditions)} "
                        f"LIMIT %s) AS counted", [*values, limit + 1])

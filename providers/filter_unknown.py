@@ -9,6 +9,8 @@ methods and NodeSoftwareFilters' (providers.filter_nodesoftware), named in CONDI
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 from django_filters.constants import EMPTY_VALUES
@@ -24,7 +26,8 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 # The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor", "cuda", "k8s_version", "dra", "stack", "country", "continent", "region")
+                      "form_factor", "gpu_memory_min", "cuda", "k8s_version", "dra", "stack", "country", "continent",
+                      "region")
 
 
 class Conditions:
@@ -53,7 +56,7 @@ class Conditions:
 # The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
 CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
                                "filter_form_factor", "filter_place", "filter_cuda", "filter_k8s_version", "filter_dra",
-                               "filter_stack"})
+                               "filter_stack", "filter_stated_minimum"})
 
 
 
@@ -85,6 +88,12 @@ class UnknownConditions:
                 queryset = filter_.filter(queryset, value)
         return queryset, conditions
 
+    def filter_stated_minimum(self, queryset, name, value, conditions):
+        """At least `value` in an offer column a source may leave unstated (the memory per GPU of a TPU, or of a V100
+        sold in 16 and 32 GB): an offer with no value there is unknown, left out and counted unless unknown=include."""
+        conditions.offer_condition(Q(**{f"{name}__gte": value}), Q(**{f"{name}__isnull": True}), name)
+        return queryset
+
     @property
     def include_unknown(self) -> bool:
         return self.form.cleaned_data.get("unknown") == "include"
@@ -95,7 +104,7 @@ class UnknownConditions:
         questions = []
         for name in UNKNOWABLE_FILTERS:
             value = data.get(name)
-            if not value or UNKNOWN in value:
+            if value in EMPTY_VALUES or (not isinstance(value, Decimal) and (not value or UNKNOWN in value)):
                 continue
             if name == "gpu_operator" and not set(value) <= {"preinstalled", "add_on"}:
                 continue  # answered from the provider's own cell only

@@ -447,7 +447,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                            label=_("Minimum GPUs per instance"))
     gpu_count_max = number(field_name="gpu_count", lookup_expr="lte", max_value=MAX_GPUS, decimal_places=3,
                            label=_("Maximum GPUs per instance"))
-    gpu_memory_min = number(field_name="gpu_memory_gb", lookup_expr="gte", max_value=MAX_GPU_MEMORY_GB,
+    gpu_memory_min = number(field_name="gpu_memory_gb", method="filter_stated_minimum", max_value=MAX_GPU_MEMORY_GB,
                             decimal_places=1, label=_("Minimum memory per GPU (GB)"))
     price_per_gpu_hour_max = number(field_name="price_per_gpu_hour_usd", lookup_expr="lte", max_value=MAX_PRICE,
                                     decimal_places=5, label=_("Maximum USD per GPU-hour"))

@@ -277,8 +277,8 @@ def _range_split(filters) -> tuple[str, list[int | None]] | None:
     minimum = filters.form.cleaned_data.get("gpu_memory_min")
     if minimum is not None and _order_columns(filters.bare_qs) == ("price_per_gpu_hour_usd",):
         sizes = _memory_sizes(minimum)
-        if 0 < len(sizes) <= MAX_MEMORY_RANGES:
-            return MEMORY, sizes
+        if 0 < len(sizes) <= MAX_MEMORY_RANGES:  # with unknown=include, the offers of no stated memory too
+            return MEMORY, [*sizes, None] if filters.include_unknown else sizes
     return None
 
 

@@ -21,6 +21,7 @@ QUESTION_PHRASES = {
     "scale_to_zero": _("can scale to zero"), "spot_nodes": _("can be spot GPU nodes"),
     "rwx_storage": _("get shared RWX storage"), "gang_scheduling": _("get gang / queue scheduling"),
     "form_factor": _("have the form factor you asked for"),
+    "gpu_memory_min": _("have the memory per GPU you asked for"),
     "cuda": _("run the CUDA version you asked for on the default node image"),
     "k8s_version": _("offer the Kubernetes version you asked for"),
     "dra": _("give Dynamic Resource Allocation as you asked"),

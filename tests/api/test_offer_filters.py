@@ -99,6 +99,7 @@ CASES = [
     ("gang_scheduling", "gang_scheduling=unknown", GAMMA),
     ("ordering", "ordering=provider", ACTIVE),
     ("unknown", "form_factor=sxm&unknown=include", ACTIVE),  # the others state no form factor
+    ("unknown", "gpu_memory_min=100&unknown=include", {"beta-mi300x8", "gamma-unknown-gpu"}),  # no memory stated
     ("unknown", "rdma=any&unknown=include", ACTIVE - {"alpha-l4"}),  # gamma's fabric is unknown
     ("unknown", "rdma=any&unknown=exclude", {"alpha-h100x8"} | BETA),
     ("rdma", "rdma=yes&unknown=exclude", {"alpha-h100x8"} | BETA),  # `yes` is read as `any`
@@ -300,6 +301,8 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     ("rdma=any", 1, {"gamma": 1}, ["rdma"]),  # gamma's fabric is unknown; alpha-l4's is a plain network (a no)
     ("rdma=any&mig=yes", 2, {"beta": 1, "gamma": 1}, ["mig", "rdma"]),  # beta-h100: MIG unknown
     ("form_factor=sxm", 4, {"alpha": 1, "beta": 2, "gamma": 1}, ["form_factor"]),
+    ("gpu_memory_min=80", 1, {"gamma": 1}, ["gpu_memory_min"]),  # the offer whose GPU, so memory, is not known
+    ("gpu_memory_min=0", 1, {"gamma": 1}, ["gpu_memory_min"]),  # a minimum of 0 still asks for a stated memory
     ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
     ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown
     ("rdma=any&unknown=include", 0, {}, ["rdma"]),

@@ -70,6 +70,7 @@ QUERIES = [
     "gpu_memory_min=24&price_per_gpu_hour_max=4",
     "gpu_memory_min=80&continent=EU&spot=true",
     "gpu_memory_min=100&gpu_count_min=8",
+    "gpu_memory_min=80&unknown=include",  # and the range of the offers with no memory stated
 ]
 
 
@@ -150,6 +151,13 @@ def test_a_memory_minimum_is_read_one_range_per_memory_size_when_few_sizes_reach
     filterset = offer_filterset(QueryDict(f"gpu_memory_min={sizes[-2]}"))
     assert filterset.is_valid(), filterset.errors
     assert offer_reads._range_split(filterset) == ("gpu_memory_gb", sizes[:-1])
+    with_unknown = offer_filterset(QueryDict(f"gpu_memory_min={sizes[-2]}&unknown=include"))
+    assert with_unknown.is_valid(), with_unknown.errors
+    assert offer_reads._range_split(with_unknown) == ("gpu_memory_gb", [*sizes[:-1], None])
+    assert with_unknown.bare_qs.filter(gpu_memory_gb__isnull=True).exists()  # that range holds offers
+    everything = with_unknown.bare_qs.count()
+    assert offer_reads.offer_page_ids(filters=with_unknown, offset=0, limit=everything) == plain_ids(
+        with_unknown, 0, everything)
     monkeypatch.setattr(offer_reads, "MAX_MEMORY_RANGES", 1)
     for query, split in ((f"gpu_memory_min={sizes[1]}", None), (f"gpu_memory_min={sizes[0]}", "gpu_memory_gb"),
                          (f"gpu_memory_min={sizes[0]}&ordering=price_hour", None),

@@ -45,6 +45,22 @@ def test_the_notice_in_chinese(client, data):
     assert "条报价已隐藏" in notice and "是否具备您所要求的节点间网络" in notice and "显示它们" in notice
 
 
+def test_a_memory_minimum_says_how_many_offers_state_no_memory_per_gpu_in_both_languages(client, data):
+    from providers.models import Offer
+
+    builders.offer(data["byo"], data["metal_h100"].source, None, "metal.accelerator", "1.00")  # no GPU, no memory
+    unstated = Offer.objects.filter(is_active=True, gpu_memory_gb__isnull=True).count()
+    assert unstated > 0
+    text = html.unescape(client.get("/?gpu_memory_min=16", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+    assert re.search(rf"\b{unstated} offers? from", notice)
+    assert "hidden because whether they have the memory per GPU you asked for is unknown" in notice
+    client.cookies["django_language"] = "zh-hans"
+    zh = html.unescape(client.get("/?gpu_memory_min=16", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
+    assert "单卡显存是否达到您的要求" in notice and "显示它们" in notice
+
+
 def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_counted(client, data, monkeypatch):
     from providers import coverage
 

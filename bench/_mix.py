@@ -96,8 +96,8 @@ def datasette(params: list[tuple[str, str]]) -> str:
     include = values.get("unknown") == "include"
     out = [("is_active", "1")]
     for name, value in params:
-        if name == "price_per_gpu_hour_max":
-            out.append(("price_per_gpu_hour_usd__lte", value))
+        if name == "price_per_gpu_hour_max":  # with unknown=include, unpriced offers too (as the API)
+            out.append(("price_per_gpu_hour_or_unknown__lte" if include else "price_per_gpu_hour_usd__lte", value))
         elif name == "gpu":
             out.append(("gpu_slug__in", value))
         elif name == "provider":

@@ -96,7 +96,7 @@ SQLITE_TYPES = {
     "gpu_memory_gb": "REAL", "vcpus": "REAL", "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL",
     "price_hour_usd": "REAL", "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL",
     "spot_price_per_gpu_hour_usd": "REAL", "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
-    "gpu_memory_or_unknown": "REAL",
+    "gpu_memory_or_unknown": "REAL", "price_per_gpu_hour_or_unknown": "REAL",
 }
 
 
@@ -186,6 +186,7 @@ DATASETTE_INDEXES = {
        for column in ("managed_node", "byo", "mig", "fabric_class", "fabric")},
 }
 NO_PRICE = 1e18  # the *_order columns' stand-in for NULL; gpu_memory_or_unknown's too (it passes any minimum)
+NO_PRICE_UNDER_A_CEILING = -1.0  # price_per_gpu_hour_or_unknown's stand-in for NULL (it passes any ceiling)
 
 
 def export_sqlite(path: Path) -> int:
@@ -205,7 +206,7 @@ def export_sqlite(path: Path) -> int:
     )
     database = sqlite3.connect(path)
     columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order",
-                                                "gpu_memory_or_unknown"]
+                                                "gpu_memory_or_unknown", "price_per_gpu_hour_or_unknown"]
     # Typed columns, so that Datasette's text parameters compare as numbers where the column is numeric.
     definitions = ", ".join(f"{column} {SQLITE_TYPES.get(column, 'TEXT')}" for column in columns)
     database.execute(f"CREATE TABLE offers ({definitions})")
@@ -222,7 +223,8 @@ def export_sqlite(path: Path) -> int:
         kubernetes = json.dumps(kubernetes_states(kubernetes_data(answers)))  # as the API lists it
         order = [NO_PRICE if values[FLAT_COLUMNS.index(column)] is None else values[FLAT_COLUMNS.index(column)]
                  for column in ("price_per_gpu_hour_usd", "price_hour_usd", "gpu_memory_gb")]
-        return [*values, *states, kubernetes, *order]
+        per_gpu = values[FLAT_COLUMNS.index("price_per_gpu_hour_usd")]
+        return [*values, *states, kubernetes, *order, NO_PRICE_UNDER_A_CEILING if per_gpu is None else per_gpu]
 
     count = 0
     batch = []

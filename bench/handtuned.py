@@ -157,7 +157,8 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
     `left_out_for_unknown`), if a filter can leave one out."""
     include = params.get("unknown", ["exclude"])[0] == "include"
     parts: list[tuple[str, list]] = [("is_active", [])]
-    # A filter whose answer may be unknown: (strict condition, its values, loose condition, its values).
+    # A filter whose answer may be unknown: (strict condition, its values, loose condition, its values, the
+    # condition of an unknown answer on the offer's own columns, None for a Kubernetes answer).
     unknowable: list[tuple[str, list, str, list]] = []
     resolved: dict[str, list[int]] = {}
 
@@ -183,17 +184,18 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
             ids = sorted(profile_id for profile_id, answers in cat["profiles"].items()
                          if all(answers[column_] == state for column_, state in asked))
             resolved["kubernetes_profile_id"] = ids
-            unknowable.append(("kubernetes_profile_id = ANY(%s)", [ids], either, [widened]))
+            unknowable.append(("kubernetes_profile_id = ANY(%s)", [ids], either, [widened], None))
+    if "gpu_count_min" in params:
+        parts.append(("gpu_count >= %s", [params["gpu_count_min"][0]]))
+    # An offer with no stated memory or no price is unknown (filter_unknown.filter_stated_minimum / _maximum).
     for name, column_, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
-                              ("gpu_count_min", "gpu_count", ">=")):
+                              ("gpu_memory_min", "gpu_memory_gb", ">=")):
         if name in params:
-            parts.append((f"{column_} {op} %s", [params[name][0]]))
-    if "gpu_memory_min" in params:  # an offer of no stated memory is unknown (filter_unknown.filter_stated_minimum)
-        minimum, either = params["gpu_memory_min"][0], "(gpu_memory_gb >= %s OR gpu_memory_gb IS NULL)"
-        if include:
-            parts.append((either, [minimum]))
-        else:
-            unknowable.append(("gpu_memory_gb >= %s", [minimum], either, [minimum]))
+            bound, either = params[name][0], f"({column_} {op} %s OR {column_} IS NULL)"
+            if include:
+                parts.append((either, [bound]))
+            else:
+                unknowable.append((f"{column_} {op} %s", [bound], either, [bound], f"{column_} IS NULL"))
     continents = listed("continent")
     if continents:  # confirmed regions only unless unknown=include (providers.filters.filter_place)
         # one continent as a plain equality, several as an array (as the API)
@@ -202,7 +204,8 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         if include:
             parts.append((place, [value]))
         else:
-            unknowable.append((f"{place} AND region_confirmed", [value], place, [value]))
+            unknowable.append((f"{place} AND region_confirmed", [value], place, [value],
+                               "region_confirmed IS NOT TRUE"))
     if "spot" in params:
         parts.append(("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL", []))
     split = None
@@ -221,10 +224,14 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
     left_out = None
     if unknowable:
         every = " AND ".join(f"({sql})" for sql, *_rest in unknowable)
-        where = " AND ".join([*(sql for sql, _v in parts), *(loose for *_s, loose, _lv in unknowable),
-                              f"NOT COALESCE({every}, false)"])
+        sides = [side for *_rest, side in unknowable]
+        # As the API (filter_unknown.left_out_for_unknown): with offer conditions only, the OR of their unknown
+        # sides said outright, a redundant filter an index can use.
+        redundant = [] if None in sides else [f"({' OR '.join(sides)})"]
+        where = " AND ".join([*(sql for sql, _v in parts), *(loose for *_s, loose, _lv, _side in unknowable),
+                              f"NOT COALESCE({every}, false)", *redundant])
         left_out = (where, [*(value for _sql, vs in parts for value in vs),
-                            *(value for *_s, _l, lvs in unknowable for value in lvs),
+                            *(value for *_s, _l, lvs, _side in unknowable for value in lvs),
                             *(value for _s, vs, *_rest in unknowable for value in vs)])
     return conditions, values, split, left_out
 

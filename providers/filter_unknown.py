@@ -28,8 +28,8 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 # The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor", "gpu_memory_min", "cuda", "k8s_version", "dra", "stack", "country", "continent",
-                      "region")
+                      "form_factor", "gpu_memory_min", "price_per_gpu_hour_max", "price_hour_max", "cuda",
+                      "k8s_version", "dra", "stack", "country", "continent", "region")
 
 
 class Conditions:
@@ -58,7 +58,7 @@ class Conditions:
 # The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
 CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
                                "filter_form_factor", "filter_place", "filter_cuda", "filter_k8s_version", "filter_dra",
-                               "filter_stack", "filter_stated_minimum"})
+                               "filter_stack", "filter_stated_minimum", "filter_stated_maximum"})
 
 
 
@@ -94,6 +94,12 @@ class UnknownConditions:
         """At least `value` in an offer column a source may leave unstated (the memory per GPU of a TPU, or of a V100
         sold in 16 and 32 GB): an offer with no value there is unknown, left out and counted unless unknown=include."""
         conditions.offer_condition(Q(**{f"{name}__gte": value}), Q(**{f"{name}__isnull": True}), name)
+        return queryset
+
+    def filter_stated_maximum(self, queryset, name, value, conditions):
+        """At most `value` in an offer column a source may leave unstated (the price of a machine sold on request,
+        such as a B300 node): unknown like filter_stated_minimum's."""
+        conditions.offer_condition(Q(**{f"{name}__lte": value}), Q(**{f"{name}__isnull": True}), name)
         return queryset
 
     @property

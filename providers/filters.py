@@ -449,10 +449,11 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                            label=_("Maximum GPUs per instance"))
     gpu_memory_min = number(field_name="gpu_memory_gb", method="filter_stated_minimum", max_value=MAX_GPU_MEMORY_GB,
                             decimal_places=1, label=_("Minimum memory per GPU (GB)"))
-    price_per_gpu_hour_max = number(field_name="price_per_gpu_hour_usd", lookup_expr="lte", max_value=MAX_PRICE,
-                                    decimal_places=5, label=_("Maximum USD per GPU-hour"))
-    price_hour_max = number(field_name="price_hour_usd", lookup_expr="lte", max_value=MAX_PRICE, decimal_places=5,
-                            label=_("Maximum USD per instance-hour"))
+    # A machine sold on request has no price: unknown against a ceiling, left out and counted (filter_unknown).
+    price_per_gpu_hour_max = number(field_name="price_per_gpu_hour_usd", method="filter_stated_maximum",
+                                    max_value=MAX_PRICE, decimal_places=5, label=_("Maximum USD per GPU-hour"))
+    price_hour_max = number(field_name="price_hour_usd", method="filter_stated_maximum", max_value=MAX_PRICE,
+                            decimal_places=5, label=_("Maximum USD per instance-hour"))
     form_factor = MultipleChoice(method="filter_form_factor", choices=[("sxm", "SXM"), ("pcie", "PCIe"),
                                                                         ("nvl", "NVL")], label=_("GPU form factor"))
     spot = BooleanFilter(method="filter_spot", label=_("Spot price available"))

@@ -22,6 +22,9 @@ QUESTION_PHRASES = {
     "rwx_storage": _("get shared RWX storage"), "gang_scheduling": _("get gang / queue scheduling"),
     "form_factor": _("have the form factor you asked for"),
     "gpu_memory_min": _("have the memory per GPU you asked for"),
+    # A machine sold on request: no price is published to compare with the ceiling.
+    "price_per_gpu_hour_max": _("cost no more than your price per GPU-hour (no price is published)"),
+    "price_hour_max": _("cost no more than your price per instance-hour (no price is published)"),
     "cuda": _("run the CUDA version you asked for on the default node image"),
     "k8s_version": _("offer the Kubernetes version you asked for"),
     "dra": _("give Dynamic Resource Allocation as you asked"),

@@ -100,6 +100,8 @@ CASES = [
     ("ordering", "ordering=provider", ACTIVE),
     ("unknown", "form_factor=sxm&unknown=include", ACTIVE),  # the others state no form factor
     ("unknown", "gpu_memory_min=100&unknown=include", {"beta-mi300x8", "gamma-unknown-gpu"}),  # no memory stated
+    ("unknown", "price_per_gpu_hour_max=3&unknown=include", ACTIVE - {"alpha-h100x8"}),  # gamma states no price
+    ("unknown", "price_hour_max=1&unknown=include", {"alpha-l4", "gamma-unknown-gpu"}),
     ("unknown", "rdma=any&unknown=include", ACTIVE - {"alpha-l4"}),  # gamma's fabric is unknown
     ("unknown", "rdma=any&unknown=exclude", {"alpha-h100x8"} | BETA),
     ("rdma", "rdma=yes&unknown=exclude", {"alpha-h100x8"} | BETA),  # `yes` is read as `any`
@@ -303,6 +305,9 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     ("form_factor=sxm", 4, {"alpha": 1, "beta": 2, "gamma": 1}, ["form_factor"]),
     ("gpu_memory_min=80", 1, {"gamma": 1}, ["gpu_memory_min"]),  # the offer whose GPU, so memory, is not known
     ("gpu_memory_min=0", 1, {"gamma": 1}, ["gpu_memory_min"]),  # a minimum of 0 still asks for a stated memory
+    ("price_per_gpu_hour_max=3", 1, {"gamma": 1}, ["price_per_gpu_hour_max"]),  # gamma's machine has no price
+    ("price_hour_max=1000&gpu_memory_min=80", 1, {"gamma": 1}, ["gpu_memory_min", "price_hour_max"]),
+    ("price_hour_max=1&spot=true", 0, {}, ["price_hour_max"]),  # the unpriced offer has no spot price either
     ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
     ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown
     ("rdma=any&unknown=include", 0, {}, ["rdma"]),

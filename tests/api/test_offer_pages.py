@@ -71,6 +71,10 @@ QUERIES = [
     "gpu_memory_min=80&continent=EU&spot=true",
     "gpu_memory_min=100&gpu_count_min=8",
     "gpu_memory_min=80&unknown=include",  # and the range of the offers with no memory stated
+    # a price ceiling with unknown=include keeps the unpriced offers (last in price order) in every range
+    "gpu=h100-sxm,l4,mi300x&price_per_gpu_hour_max=4&unknown=include",
+    "continent=NA&price_per_gpu_hour_max=3&unknown=include",
+    "gpu_memory_min=80&price_per_gpu_hour_max=5&unknown=include",
 ]
 
 

@@ -61,6 +61,25 @@ def test_a_memory_minimum_says_how_many_offers_state_no_memory_per_gpu_in_both_l
     assert "单卡显存是否达到您的要求" in notice and "显示它们" in notice
 
 
+def test_a_price_ceiling_says_how_many_offers_have_no_published_price_in_both_languages(client, data):
+    from providers.models import Offer
+
+    on_request = builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.b300x8",
+                                "1.00", count=8)
+    Offer.objects.filter(pk=on_request.pk).update(price_hour=None, price_hour_usd=None, price_per_gpu_hour_usd=None)
+    unpriced = Offer.objects.filter(is_active=True, price_per_gpu_hour_usd__isnull=True).count()
+    text = html.unescape(client.get("/?price_per_gpu_hour_max=1000", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+    assert re.search(rf"\b{unpriced} offers? from", notice)
+    assert "cost no more than your price per GPU-hour (no price is published) is unknown" in notice
+    shown = html.unescape(client.get("/?price_per_gpu_hour_max=1000&unknown=include", follow=True).content.decode())
+    assert "metal.b300x8" in shown and "metal.b300x8" not in text
+    client.cookies["django_language"] = "zh-hans"
+    zh = html.unescape(client.get("/?price_hour_max=1000", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
+    assert "每实例小时价格是否在您的上限之内（未公布价格）" in notice and "显示它们" in notice
+
+
 def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_counted(client, data, monkeypatch):
     from providers import coverage
 

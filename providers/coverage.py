@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connection
 from django.db.models import Count
 
@@ -192,13 +193,22 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
                 for name in names])
 
     def count() -> tuple[tuple[int, int], ...] | None:
-        left_out = filters.left_out_for_unknown()
-        if left_out is None:
+        parts = filters.left_out_for_unknown()
+        if parts is None:
             return None
-        sql, params = left_out.values_list("provider_id").query.sql_with_params()
+        statements = []
+        for part in parts:  # disjoint: read one after the other up to the limit
+            try:
+                statements.append(part.values_list("provider_id").query.sql_with_params())
+            except EmptyResultSet:  # a part no offer can be in (no provider's fee is unknown)
+                continue
+        if not statements:
+            return ()
+        union = " UNION ALL ".join(sql for sql, _params in statements)  # unbracketed: SQLite refuses brackets
         with connection.cursor() as cursor:
-            cursor.execute(f'SELECT "found"."provider_id", COUNT(*) FROM ({sql} LIMIT %s) AS "found" '
-                           f'GROUP BY "found"."provider_id"', [*params, COUNT_EXACT_UP_TO + 1])
+            cursor.execute(f'SELECT "found"."provider_id", COUNT(*) FROM ({union} LIMIT %s) AS "found" '
+                           f'GROUP BY "found"."provider_id"',
+                           [*(value for _sql, params in statements for value in params), COUNT_EXACT_UP_TO + 1])
             return tuple(cursor.fetchall())
 
     counts = remembered(f"left-out-for-unknown:{key}", count)

@@ -9,8 +9,6 @@ methods and NodeSoftwareFilters' (providers.filter_nodesoftware), named in CONDI
 
 from __future__ import annotations
 
-import functools
-import operator
 from decimal import Decimal
 
 from django.db.models import Q, QuerySet
@@ -18,7 +16,7 @@ from django.utils.translation import gettext_lazy as _
 from django_filters.constants import EMPTY_VALUES
 
 from .capabilities import UNKNOWN
-from .models import KubernetesProfile, Offer
+from .models import Availability, KubernetesProfile, Offer
 from .versions import remembered
 
 # What `unknown` does: leave out the offers a filter cannot decide (the default, and the response says how many), or
@@ -28,8 +26,9 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 # The filters that may leave an offer out because its answer is unknown, in the order a notice names them.
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
-                      "form_factor", "gpu_memory_min", "price_per_gpu_hour_max", "price_hour_max", "cuda",
-                      "k8s_version", "dra", "stack", "country", "continent", "region")
+                      "control_plane_fee_max", "form_factor", "gpu_memory_min", "price_per_gpu_hour_max",
+                      "price_hour_max", "available", "in_stock_7d_min", "cuda", "k8s_version", "dra", "stack",
+                      "country", "continent", "region")
 
 
 class Conditions:
@@ -58,7 +57,8 @@ class Conditions:
 # The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
 CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
                                "filter_form_factor", "filter_place", "filter_cuda", "filter_k8s_version", "filter_dra",
-                               "filter_stack", "filter_stated_minimum", "filter_stated_maximum"})
+                               "filter_stack", "filter_stated_minimum", "filter_stated_maximum", "filter_fee",
+                               "filter_available", "filter_in_stock_7d"})
 
 
 
@@ -102,6 +102,21 @@ class UnknownConditions:
         conditions.offer_condition(Q(**{f"{name}__lte": value}), Q(**{f"{name}__isnull": True}), name)
         return queryset
 
+    def filter_available(self, queryset, name, value, conditions):
+        """In stock now (available or limited) or sold out, as the last stock check found the offer; an offer no
+        check has reported (its source has no stock endpoint, or none has run) is unknown, never "sold out"."""
+        in_stock = Q(availability__in=[Availability.AVAILABLE, Availability.LIMITED])
+        conditions.offer_condition(in_stock if value else Q(availability=Availability.UNAVAILABLE),
+                                   Q(availability=Availability.UNKNOWN), name)
+        return queryset
+
+    def filter_in_stock_7d(self, queryset, name, value, conditions):
+        """Offers whose share of stock checks in the last 7 days that found them in stock is at least `value` percent
+        (the share availability_sync.availability_apply keeps on the offer); an offer never checked is unknown."""
+        conditions.offer_condition(Q(in_stock_share_7d__gte=Decimal(str(value)) / 100),
+                                   Q(in_stock_share_7d__isnull=True), name)
+        return queryset
+
     @property
     def include_unknown(self) -> bool:
         return self.form.cleaned_data.get("unknown") == "include"
@@ -112,16 +127,17 @@ class UnknownConditions:
         questions = []
         for name in UNKNOWABLE_FILTERS:
             value = data.get(name)
-            if value in EMPTY_VALUES or (not isinstance(value, Decimal) and (not value or UNKNOWN in value)):
+            if value in EMPTY_VALUES or (not isinstance(value, Decimal | bool) and (not value or UNKNOWN in value)):
                 continue
             if name == "gpu_operator" and not set(value) <= {"preinstalled", "add_on"}:
                 continue  # answered from the provider's own cell only
             questions.append(name)
         return questions
 
-    def left_out_for_unknown(self) -> QuerySet[Offer] | None:
+    def left_out_for_unknown(self) -> list[QuerySet[Offer]] | None:
         """The offers the other filters keep but these filters leave out only because an answer is unknown (what
-        `unknown=include` would add); None when no filter can leave an offer out for that. Unordered."""
+        `unknown=include` would add), as disjoint parts whose union they are; None when no filter can leave an offer
+        out for that. Unordered."""
         if not self.unknown_questions():
             return None  # before filtering: no set filter asks a question whose answer may be unknown
         queryset, conditions = self._filtered(Offer.objects.all())
@@ -130,13 +146,18 @@ class UnknownConditions:
         strict, loose = self._conditions(conditions)
         if strict is None:
             return None
-        if not conditions.profile_clauses:
-            # Said outright, so an index finds them: an offer left out by offer conditions alone is unknown for one
-            # of them (it passes each as matching or unknown, and fails one as matching). `gpu_memory_min` at
-            # 1,000,000 offers read the whole table for its few offers of no stated memory (bench/scale.py).
-            queryset = queryset.filter(functools.reduce(operator.or_, (unknown for _m, unknown, _q in
-                                                                       conditions.offer_conditions)))
-        return queryset.filter(loose).exclude(strict).order_by()
+        left_out = queryset.filter(loose).exclude(strict).order_by()
+        if conditions.profile_clauses:
+            return [left_out]
+        # Offer conditions only: an offer left out is unknown for one of them (it passes each as matching or unknown,
+        # and fails one as matching). Said outright, one part per condition (unknown for it and for none before it),
+        # so that an index finds each part's offers: `gpu_memory_min` at 1,000,000 offers read the whole table for
+        # its few offers of no stated memory, and the OR of two such conditions read 10,100 heap pages (bench/scale.py).
+        parts, before = [], Q()
+        for _matching, unknown, _question in conditions.offer_conditions:
+            parts.append(left_out.filter(unknown & before))
+            before &= ~unknown
+        return parts
 
     def _conditions(self, conditions: Conditions) -> tuple[Q | None, Q | None]:
         """(strict, loose) conditions of the unknowable filters: strict keeps offers every filter says match;

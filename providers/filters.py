@@ -50,7 +50,6 @@ from .filter_nodesoftware import NodeSoftwareFilters
 from .filter_unknown import UNKNOWN_CHOICES, UnknownConditions
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
 from .models import (
-    Availability,
     Capability,
     Confidence,
     ExchangeRate,
@@ -617,15 +616,6 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     def filter_commitment(self, queryset, name, value):
         return queryset.filter(**{f"commit_{value}_price_hour_usd__isnull": False}) if value else queryset
 
-    def filter_available(self, queryset, name, value):
-        available = Q(availability__in=[Availability.AVAILABLE, Availability.LIMITED])
-        return queryset.filter(available) if value else queryset.exclude(available)
-
-    def filter_in_stock_7d(self, queryset, name, value):
-        """Offers whose share of stock checks in the last 7 days that found them in stock is at least `value` percent
-        (the share availability_sync.availability_apply keeps on the offer); never checked means no match."""
-        return queryset.filter(in_stock_share_7d__gte=Decimal(str(value)) / 100)
-
     def filter_seen_within(self, queryset, name, value):
         """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
         none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
@@ -729,20 +719,23 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
             conditions.offer_condition(Q(form_factor__any=list(value)), Q(form_factor=""), name)
         return queryset
 
-    def filter_fee(self, queryset, name, value):
-        """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour.
-
-        Fees stated in another currency are converted with the latest ECB rate; without a rate they do not match.
-        """
-        cells = self._capability_cells().filter(key="control_plane_fee")
-        matching = set(cells.filter(value="free").values_list("provider_id", flat=True))
+    def filter_fee(self, queryset, name, value, conditions):
+        """Providers whose managed control plane is free, or paid at most `value` USD per cluster-hour (a fee in
+        another currency converted with the latest ECB rate). Unknown: no answer, a fee paid at an amount not
+        stated, or a currency without a rate. No: paid above `value`, or no managed control plane (n/a)."""
         rates = ExchangeRate.objects.latest_day()[1]
-        for provider_id, amount, currency in cells.filter(value="paid").values_list("provider_id", "amount",
-                                                                                     "currency"):
-            usd = to_usd(amount, currency, rates)
-            if usd is not None and usd <= Decimal(str(value)):
-                matching.add(provider_id)
-        return self._providers(queryset, sorted(matching))
+        answered, matching, unknown = set(), [], []
+        for provider_id, answer, amount, currency in self._capability_cells().filter(key="control_plane_fee") \
+                .values_list("provider_id", "value", "amount", "currency"):
+            answered.add(provider_id)
+            usd = to_usd(amount, currency, rates) if answer == "paid" else None
+            if answer == "free" or (usd is not None and usd <= Decimal(str(value))):
+                matching.append(provider_id)
+            elif answer in (UNKNOWN, "paid_unstated") or (answer == "paid" and usd is None):
+                unknown.append(provider_id)
+        unknown += Provider.objects.exclude(pk__in=answered).values_list("pk", flat=True)
+        conditions.offer_condition(Q(provider_id__any=sorted(matching)), Q(provider_id__any=sorted(unknown)), name)
+        return queryset
 
 
 # One yes/no/n-a/unknown filter per capability question, named after the question (`?mig=yes`).

@@ -38,10 +38,13 @@ CASES = [
     ("commitment", "commitment=1y", {"alpha-h100x8"}),
     ("commitment", "commitment=3y", {"alpha-h100x8", "alpha-l4"}),
     ("available", "available=true", {"alpha-h100x8", "beta-h100", "gamma-unknown-gpu"}),
-    ("available", "available=false", {"alpha-l4", "beta-mi300x8"}),
+    ("available", "available=false", {"alpha-l4"}),  # beta-mi300x8 was never checked: unknown, not sold out
+    ("unknown", "available=false&unknown=include", {"alpha-l4", "beta-mi300x8"}),
     ("in_stock_7d_min", "in_stock_7d_min=50", {"alpha-h100x8", "beta-h100"}),
     ("in_stock_7d_min", "in_stock_7d_min=95.5", set()),
-    ("in_stock_7d_min", "in_stock_7d_min=0", {"alpha-h100x8", "alpha-l4", "beta-h100"}),  # never checked: no match
+    ("in_stock_7d_min", "in_stock_7d_min=0", {"alpha-h100x8", "alpha-l4", "beta-h100"}),  # never checked: unknown
+    ("unknown", "in_stock_7d_min=50&unknown=include", {"alpha-h100x8", "beta-h100", "beta-mi300x8",
+                                                       "gamma-unknown-gpu"}),
     ("provider", "provider=alpha,gamma", ALPHA | GAMMA),
     ("provider_kind", "provider_kind=gpu_cloud", BETA),
     ("provider_kind", "provider_kind=hyperscaler,marketplace", ALPHA | GAMMA),
@@ -275,6 +278,25 @@ def test_a_fee_that_is_paid_without_a_stated_amount_never_passes_a_maximum_fee(a
     Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").update(value="paid_unstated")
     response = api.get("/api/v1/offers/", {"control_plane_fee_max": "100"})
     assert set(result_ids(response)) == world.ids(*ALPHA)
+    # ... but whether it is under the maximum is unknown: counted, and back with unknown=include
+    left_out = response.json()["left_out_for_unknown"]
+    assert (left_out["total"], left_out["by_provider"], left_out["questions"]) == (1, {"gamma": 1},
+                                                                                   ["control_plane_fee_max"])
+    response = api.get("/api/v1/offers/", {"control_plane_fee_max": "100", "unknown": "include"})
+    assert set(result_ids(response)) == world.ids(*ALPHA, *GAMMA)
+
+
+def test_a_provider_with_no_fee_answer_or_a_fee_in_a_currency_without_a_rate_is_unknown_under_a_maximum_fee(api,
+                                                                                                            world):
+    from providers.models import Capability
+
+    Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").delete()
+    Capability.objects.filter(provider__slug="alpha", key="control_plane_fee").update(currency="XTS")  # no rate
+    left_out = api.get("/api/v1/offers/", {"control_plane_fee_max": "1"}).json()["left_out_for_unknown"]
+    assert left_out["by_provider"] == {"alpha": 2, "gamma": 1}
+    Capability.objects.filter(provider__slug="alpha", key="control_plane_fee").update(currency="USD", amount="2")
+    body = api.get("/api/v1/offers/", {"control_plane_fee_max": "1"}).json()
+    assert body["count"] == 0 and body["left_out_for_unknown"]["by_provider"] == {"gamma": 1}  # alpha's is a no
 
 
 @pytest.mark.parametrize("ordering", ["provider", "-provider", "gpu_count", "-gpu_count", "gpu_memory", "-last_seen",
@@ -308,6 +330,10 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     ("price_per_gpu_hour_max=3", 1, {"gamma": 1}, ["price_per_gpu_hour_max"]),  # gamma's machine has no price
     ("price_hour_max=1000&gpu_memory_min=80", 1, {"gamma": 1}, ["gpu_memory_min", "price_hour_max"]),
     ("price_hour_max=1&spot=true", 0, {}, ["price_hour_max"]),  # the unpriced offer has no spot price either
+    ("available=false", 1, {"beta": 1}, ["available"]),  # never checked: not counted as sold out
+    ("available=true", 1, {"beta": 1}, ["available"]),
+    ("in_stock_7d_min=0", 2, {"beta": 1, "gamma": 1}, ["in_stock_7d_min"]),
+    ("control_plane_fee_max=0.05", 0, {}, ["control_plane_fee_max"]),  # every fee is known: free, paid or n/a
     ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
     ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown
     ("rdma=any&unknown=include", 0, {}, ["rdma"]),

@@ -80,6 +80,24 @@ def test_a_price_ceiling_says_how_many_offers_have_no_published_price_in_both_la
     assert "每实例小时价格是否在您的上限之内（未公布价格）" in notice and "显示它们" in notice
 
 
+def test_in_stock_now_says_how_many_offers_no_stock_check_has_reported_in_both_languages(client, data):
+    from providers.models import Offer
+
+    builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.h100x1-checked", "1.00",
+                   availability="unavailable")
+    never_checked = Offer.objects.filter(is_active=True, availability="unknown").count()
+    assert never_checked > 0
+    text = html.unescape(client.get("/?available=false", follow=True).content.decode())
+    assert "metal.h100x1-checked" in text  # sold out at its last check
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+    assert re.search(rf"\b{never_checked} offers? from", notice)
+    assert "are in stock as you asked (no stock check has reported them) is unknown" in notice
+    client.cookies["django_language"] = "zh-hans"
+    zh = html.unescape(client.get("/?available=true", follow=True).content.decode())
+    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
+    assert "库存状态是否符合您的要求（尚无库存检查结果）" in notice and "显示它们" in notice
+
+
 def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_counted(client, data, monkeypatch):
     from providers import coverage
 

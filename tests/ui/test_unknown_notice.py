@@ -17,12 +17,21 @@ def data():
     return builders.catalog()
 
 
+def notice_in(text: str) -> str:
+    """The "hidden because unknown" notice's text on a page."""
+    return re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+
+
+def page(client, query: str) -> str:
+    return html.unescape(client.get(f"/?{query}", follow=True).content.decode())
+
+
 def row_count(text: str) -> int:
     return int(re.search(r"(\d+) offers? match", text).group(1))
 
 
 def test_rdma_any_says_how_many_offers_it_hid_for_an_unknown_fabric_and_links_to_them(client, data):
-    text = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
+    text = page(client, "rdma=any")
     notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S)
     assert notice, "no notice"
     hidden = int(re.search(r"(\d+) offers? from", notice.group(1)).group(1))
@@ -40,72 +49,72 @@ def test_no_notice_when_no_filter_can_be_unknown(client, data):
 
 def test_the_notice_in_chinese(client, data):
     client.cookies["django_language"] = "zh-hans"
-    text = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
+    text = page(client, "rdma=any")
+    notice = notice_in(text)
     assert "条报价已隐藏" in notice and "是否具备您所要求的节点间网络" in notice and "显示它们" in notice
 
 
-def test_a_memory_minimum_says_how_many_offers_state_no_memory_per_gpu_in_both_languages(client, data):
-    from providers.models import Offer
-
+def no_memory(data):
     builders.offer(data["byo"], data["metal_h100"].source, None, "metal.accelerator", "1.00")  # no GPU, no memory
-    unstated = Offer.objects.filter(is_active=True, gpu_memory_gb__isnull=True).count()
-    assert unstated > 0
-    text = html.unescape(client.get("/?gpu_memory_min=16", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
-    assert re.search(rf"\b{unstated} offers? from", notice)
-    assert "hidden because whether they have the memory per GPU you asked for is unknown" in notice
-    client.cookies["django_language"] = "zh-hans"
-    zh = html.unescape(client.get("/?gpu_memory_min=16", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
-    assert "单卡显存是否达到您的要求" in notice and "显示它们" in notice
+    return "metal.accelerator"
 
 
-def test_a_price_ceiling_says_how_many_offers_have_no_published_price_in_both_languages(client, data):
+def no_price(data):
     from providers.models import Offer
 
     on_request = builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.b300x8",
                                 "1.00", count=8)
     Offer.objects.filter(pk=on_request.pk).update(price_hour=None, price_hour_usd=None, price_per_gpu_hour_usd=None)
-    unpriced = Offer.objects.filter(is_active=True, price_per_gpu_hour_usd__isnull=True).count()
-    text = html.unescape(client.get("/?price_per_gpu_hour_max=1000", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
-    assert re.search(rf"\b{unpriced} offers? from", notice)
-    assert "cost no more than your price per GPU-hour (no price is published) is unknown" in notice
-    shown = html.unescape(client.get("/?price_per_gpu_hour_max=1000&unknown=include", follow=True).content.decode())
-    assert "metal.b300x8" in shown and "metal.b300x8" not in text
-    client.cookies["django_language"] = "zh-hans"
-    zh = html.unescape(client.get("/?price_hour_max=1000", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
-    assert "每实例小时价格是否在您的上限之内（未公布价格）" in notice and "显示它们" in notice
+    return "metal.b300x8"
 
 
-def test_in_stock_now_says_how_many_offers_no_stock_check_has_reported_in_both_languages(client, data):
-    from providers.models import Offer
-
+def never_checked(data):
+    # every builder offer is never checked; this one was found sold out, so available=false lists it
     builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.h100x1-checked", "1.00",
                    availability="unavailable")
-    never_checked = Offer.objects.filter(is_active=True, availability="unknown").count()
-    assert never_checked > 0
-    text = html.unescape(client.get("/?available=false", follow=True).content.decode())
-    assert "metal.h100x1-checked" in text  # sold out at its last check
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', text, re.S).group(1)
-    assert re.search(rf"\b{never_checked} offers? from", notice)
-    assert "are in stock as you asked (no stock check has reported them) is unknown" in notice
+    return None
+
+
+@pytest.mark.parametrize(("setup", "unknown", "query", "phrase", "zh_query", "zh_phrase"), [
+    (no_memory, {"gpu_memory_gb__isnull": True}, "gpu_memory_min=16",
+     "have the memory per GPU you asked for", "gpu_memory_min=16", "单卡显存是否达到您的要求"),
+    (no_price, {"price_per_gpu_hour_usd__isnull": True}, "price_per_gpu_hour_max=1000",
+     "cost no more than your price per GPU-hour (no price is published)", "price_hour_max=1000",
+     "每实例小时价格是否在您的上限之内（未公布价格）"),
+    (never_checked, {"availability": "unknown"}, "available=false",
+     "are in stock as you asked (no stock check has reported them)", "available=true",
+     "库存状态是否符合您的要求（尚无库存检查结果）"),
+])
+def test_a_filter_on_an_offer_column_says_how_many_offers_leave_it_unstated_in_both_languages(
+        client, data, setup, unknown, query, phrase, zh_query, zh_phrase):
+    from providers.models import Offer
+
+    hidden_offer = setup(data)
+    unstated = Offer.objects.filter(is_active=True, **unknown).count()
+    assert unstated > 0
+    text = page(client, query)
+    notice = notice_in(text)
+    assert re.search(rf"\b{unstated} offers? from", notice)
+    assert f"hidden because whether they {phrase} is unknown" in notice
+    shown = page(client, f"{query}&unknown=include")
+    assert row_count(shown) == row_count(text) + unstated
+    if hidden_offer:
+        assert hidden_offer in shown and hidden_offer not in text
+    else:
+        assert "metal.h100x1-checked" in text  # sold out at its last check: a known "no", listed
     client.cookies["django_language"] = "zh-hans"
-    zh = html.unescape(client.get("/?available=true", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', zh, re.S).group(1)
-    assert "库存状态是否符合您的要求（尚无库存检查结果）" in notice and "显示它们" in notice
+    notice = notice_in(page(client, zh_query))
+    assert zh_phrase in notice and "显示它们" in notice
 
 
 def test_past_the_count_limit_the_notice_says_more_than_and_names_the_providers_counted(client, data, monkeypatch):
     from providers import coverage
 
-    exact = html.unescape(client.get("/?rdma=any", follow=True).content.decode())
+    exact = page(client, "rdma=any")
     hidden = int(re.search(r"(\d+) offers? from", exact).group(1))
     assert hidden >= 2
     monkeypatch.setattr(coverage, "COUNT_EXACT_UP_TO", hidden - 1)
-    capped = html.unescape(client.get("/?rdma=any&price_per_gpu_hour_max=1000", follow=True).content.decode())
-    notice = re.search(r'<p class="notice unknown-notice"[^>]*>(.*?)</p>', capped, re.S).group(1)
+    capped = page(client, "rdma=any&price_per_gpu_hour_max=1000")
+    notice = notice_in(capped)
     assert f"More than {hidden - 1:,} offers, among them from " in notice
     assert "unknown=include" in notice

@@ -5,6 +5,7 @@ compares with the stored offer and writes. Per row, no queries: what a run needs
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import UTC, date, datetime, time
 from decimal import Decimal
@@ -99,6 +100,16 @@ def offer_problem(scraped: ScrapedOffer) -> str | None:
     return None
 
 
+
+def memory_fixed(spec, family_sizes: set) -> bool:
+    """Whether a catalog entry's memory holds for every machine it resolves: its form factor is named, its family
+    has one memory size (the A10G, the H200, a TPU chip), or every name it answers to states the memory ("V100
+    32GB", "A100-80GB"); not a bare "V100" (16 or 32 GB) or "H100" (80 GB, or 94 as the NVL)."""
+    if spec.form_factor != "unspecified" or len(family_sizes) == 1:
+        return True
+    size = re.compile(rf"(?<![\d.]){spec.memory_gb:g}\s*GB?\b", re.IGNORECASE)
+    return all(size.search(name) for name in (spec.slug, spec.name, *spec.aliases))
+
 class OfferNormaliser:
     """Turns a ScrapedOffer into the tuple of OFFER_FIELDS values stored for it.
 
@@ -134,11 +145,12 @@ class OfferNormaliser:
         # Read once: a model attribute costs a descriptor call per row, and names repeat across regions.
         self._provider_id = source.provider_id
         self._provider_slug = source.provider.slug
-        # The memory sizes of each GPU family: an entry whose variant is unspecified stands for one size only when its
-        # family has one (the A10G), not for the A100's 40 and 80 GB.
-        self._family_memory: dict[str, set] = {}
+        # Whether each catalog entry's memory holds for every machine it resolves (memory_fixed).
+        family_memory: dict[str, set] = {}
         for spec in resolver.specs.values():
-            self._family_memory.setdefault(spec.family, set()).add(spec.memory_gb)
+            family_memory.setdefault(spec.family, set()).add(spec.memory_gb)
+        self._memory_fixed = {slug: memory_fixed(spec, family_memory[spec.family])
+                              for slug, spec in resolver.specs.items()}
         self._forms: dict[tuple[str, str], str] = {}
 
     def sku_gpu_count(self, instance_type: str) -> Decimal | None:
@@ -198,16 +210,13 @@ class OfferNormaliser:
         exact_count = self.sku_gpu_count(scraped.instance_type) or scraped.gpu_count
         gpu_count = exact_count.quantize(Decimal("0.001"))
         spec = self.resolver.specs[slug] if slug is not None else None
-        memory, usable = pricing.memory_as_sold(
-            scraped.gpu_memory_gb, spec, scraped.gpu_fraction,
-            variant_unknown=spec is not None and spec.form_factor == "unspecified"
-            and len(self._family_memory.get(spec.family, ())) > 1)
-        if memory is None and slug is not None:
-            # The source names the GPU but not its memory (Azure's catalog rows): the catalog entry knows it, unless
-            # the entry itself is a "form factor not stated" guess-free placeholder whose variants differ in memory.
-            spec = self.resolver.specs[slug]
-            if spec.form_factor != "unspecified":
-                memory = spec.memory_gb
+        fixed = slug is not None and self._memory_fixed[slug]
+        memory, usable = pricing.memory_as_sold(scraped.gpu_memory_gb, spec, scraped.gpu_fraction,
+                                                variant_unknown=spec is not None and not fixed)
+        if memory is None and fixed:
+            # The source names the GPU but not its memory (Azure's catalog rows, a TPU chip): the catalog entry knows
+            # it, unless the entry stands for variants that differ in memory (a bare "V100": 16 or 32 GB).
+            memory = spec.memory_gb
         # The order is OFFER_FIELDS'.
         return (
             self._provider_id,

@@ -168,10 +168,15 @@ def test_an_offer_tied_to_no_region_is_kept_with_a_blank_region(source):
 
 def test_memory_per_gpu_comes_from_the_catalog_only_when_the_gpu_is_unambiguous(source):
     sync(source, result(scraped("a10", gpu_name="A10"), scraped("h100", gpu_name="H100"),
-                        scraped("own", gpu_name="A10", gpu_memory_gb=Decimal("22.5"))))
+                        scraped("own", gpu_name="A10", gpu_memory_gb=Decimal("22.5")),
+                        scraped("v100", gpu_name="V100"), scraped("v100-32", gpu_name="V100-32GB"),
+                        scraped("h200", gpu_name="H200"), scraped("tpu", gpu_name="tpu-v5litepod")))
     memory = dict(Offer.objects.values_list("instance_type", "gpu_memory_gb"))
     assert memory["a10"] == Decimal("24.0")  # the catalog's A10
     assert memory["h100"] is None  # "H100" alone: 80 GB SXM/PCIe or 94 GB NVL, so unknown
+    assert memory["v100"] is None  # "V100" alone: 16 or 32 GB
+    # Form factor not stated, but one memory: the name says 32 GB; the H200 and a TPU v5e chip come in one size
+    assert (memory["v100-32"], memory["h200"], memory["tpu"]) == (Decimal("32.0"), Decimal("141.0"), Decimal("16.0"))
     # What the source states just below the card's memory is its usable figure; the card is sold as 24 GB.
     own = Offer.objects.get(instance_type="own")
     assert (own.gpu_memory_gb, own.gpu_memory_usable_gb) == (Decimal("24.0"), Decimal("22.5"))

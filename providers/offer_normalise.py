@@ -100,7 +100,6 @@ def offer_problem(scraped: ScrapedOffer) -> str | None:
     return None
 
 
-
 def memory_fixed(spec, family_sizes: set) -> bool:
     """Whether a catalog entry's memory holds for every machine it resolves: its form factor is named, its family
     has one memory size (the A10G, the H200, a TPU chip), or every name it answers to states the memory ("V100
@@ -109,6 +108,7 @@ def memory_fixed(spec, family_sizes: set) -> bool:
         return True
     size = re.compile(rf"(?<![\d.]){spec.memory_gb:g}\s*GB?\b", re.IGNORECASE)
     return all(size.search(name) for name in (spec.slug, spec.name, *spec.aliases))
+
 
 class OfferNormaliser:
     """Turns a ScrapedOffer into the tuple of OFFER_FIELDS values stored for it.

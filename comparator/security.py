@@ -1,30 +1,26 @@
-"""Site-wide protections (plumbing): who the client is, atomic per-client counting, the response headers that
-confine what a page may load, and the bound on concurrent whole-table CSV exports.
+"""Site-wide protections (plumbing): the response headers that confine what a page may load, request body and JSON
+depth limits, the admin login throttle, and ASCII numbers in parameters.
 
-- `client_ip`: the address the server saw (REMOTE_ADDR) unless settings.NUM_PROXIES says how many reverse proxies
-  sit in front, in which case the address the outermost of them saw, read from the right of X-Forwarded-For. A
-  client-sent X-Forwarded-For is never trusted on its own: with it, anyone could be anyone to a rate limit. The API
-  throttle and the digest's per-IP limit both use it.
-- `window_hit`: one more hit in a fixed window, counted with the cache's atomic add and incr (Redis INCR in
-  production), so concurrent requests cannot both read the same count.
 - `SecurityHeadersMiddleware`: Content-Security-Policy (the site serves all its own scripts, styles, fonts and
   images, and has no inline script or style) and Permissions-Policy (no camera, microphone, geolocation, ...).
 - `DepthLimitedJSONParser`: JSON nested past MAX_JSON_DEPTH is a 400, never a RecursionError.
-- `export_slot`: at most settings.API_CSV_EXPORTS_MAX unpaged CSV exports stream at once across the site, so a few
-  clients downloading whole tables cannot hold every web thread.
+- `admin_login_limited`: the admin login's attempts per client and per username.
+- `AsciiNumbersMiddleware`: numbers in parameters written with ASCII digits only.
+
+Who the client is, the counting in fixed windows and the export slots are in providers.limits, where the apps that
+answer requests reach them without importing this plumbing.
 """
 
 from __future__ import annotations
 
 import re
-import time
 import unicodedata
-import uuid
 
 from django.conf import settings
-from django.core.cache import cache
 from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser
+
+from providers.limits import client_ip, window_hit
 
 # 'self' only. `frame-ancestors 'none'` matches X-Frame-Options DENY; `form-action 'self'` keeps forms on the site;
 # `object-src 'none'` and `base-uri 'none'` close the old plugin and <base> holes. Plotly renders charts into SVG
@@ -48,46 +44,14 @@ PERMISSIONS_POLICY = ", ".join(f"{feature}=()" for feature in (
 ))
 
 
-def client_ip(request) -> str:
-    """The client's address for rate limits: REMOTE_ADDR, or with settings.NUM_PROXIES = n > 0 reverse proxies in
-    front, the n-th address from the right of X-Forwarded-For (what the outermost proxy saw; anything left of it is
-    whatever the client chose to send). The same rule as Django REST framework's NUM_PROXIES."""
-    remote = request.META.get("REMOTE_ADDR", "")
-    proxies = int(getattr(settings, "NUM_PROXIES", 0) or 0)
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR")
-    if proxies <= 0 or not forwarded:
-        return remote
-    addresses = [address.strip() for address in forwarded.split(",") if address.strip()]
-    if not addresses:
-        return remote
-    return addresses[-min(proxies, len(addresses))]
-
-
-def _now() -> float:
-    """The clock of the rate windows (tests hold it still, so a run never straddles a window's end)."""
-    return time.time()
-
-
-def window_hit(key: str, window: int, now: float | None = None) -> tuple[int, float]:
-    """Count one hit for `key` in the current fixed window of `window` seconds; returns (hits so far in the window,
-    seconds until it ends). add() creates the counter only if absent and incr() is atomic in the cache (Redis INCR),
-    so N concurrent hits count N."""
-    now = _now() if now is None else now
-    index = int(now // window)
-    bucket = f"{key}:{index}"
-    remaining = (index + 1) * window - now
-    if cache.add(bucket, 1, timeout=window + 1):
-        return 1, remaining
-    try:
-        return cache.incr(bucket), remaining
-    except ValueError:  # expired between add and incr: this hit opens the window again
-        cache.add(bucket, 1, timeout=window + 1)
-        return 1, remaining
+# A page that shows an email's HTML (the digest's staff preview, in a sandboxed srcdoc iframe, which inherits the
+# page's policy): email clients need inline styles, so such a page allows them; scripts stay 'self' only.
+INLINE_STYLES_POLICY = CONTENT_SECURITY_POLICY.replace("style-src 'self'", "style-src 'self' 'unsafe-inline'")
 
 
 class SecurityHeadersMiddleware:
     """Adds Content-Security-Policy and Permissions-Policy to every response (settings.SECURITY_HEADERS: on in
-    production; a response that set its own policy keeps it)."""
+    production). A response marked `shows_email_html` gets INLINE_STYLES_POLICY."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -95,54 +59,10 @@ class SecurityHeadersMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         if getattr(settings, "SECURITY_HEADERS", False):
-            response.headers.setdefault("Content-Security-Policy", CONTENT_SECURITY_POLICY)
+            inline = getattr(response, "shows_email_html", False)
+            response.headers["Content-Security-Policy"] = INLINE_STYLES_POLICY if inline else CONTENT_SECURITY_POLICY
             response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
         return response
-
-
-class ExportSlot:
-    """One of the site's API_CSV_EXPORTS_MAX export slots, held until release() (idempotent)."""
-
-    def __init__(self, key: str, token: str):
-        self.key, self.token, self.released = key, token, False
-
-    def release(self) -> None:
-        if not self.released:
-            self.released = True
-            if cache.get(self.key) == self.token:
-                cache.delete(self.key)
-
-
-def export_slot() -> ExportSlot | None:
-    """Take a free export slot, or None when all are in use. A slot expires after API_CSV_EXPORT_SECONDS even if
-    its process died without releasing it."""
-    token = uuid.uuid4().hex
-    timeout = int(getattr(settings, "API_CSV_EXPORT_SECONDS", 600))
-    for number in range(int(getattr(settings, "API_CSV_EXPORTS_MAX", 2))):
-        key = f"csv-export-slot:{number}"
-        if cache.add(key, token, timeout=timeout):
-            return ExportSlot(key, token)
-    return None
-
-
-class ReleasingStream:
-    """An iterable of chunks that releases its export slot when exhausted or closed (Django closes a streaming
-    response's content when the response ends, even if the client went away before the last chunk)."""
-
-    def __init__(self, chunks, slot: ExportSlot):
-        self.chunks, self.slot = chunks, slot
-
-    def __iter__(self):
-        try:
-            yield from self.chunks
-        finally:
-            self.slot.release()
-
-    def close(self) -> None:
-        close = getattr(self.chunks, "close", None)
-        if close:
-            close()
-        self.slot.release()
 
 
 # Deeper than any document the API reads (advise's input is three levels deep).

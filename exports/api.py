@@ -17,7 +17,6 @@ from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
-from comparator.security import export_slot
 from providers import versions
 from providers.api import (
     DETAIL_ERROR,
@@ -30,6 +29,7 @@ from providers.api import (
     refuse_repeated,
 )
 from providers.filters import OfferFilterSet, multi_valued_parameters, offer_filterset, unknown_parameters
+from providers.limits import export_slot
 
 from . import dataset
 from .kueue import ORDERS, kueue_yaml

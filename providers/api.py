@@ -37,7 +37,6 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.throttling import BaseThrottle, SimpleRateThrottle
 
-from comparator.security import ReleasingStream, client_ip, export_slot, window_hit
 from nodesoftware import fit as node_fit
 
 from . import offer_reads, selectors, versions
@@ -58,6 +57,7 @@ from .filters import (
     repeated_parameters,
     unknown_parameters,
 )
+from .limits import ReleasingStream, client_ip, export_slot, window_hit
 from .models import GpuModel
 from .renderers import CSVRenderer, csv_columns, csv_stream
 from .serializers import (
@@ -88,9 +88,9 @@ CSV_CHUNK_ROWS = 2000
 class AnonymousRateThrottle(BaseThrottle):
     """Requests per client IP, at settings.API_ANON_RATE ("120/minute"; empty or "off" switches it off).
 
-    Counted atomically in a fixed window (comparator.security.window_hit: the cache's add and incr, Redis INCR in
+    Counted atomically in a fixed window (providers.limits.window_hit: the cache's add and incr, Redis INCR in
     production), so N concurrent requests count N; DRF's own throttle reads a history, then writes it back, and lets
-    concurrent requests through on the same reading. The client is comparator.security.client_ip: REMOTE_ADDR unless
+    concurrent requests through on the same reading. The client is providers.limits.client_ip: REMOTE_ADDR unless
     DJANGO_NUM_PROXIES says how many proxies to look through. The rate is read per request, so deployments and tests
     can change it.
     """

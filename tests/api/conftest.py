@@ -20,9 +20,9 @@ from tests.factories import DataSourceFactory, ProviderFactory
 def _no_rate_limit(settings, monkeypatch):
     settings.API_ANON_RATE = None
     cache.clear()
-    # Rate windows are fixed (comparator.security.window_hit): hold their clock 30 s into a minute (and an hour), so
+    # Rate windows are fixed (providers.limits.window_hit): hold their clock 30 s into a minute (and an hour), so
     # a test's requests never straddle the end of a window and count twice the limit.
-    monkeypatch.setattr("comparator.security._now", lambda: 1_800_000_030.0)
+    monkeypatch.setattr("providers.limits._now", lambda: 1_800_000_030.0)
 
 
 @pytest.fixture

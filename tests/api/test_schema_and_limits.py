@@ -77,7 +77,7 @@ def test_rate_limit_is_counted_in_redis_when_the_cache_is_redis(api, world, sett
     caches["default"].clear()
     statuses = [api.get("/api/v1/sources/", REMOTE_ADDR="198.51.100.9").status_code for _ in range(3)]
     assert statuses == [200, 200, 429]
-    # The per-client count of the current window (comparator.security.window_hit; tests/api/conftest.py holds the
+    # The per-client count of the current window (providers.limits.window_hit; tests/api/conftest.py holds the
     # clock at 1,800,000,030 s).
     assert caches["default"].get(f"throttle:api:198.51.100.9:{1_800_000_030 // 60}") == 3
     caches["default"].clear()

@@ -63,7 +63,7 @@ def test_unpaged_csv_exports_are_bounded_site_wide_and_paged_csv_is_not(api, set
 
 
 def test_an_export_abandoned_by_its_client_frees_its_slot(settings):
-    from comparator.security import ReleasingStream, export_slot
+    from providers.limits import ReleasingStream, export_slot
 
     settings.API_CSV_EXPORTS_MAX = 1
     slot = export_slot()

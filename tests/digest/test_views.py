@@ -198,6 +198,14 @@ def test_the_preview_is_for_staff_only(world, client, admin_client):
     assert response.status_code == 200 and "GPU 周报" in response.content.decode()
 
 
+def test_the_preview_alone_lets_the_email_html_use_inline_styles(world, client, admin_client, settings):
+    settings.SECURITY_HEADERS = True  # as in production
+    preview = admin_client.get("/digest/preview/?gpu=h100")["Content-Security-Policy"]
+    page = client.get(SUBSCRIBE)["Content-Security-Policy"]
+    assert "style-src 'self' 'unsafe-inline';" in preview and "script-src 'self';" in preview
+    assert "style-src 'self';" in page and "unsafe" not in page
+
+
 def _subscribe_from(client, email, forwarded_for) -> int:
     return client.post(SUBSCRIBE, {"email": email, "language": "en"}, HTTP_X_FORWARDED_FOR=forwarded_for).status_code
 

@@ -53,14 +53,14 @@ def test_the_management_command_writes_the_same_export(machines, tmp_path):
 
 def test_exports_are_throttled_like_the_api(machines, settings, monkeypatch):
     settings.API_ANON_RATE = "1/minute"
-    monkeypatch.setattr("comparator.security._now", lambda: 1_800_000_030.0)  # both requests in one window
+    monkeypatch.setattr("providers.limits._now", lambda: 1_800_000_030.0)  # both requests in one window
     client = APIClient()
     assert client.get("/api/v1/exports/skypilot/").status_code == 200
     assert client.get("/api/v1/exports/skypilot/").status_code == 429
 
 
 def test_exports_share_the_sites_export_slots_and_release_them_unread(machines, settings):
-    from comparator.security import export_slot
+    from providers.limits import export_slot
 
     settings.API_CSV_EXPORTS_MAX = 1
     client = APIClient()

@@ -110,8 +110,8 @@ def datasette(params: list[tuple[str, str]]) -> str:
             out.append(("gpu_count__gte", value))
         elif name == "gpu_memory_min":  # with unknown=include, offers of no stated memory too (as the API)
             out.append(("gpu_memory_or_unknown__gte" if include else "gpu_memory_gb__gte", value))
-        elif name == "spot":
-            out.append(("spot_price_hour__notnull", "1"))
+        elif name == "spot":  # with unknown=include, spot sold at a stated saving with no price too (as the API)
+            out.append(("spot_or_unknown", "1") if include else ("spot_price_hour__notnull", "1"))
         elif (name, value) in K8S:
             column, state = K8S[(name, value)]
             out.append((f"{column}__in", f"{state},unknown") if include else (column, state))

@@ -96,7 +96,7 @@ SQLITE_TYPES = {
     "gpu_memory_gb": "REAL", "vcpus": "REAL", "ram_gb": "REAL", "price_hour": "REAL", "spot_price_hour": "REAL",
     "price_hour_usd": "REAL", "spot_price_hour_usd": "REAL", "price_per_gpu_hour_usd": "REAL",
     "spot_price_per_gpu_hour_usd": "REAL", "price_per_gpu_hour_order": "REAL", "price_hour_order": "REAL",
-    "gpu_memory_or_unknown": "REAL", "price_per_gpu_hour_or_unknown": "REAL",
+    "gpu_memory_or_unknown": "REAL", "price_per_gpu_hour_or_unknown": "REAL", "spot_or_unknown": "INTEGER",
 }
 
 
@@ -202,18 +202,19 @@ def export_sqlite(path: Path) -> int:
         "country", "continent", "region_confirmed", "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family",
         "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "currency", "price_hour", "spot_price_hour", "price_hour_usd",
         "spot_price_hour_usd", "price_per_gpu_hour_usd", "spot_price_per_gpu_hour_usd", "availability", "first_seen",
-        "last_seen", "is_active", "kubernetes_profile_id",
+        "last_seen", "is_active", "spot_savings_pct", "kubernetes_profile_id",
     )
     database = sqlite3.connect(path)
     columns = FLAT_COLUMNS + PROFILE_COLUMNS + ["kubernetes", "price_per_gpu_hour_order", "price_hour_order",
-                                                "gpu_memory_or_unknown", "price_per_gpu_hour_or_unknown"]
+                                                "gpu_memory_or_unknown", "price_per_gpu_hour_or_unknown",
+                                                "spot_or_unknown"]
     # Typed columns, so that Datasette's text parameters compare as numbers where the column is numeric.
     definitions = ", ".join(f"{column} {SQLITE_TYPES.get(column, 'TEXT')}" for column in columns)
     database.execute(f"CREATE TABLE offers ({definitions})")
     placeholders = ", ".join("?" for _ in columns)
 
     def flat(row):
-        *values, profile_id = row
+        *values, spot_savings, profile_id = row
         values = [float(v) if hasattr(v, "as_tuple") else (v.isoformat() if hasattr(v, "isoformat") else v)
                   for v in values]
         values[-1] = 1 if values[-1] else 0
@@ -224,7 +225,10 @@ def export_sqlite(path: Path) -> int:
         order = [NO_PRICE if values[FLAT_COLUMNS.index(column)] is None else values[FLAT_COLUMNS.index(column)]
                  for column in ("price_per_gpu_hour_usd", "price_hour_usd", "gpu_memory_gb")]
         per_gpu = values[FLAT_COLUMNS.index("price_per_gpu_hour_usd")]
-        return [*values, *states, kubernetes, *order, NO_PRICE_UNDER_A_CEILING if per_gpu is None else per_gpu]
+        # spot=true with unknown=include: a spot price, or spot sold at a stated saving whose price is not published
+        spot_or_unknown = int(values[FLAT_COLUMNS.index("spot_price_hour")] is not None or spot_savings is not None)
+        return [*values, *states, kubernetes, *order, NO_PRICE_UNDER_A_CEILING if per_gpu is None else per_gpu,
+                spot_or_unknown]
 
     count = 0
     batch = []

@@ -206,8 +206,15 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         else:
             unknowable.append((f"{place} AND region_confirmed", [value], place, [value],
                                "region_confirmed IS NOT TRUE"))
-    if "spot" in params:
-        parts.append(("spot_price_hour IS NOT NULL" if params["spot"][0] == "true" else "spot_price_hour IS NULL", []))
+    if "spot" in params:  # spot sold but its price not published is unknown to spot=true (filters.filter_spot)
+        sold = "(spot_price_hour IS NOT NULL OR spot_savings_pct IS NOT NULL)"
+        if params["spot"][0] != "true":
+            parts.append(("spot_price_hour IS NULL", []))
+        elif include:
+            parts.append((sold, []))
+        else:
+            unknowable.append(("spot_price_hour IS NOT NULL", [], sold, [],
+                               "spot_price_hour IS NULL AND spot_savings_pct IS NOT NULL"))
     split = None
     for candidate in RANGE_INDEXED.get(column, ()):
         ids = resolved.get(candidate)

@@ -610,8 +610,15 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                                        | Q(region__icontains=word) | Q(gpu_id__any=gpu_ids))
         return queryset
 
-    def filter_spot(self, queryset, name, value):
-        return queryset.filter(spot_price_hour__isnull=not value)
+    def filter_spot(self, queryset, name, value, conditions):
+        """With a spot price, or without one. An offer sold as spot whose spot price the source does not publish (AWS:
+        the Spot Instance Advisor states the savings, `spot_savings_pct`, not the price) is unknown to `spot=true`:
+        left out and counted, or kept with unknown=include, so that a spot question never hides a whole cloud."""
+        if not value:
+            return queryset.filter(spot_price_hour__isnull=True)
+        conditions.offer_condition(Q(spot_price_hour__isnull=False),
+                                   Q(spot_price_hour__isnull=True, spot_savings_pct__isnull=False), name)
+        return queryset
 
     def filter_commitment(self, queryset, name, value):
         return queryset.filter(**{f"commit_{value}_price_hour_usd__isnull": False}) if value else queryset

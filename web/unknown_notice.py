@@ -23,9 +23,11 @@ QUESTION_PHRASES = {
     "control_plane_fee_max": _("charge no more than your control-plane fee (the fee or its amount is not known)"),
     "form_factor": _("have the form factor you asked for"),
     "gpu_memory_min": _("have the memory per GPU you asked for"),
-    # A machine sold on request: no price is published to compare with the ceiling.
-    "price_per_gpu_hour_max": _("cost no more than your price per GPU-hour (no price is published)"),
-    "price_hour_max": _("cost no more than your price per instance-hour (no price is published)"),
+    # A machine sold on request: no on-demand price is published to compare with the ceiling (a spot price may be).
+    "price_per_gpu_hour_max": _("cost no more than your price per GPU-hour (no on-demand price is published)"),
+    "price_hour_max": _("cost no more than your price per instance-hour (no on-demand price is published)"),
+    # AWS: the Spot Instance Advisor states how much spot saves, not the price.
+    "spot": _("have a spot price (spot is sold, but only its savings are published)"),
     "available": _("are in stock as you asked (no stock check has reported them)"),
     "in_stock_7d_min": _("were in stock as often as you asked over 7 days (never checked)"),
     "cuda": _("run the CUDA version you asked for on the default node image"),

@@ -286,6 +286,24 @@ def test_a_fee_that_is_paid_without_a_stated_amount_never_passes_a_maximum_fee(a
     assert set(result_ids(response)) == world.ids(*ALPHA, *GAMMA)
 
 
+def test_an_offer_sold_as_spot_whose_spot_price_is_not_published_is_unknown_to_spot_true(api, world):
+    from providers.models import Offer
+
+    # as AWS's offers: the Spot Instance Advisor states the savings, not the spot price
+    Offer.objects.filter(instance_type="alpha-l4").update(spot_savings_pct=67)
+    response = api.get("/api/v1/offers/", {"spot": "true"})
+    assert set(result_ids(response)) == world.ids("alpha-h100x8")
+    left_out = response.json()["left_out_for_unknown"]
+    assert (left_out["total"], left_out["by_provider"], left_out["questions"]) == (1, {"alpha": 1}, ["spot"])
+    response = api.get("/api/v1/offers/", {"spot": "true", "unknown": "include"})
+    assert set(result_ids(response)) == world.ids("alpha-h100x8", "alpha-l4")
+    # an offer with neither a spot price nor a stated saving is a no; spot=false still lists every offer without a
+    # spot price, and leaves nothing out
+    body = api.get("/api/v1/offers/", {"spot": "false"}).json()
+    assert {row["id"] for row in body["results"]} == world.ids(*(ACTIVE - {"alpha-h100x8"}))
+    assert body["left_out_for_unknown"]["total"] == 0
+
+
 def test_a_provider_with_no_fee_answer_or_a_fee_in_a_currency_without_a_rate_is_unknown_under_a_maximum_fee(api,
                                                                                                             world):
     from providers.models import Capability

@@ -68,6 +68,16 @@ def no_price(data):
     return "metal.b300x8"
 
 
+def spot_savings_only(data):
+    from providers.models import Offer
+
+    # as AWS's offers: the Spot Instance Advisor states the savings, not the spot price
+    savings = builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.h100x8-spot",
+                             "8.00", count=8)
+    Offer.objects.filter(pk=savings.pk).update(spot_savings_pct=67)
+    return "metal.h100x8-spot"
+
+
 def never_checked(data):
     # every builder offer is never checked; this one was found sold out, so available=false lists it
     builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.h100x1-checked", "1.00",
@@ -79,8 +89,11 @@ def never_checked(data):
     (no_memory, {"gpu_memory_gb__isnull": True}, "gpu_memory_min=16",
      "have the memory per GPU you asked for", "gpu_memory_min=16", "单卡显存是否达到您的要求"),
     (no_price, {"price_per_gpu_hour_usd__isnull": True}, "price_per_gpu_hour_max=1000",
-     "cost no more than your price per GPU-hour (no price is published)", "price_hour_max=1000",
-     "每实例小时价格是否在您的上限之内（未公布价格）"),
+     "cost no more than your price per GPU-hour (no on-demand price is published)", "price_hour_max=1000",
+     "每实例小时价格是否在您的上限之内（未公布按需价格）"),
+    (spot_savings_only, {"spot_price_hour__isnull": True, "spot_savings_pct__isnull": False}, "spot=true",
+     "have a spot price (spot is sold, but only its savings are published)", "spot=true",
+     "是否有竞价价格（提供竞价实例，但只公布节省比例）"),
     (never_checked, {"availability": "unknown"}, "available=false",
      "are in stock as you asked (no stock check has reported them)", "available=true",
      "库存状态是否符合您的要求（尚无库存检查结果）"),

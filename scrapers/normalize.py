@@ -269,15 +269,17 @@ def region_geography(provider: str, region: str) -> Geography:
     GLOBAL for a price the source ties to no region (a blank region, or "global").
 
     A table value is "US" (a country) or "continent:EU" (the region name states only the continent).
-    Vast.ai-style regions ("Texas, US, NA") carry their own country and continent.
+    Vast.ai-style regions ("Texas, US, NA", or "US, NA" for a host in no named state) carry their own country and
+    continent.
     """
     value = region_table().get(provider, {}).get(region)
     if value is None:
         if region.strip().lower() in ("", "global"):
             return Geography("", GLOBAL)
         parts = [part.strip() for part in region.split(",")]
-        if len(parts) == 3 and len(parts[1]) == 2 and parts[1].isupper() and len(parts[2]) == 2:
-            return Geography(parts[1], parts[2])
+        country, continent = parts[-2:] if len(parts) in (2, 3) else ("", "")
+        if len(country) == 2 and country.isupper() and continent in set(CONTINENT_OF_COUNTRY.values()):
+            return Geography(country, continent)
         return Geography()
     if value.startswith("continent:"):
         return Geography("", value.split(":", 1)[1])

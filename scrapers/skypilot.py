@@ -106,7 +106,7 @@ class SkyPilotCatalogClient(ProviderClient):
                                                   currency=self.currency))
             except ValueError as exc:
                 result.rejected.append(f"line {line} ({row.get('InstanceType')}): {exc}")
-                result.rejected_keys.add((row["InstanceType"], row["Region"]))
+                result.rejected_keys.add((row["InstanceType"], region_named(row["Region"])))
                 continue
             offers += 1
             yield offer if as_of is None else replace(offer, price_as_of=as_of)
@@ -146,6 +146,14 @@ def _azure_size(self, offer: ScrapedOffer) -> ScrapedOffer:
                    gpu_fraction=size.gpu_fraction)
 
 
+def region_named(raw: str) -> str:
+    """The catalog's region without its empty parts: SkyPilot's Vast.ai fetcher writes a host whose state it does not
+    know as ", US, NA", which reads as "US, NA"."""
+    if "," not in raw:
+        return raw
+    return ", ".join(part for part in (piece.strip() for piece in raw.split(",")) if part)
+
+
 def parse_row(row: dict[str, str], size_is_total: bool = False, currency: str = "USD") -> ScrapedOffer:
     count = positive(row["AcceleratorCount"], "GPU count")
     price = to_decimal(row["Price"])
@@ -160,7 +168,7 @@ def parse_row(row: dict[str, str], size_is_total: bool = False, currency: str = 
         raise ValueError("no price")
     return ScrapedOffer(
         instance_type=row["InstanceType"],
-        region=row["Region"],
+        region=region_named(row["Region"]),
         gpu_name=row["AcceleratorName"].strip(),
         gpu_count=count,
         gpu_memory_gb=gpu_memory_per_gpu(row.get("GpuInfo") or "", count, size_is_total),

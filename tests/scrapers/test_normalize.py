@@ -110,6 +110,8 @@ def test_mib_to_gb_rounds_marketed_sizes():
     ("lambda", "europe-central-1", "", "EU"),  # the id only names a continent
     ("vastai", "Texas, US, NA", "US", "NA"),
     ("vastai", ", CN, AS", "CN", "AS"),
+    ("vastai", "US, NA", "US", "NA"),  # a host in no named state, as the SkyPilot catalog's region reads now
+    ("vastai", "Ontario, CA", "", ""),  # no continent stated: not read as a country
     ("oci", "xx-nowhere-9", "", ""),
     ("runpod", "", "", "WW"),      # the source ties the price to no region: global, not unknown
     ("oci", "global", "", "WW"),   # Oracle's price list: one price for every region

@@ -101,6 +101,12 @@ def test_recorded_vast_catalog_divides_total_memory_by_count():
     assert two_h200.gpu_memory_gb == Decimal("140.4")
 
 
+def test_a_vast_host_in_no_named_state_gets_a_region_without_a_leading_comma():
+    offers = read(registry.make_client("skypilot-vast", offline=True)).offers
+    assert not any(o.region.startswith(",") for o in offers)
+    assert "US, NA" in {o.region for o in offers if o.instance_type == "4x-H200-32-65536"}  # ", US, NA" in the file
+
+
 def test_recorded_seeweb_catalog_is_in_euros_and_leaves_out_plans_no_region_could_take():
     """SkyPilot writes Seeweb's API hourly_price unconverted (euros: Seeweb's page has H200 at 2.60 €), and writes a
     plan no region could take when the file was made with an empty region: 12 GPU rows in Frosinone, the 21 sold-out

@@ -151,10 +151,10 @@ MEMORY_SIZES = ("WITH RECURSIVE s(v) AS ((SELECT gpu_memory_gb FROM providers_of
 
 
 def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list, tuple[str, list[int], bool] | None,
-                                                                  tuple[list[str], list] | None]:
+                                                                  list[tuple[str, list]] | None]:
     """Conditions, their parameters, the (column, ids) list to split into index ranges, if any, and the WHEREs of the
     offers these filters leave out only because an answer is unknown (what unknown=include would add: the API's
-    `left_out_for_unknown`; disjoint parts, each with the same values), if a filter can leave one out."""
+    `left_out_for_unknown`; disjoint parts, each with its values), if a filter can leave one out."""
     include = params.get("unknown", ["exclude"])[0] == "include"
     parts: list[tuple[str, list]] = [("is_active", [])]
     # A filter whose answer may be unknown: (strict condition, its values, loose condition, its values, the
@@ -236,12 +236,15 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
                               f"NOT COALESCE({every}, false)"])
         # As the API (filter_unknown.left_out_for_unknown): with offer conditions only, one disjoint part per
         # condition (unknown for it, for none before it), its unknown side said outright so an index finds it.
-        wheres = [where] if None in sides else [
-            " AND ".join([where, side, *(f"NOT ({earlier})" for earlier in sides[:k])]) for k, side in enumerate(sides)]
+        # A condition before it is said as matching and not unknown (the same offers), so that an index serves it.
         values_ = [*(value for _sql, vs in parts for value in vs),
                    *(value for *_s, _l, lvs, _side in unknowable for value in lvs),
                    *(value for _s, vs, *_rest in unknowable for value in vs)]
-        left_out = (wheres, values_)
+        left_out = [(where, values_)] if None in sides else [
+            (" AND ".join([where, side, *(f"NOT ({earlier})" for earlier in sides[:k]),
+                           *(matching for matching, *_rest in unknowable[:k])]),
+             [*values_, *(value for _m, vs, *_rest in unknowable[:k] for value in vs)])
+            for k, side in enumerate(sides)]
     return conditions, values, split, left_out
 
 
@@ -361,11 +364,11 @@ def application(environ, start_response):
         count, exact = min(found, limit), found <= limit
         left_out = {}
         if left_out_where is not None:
-            wheres, where_values = left_out_where
             # Counted as the API counts them (up to COUNT_EXACT_UP_TO, as the offers): the first 10,001 found.
-            union = " UNION ALL ".join(f"SELECT provider_id FROM providers_offer WHERE {where}" for where in wheres)
+            union = " UNION ALL ".join(f"SELECT provider_id FROM providers_offer WHERE {where}"
+                                       for where, _values in left_out_where)
             cursor.execute(f"SELECT provider_id, count(*) FROM ({union} LIMIT %s) AS found GROUP BY provider_id",
-                           [*(where_values * len(wheres)), COUNT_EXACT_UP_TO + 1])
+                           [*(value for _where, values in left_out_where for value in values), COUNT_EXACT_UP_TO + 1])
             slugs = {provider_id: slug for slug, provider_id in cat["providers"].items()}
             left_out = {slugs[provider_id]: n for provider_id, n in cursor.fetchall()}
         left_out_found = sum(left_out.values())

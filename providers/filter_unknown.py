@@ -155,10 +155,13 @@ class UnknownConditions:
         # and fails one as matching). Said outright, one part per condition (unknown for it and for none before it),
         # so that an index finds each part's offers: `gpu_memory_min` at 1,000,000 offers read the whole table for
         # its few offers of no stated memory, and the OR of two such conditions read 10,100 heap pages (bench/scale.py).
+        # A condition before this one is stated as matching, and not unknown: the same offers as "matching or
+        # unknown, and not unknown", said so that an index range serves it (`price_per_gpu_hour_usd <= 6.07` is an
+        # index condition; "<= 6.07 or null, and not null" was a filter over a whole index, 22 ms at 1,000,000 offers).
         parts, before = [], Q()
-        for _matching, unknown, _question in conditions.offer_conditions:
+        for matching, unknown, _question in conditions.offer_conditions:
             parts.append(left_out.filter(unknown & before))
-            before &= ~unknown
+            before &= matching & ~unknown
         return parts
 
     def _conditions(self, conditions: Conditions) -> tuple[Q | None, Q | None]:

@@ -537,8 +537,9 @@ class Offer(models.Model):
             # providers asked for from the table (`provider=aws,cudo&spot=true&price_per_gpu_hour_max=20`: 7,112 rows,
             # 10 ms at 100,000 offers); with the first only, a price ceiling and no provider read all of it
             # (`price_per_gpu_hour_max=0.36&spot=true`: 189,100 entries, 22 ms at 1,000,000 offers).
-            *(models.Index(fields=fields, include=[*(name for name in WALKED_INDEX_INCLUDES if name not in fields),
-                                                   "price_hour_usd"],
+            *(models.Index(fields=fields,
+                           include=[*(column for column in WALKED_INDEX_INCLUDES if column not in fields),
+                                    "price_hour_usd"],
                            condition=models.Q(is_active=True, spot_price_hour__isnull=True,
                                               spot_savings_pct__isnull=False), name=name)
               for fields, name in ((["provider", "price_per_gpu_hour_usd"], "offer_spot_unpriced_provider"),

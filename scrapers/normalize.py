@@ -245,6 +245,7 @@ CONTINENT_OF_COUNTRY = {
     **dict.fromkeys("AU NZ".split(), "OC"),
     **dict.fromkeys("ZA MA EG NG KE".split(), "AF"),
 }
+CONTINENTS = frozenset(CONTINENT_OF_COUNTRY.values())
 
 
 # The continent code of a price its source ties to no region (RunPod's and Crusoe's price pages, Linode's type list,
@@ -278,7 +279,7 @@ def region_geography(provider: str, region: str) -> Geography:
             return Geography("", GLOBAL)
         parts = [part.strip() for part in region.split(",")]
         country, continent = parts[-2:] if len(parts) in (2, 3) else ("", "")
-        if len(country) == 2 and country.isupper() and continent in set(CONTINENT_OF_COUNTRY.values()):
+        if len(country) == 2 and country.isupper() and continent in CONTINENTS:
             return Geography(country, continent)
         return Geography()
     if value.startswith("continent:"):

@@ -93,7 +93,7 @@ def never_checked(data):
      "每实例小时价格是否在您的上限之内（未公布按需价格）"),
     (spot_savings_only, {"spot_price_hour__isnull": True, "spot_savings_pct__isnull": False}, "spot=true",
      "have a spot price (spot is sold, but only its savings are published)", "spot=true",
-     "是否有竞价价格（提供竞价实例，但只公布节省比例）"),
+     "是否有抢占式价格（提供抢占式实例，但只公布节省比例）"),
     (never_checked, {"availability": "unknown"}, "available=false",
      "are in stock as you asked (no stock check has reported them)", "available=true",
      "库存状态是否符合您的要求（尚无库存检查结果）"),

@@ -95,7 +95,8 @@ def offer_records() -> Iterator[dict]:
             "price_as_of": _when(row["price_as_of"]), "last_seen": _when(row["last_seen"]),
             "price_withheld": withheld,
             "kubernetes": {question: {"answer": answers[question].state, "sources": answers[question].sources,
-                                      "inferred": answers[question].inferred} for question in QUESTIONS},
+                                      "inferred": answers[question].inferred,
+                                      "confidence": answers[question].confidence} for question in QUESTIONS},
         }
 
 

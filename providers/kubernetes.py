@@ -203,12 +203,16 @@ class Answer:
     state: str
     reason: str
     sources: list[str] = field(default_factory=list)
-    inferred: bool = False
+    confidence: str = ""  # the weakest of what it rests on: "inferred", "third_party", or "" (documented, or no source)
     fabric: str | None = None
     efa_interfaces: int | None = None
     fabric_class: str | None = None
     interfaces: int | None = None
     bandwidth_gbps: Decimal | None = None
+
+    @property
+    def inferred(self) -> bool:
+        return self.confidence == INFERRED
 
     def as_dict(self) -> dict:
         data = {"answer": self.state, "reason": self.reason, "sources": self.sources}
@@ -219,6 +223,7 @@ class Answer:
             data["interfaces"] = self.interfaces
             data["bandwidth_gbps"] = float(self.bandwidth_gbps) if self.bandwidth_gbps is not None else None
         data["inferred"] = self.inferred
+        data["confidence"] = answer_confidence(self.confidence, self.sources)
         return data
 
 
@@ -242,8 +247,26 @@ def _urls(*items) -> list[str]:
     return seen
 
 
-def _inferred(*items) -> bool:
-    return any(item is not None and getattr(item, "confidence", "") == "inferred" for item in items)
+# How sure an answer is, weakest last: it is as sure as the least sure cell, fact or answer it rests on.
+DOCUMENTED, THIRD_PARTY, INFERRED = "documented", "third_party", "inferred"
+_WEAKNESS = {THIRD_PARTY: 1, INFERRED: 2}
+
+
+def _confidence(*items) -> str:
+    """"inferred" when any of `items` is inferred, else "third_party" when any rests on a third party's page, else ""
+    (documented). Items are cells, facts or answers; None and items without a confidence count as documented."""
+    weakest = ""
+    for item in items:
+        confidence = getattr(item, "confidence", "") if item is not None else ""
+        if _WEAKNESS.get(confidence, 0) > _WEAKNESS.get(weakest, 0):
+            weakest = confidence
+    return weakest
+
+
+def answer_confidence(confidence: str, sources) -> str:
+    """An answer's confidence as the API and the pages give it: documented, third_party or inferred; blank for an
+    answer that cites no source."""
+    return confidence or (DOCUMENTED if sources else "")
 
 
 # A machine's form factor (its sourced "form_factor" fact, Offer.form_factor) as the product names it.
@@ -293,7 +316,7 @@ def _managed_node(provider: str, instance_type: str, cells: dict[str, Cell], fac
             text = _("{provider} has no managed Kubernetes of its own (it offers bring-your-own-cluster machines).")
         else:
             text = _("{provider} has no managed Kubernetes of its own (it offers no Kubernetes).")
-        return Answer(NO, text.format(provider=provider), _urls(offering), _inferred(offering))
+        return Answer(NO, text.format(provider=provider), _urls(offering), _confidence(offering))
     if fact is None or fact.value == UNKNOWN:
         return Answer(UNKNOWN, _("{provider} has a managed Kubernetes, but we have no source saying whether "
                                  "{instance_type} can be one of its nodes.").format(
@@ -301,10 +324,10 @@ def _managed_node(provider: str, instance_type: str, cells: dict[str, Cell], fac
     if fact.value == YES:
         text = _("{instance_type} can be a node of {provider}'s managed Kubernetes.")
         return Answer(YES, text.format(instance_type=instance_type, provider=provider) + _detail(fact),
-                      _urls(fact, offering), _inferred(fact, offering))
+                      _urls(fact, offering), _confidence(fact, offering))
     text = _("{provider} has a managed Kubernetes, but {instance_type} cannot be one of its nodes.")
     return Answer(NOT_HERE, text.format(provider=provider, instance_type=instance_type) + _detail(fact),
-                  _urls(fact, offering), _inferred(fact, offering))
+                  _urls(fact, offering), _confidence(fact, offering))
 
 
 def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[str, Fact]) -> Answer:
@@ -313,16 +336,16 @@ def _byo(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict[
         if fact.value == YES:
             text = _("{instance_type} is a machine you can join to your own cluster.")
             return Answer(YES, text.format(instance_type=instance_type) + _detail(fact), _urls(fact),
-                          _inferred(fact))
+                          _confidence(fact))
         text = _("{instance_type} cannot be joined to your own cluster.")
-        return Answer(NO, text.format(instance_type=instance_type) + _detail(fact), _urls(fact), _inferred(fact))
+        return Answer(NO, text.format(instance_type=instance_type) + _detail(fact), _urls(fact), _confidence(fact))
     offering = cells.get("offering")
     if offering is not None and offering.value == "byo":
         return Answer(YES, _("{provider} rents raw GPU machines you join to your own cluster.").format(
-            provider=provider), _urls(offering), _inferred(offering))
+            provider=provider), _urls(offering), _confidence(offering))
     if offering is not None and offering.value == "none":
         return Answer(NO, _("{provider} offers no Kubernetes and no machine to join to a cluster.").format(
-            provider=provider), _urls(offering), _inferred(offering))
+            provider=provider), _urls(offering), _confidence(offering))
     return Answer(UNKNOWN, _("We have no source saying whether {instance_type} can be joined to your own "
                              "cluster.").format(instance_type=instance_type))
 
@@ -337,20 +360,20 @@ def _provider_feature(key: str, provider: str, cells: dict[str, Cell], word: str
         return Answer(NO, _("{instance_type} cannot be a node of a managed Kubernetes at {provider}, so that "
                             "service's {feature} does not reach it (whether the service has {feature} at all is not "
                             "known).").format(
-            instance_type=instance_type, provider=provider, feature=_(word)), list(node.sources), node.inferred)
+            instance_type=instance_type, provider=provider, feature=_(word)), list(node.sources), node.confidence)
     if cell is None or cell.value == UNKNOWN:
         return Answer(UNKNOWN, _("We do not know whether {provider} supports {feature} on its managed "
                                  "Kubernetes.").format(provider=provider, feature=_(word)))
     if cell.value == NA:
         return Answer(NA, _("{feature} on a managed Kubernetes does not apply: {provider} has none.").format(
-            feature=_(word), provider=provider), _urls(cell), _inferred(cell))
+            feature=_(word), provider=provider), _urls(cell), _confidence(cell))
     if cell.value in (YES, *GPU_OPERATOR_YES):
         return None
     if key == "gpu_operator" and cell.value == "user_installs":
         return Answer(NO, _("On {provider} you install the NVIDIA driver / GPU Operator yourself.").format(
-            provider=provider), _urls(cell), _inferred(cell))
+            provider=provider), _urls(cell), _confidence(cell))
     return Answer(NO, _("{provider} does not support {feature} on its managed Kubernetes.").format(
-        provider=provider, feature=_(word)), _urls(cell), _inferred(cell))
+        provider=provider, feature=_(word)), _urls(cell), _confidence(cell))
 
 
 def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, node: Answer, word: str) -> Answer:
@@ -363,7 +386,7 @@ def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, 
             provider=provider, feature=_(word), instance_type=instance_type), _urls(cell))
     text = _("{provider} supports {feature} on its managed Kubernetes, but {instance_type} cannot be one of its nodes.")
     return Answer(NOT_HERE, text.format(provider=provider, feature=_(word), instance_type=instance_type),
-                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
+                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _confidence(cell, node))
 
 
 def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer,
@@ -383,7 +406,7 @@ def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[st
     feature = _(word) + (f" ({_(cell.value.replace('_', '-'))})" if key == "gpu_operator" else "")
     text = _("{feature}: {provider} supports it on its managed Kubernetes and {instance_type} can be a node.")
     yes = Answer(YES, text.format(feature=feature, provider=provider, instance_type=instance_type), sources,
-                 _inferred(cell) or node.inferred)
+                 _confidence(cell, node))
     return _on_node(yes, provider, instance_type, cell, node, word)
 
 
@@ -404,7 +427,7 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
         return Answer(NOT_HERE, _("{provider} supports MIG, but {instance_type} is a fraction of a GPU ({fraction} "
                                   "of a {gpu}); MIG needs a whole GPU.").format(
             provider=provider, instance_type=instance_type, fraction=fraction.normalize(), gpu=gpu.name),
-                      [*_urls(cell), *_urls(share)], _inferred(cell, share))
+                      [*_urls(cell), *_urls(share)], _confidence(cell, share))
     if scope is not None and scope.value == UNKNOWN:
         return Answer(UNKNOWN, _("{provider} supports MIG on its managed Kubernetes, but what we read of it does not "
                                  "name the {gpu} of {instance_type}.").format(
@@ -412,7 +435,7 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
     if scope is not None and scope.value == NO:
         text = _("{provider} supports MIG on its managed Kubernetes, but not on {instance_type}.")
         return Answer(NOT_HERE, text.format(provider=provider, instance_type=instance_type) + _detail(scope),
-                      _urls(scope, cell), _inferred(scope))
+                      _urls(scope, cell), _confidence(scope))
     mig_url = gpu.mig_source_url or gpu.source_url
     profiles = ", ".join(gpu.mig_profiles[:3]) + (", ..." if len(gpu.mig_profiles) > 3 else "")
     setup = " " + _("How MIG is set up there: {detail}").format(detail=cell.detail) if cell.detail else ""
@@ -420,7 +443,7 @@ def _mig(provider: str, instance_type: str, cells: dict[str, Cell], gpu: Gpu | N
                         "and {instance_type} is a managed node with whole GPUs.").format(
         provider=provider, gpu=gpu.name, profiles=profiles, instance_type=instance_type) + setup,
                  [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)], *([mig_url] if mig_url else [])],
-                 _inferred(cell) or node.inferred)
+                 _confidence(cell, node))
     return _on_node(yes, provider, instance_type, cell, node, "MIG")
 
 
@@ -439,7 +462,7 @@ def _nvidia_sharing(key: str, word: str, provider: str, instance_type: str, cell
     yes = Answer(YES, _("{provider} supports {feature} on its managed Kubernetes, the {gpu} is an NVIDIA GPU and "
                         "{instance_type} can be a node.").format(
         provider=provider, feature=_(word), gpu=gpu.name, instance_type=instance_type),
-                 [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _inferred(cell) or node.inferred)
+                 [*_urls(cell), *[u for u in node.sources if u not in _urls(cell)]], _confidence(cell, node))
     return _on_node(yes, provider, instance_type, cell, node, word)
 
 
@@ -475,20 +498,20 @@ def _rdma(provider: str, instance_type: str, cells: dict[str, Cell], facts: dict
             text += " " + _("We have no source saying whether it supports GPUDirect RDMA.")
         text += _detail(fact)
         if kind_class == RDMA_CLASS:
-            return Answer(YES, text, _urls(fact), _inferred(fact), **shape)
+            return Answer(YES, text, _urls(fact), _confidence(fact), **shape)
         if kind_class == UNKNOWN:
-            return Answer(UNKNOWN, text, _urls(fact), _inferred(fact), **shape)
+            return Answer(UNKNOWN, text, _urls(fact), _confidence(fact), **shape)
         if provider_rdma:
             names = ", ".join(FABRIC_LABELS[kind] for kind in provider_rdma)
             text += " " + _("{provider} offers {fabrics} on other machines.").format(provider=provider, fabrics=names)
             return Answer(NOT_HERE, text, [*_urls(fact), *_urls(*(cells[PROVIDER_FABRIC_CELL[k]] for k in
-                                                                  provider_rdma))], _inferred(fact), **shape)
-        return Answer(NO, text, _urls(fact), _inferred(fact), **shape)
+                                                                  provider_rdma))], _confidence(fact), **shape)
+        return Answer(NO, text, _urls(fact), _confidence(fact), **shape)
     fabric_cells = [cells.get(key) for key in ("infiniband", "roce", "efa", "gpudirect_tcpx")]
     if all(cell is not None and cell.value in (NO, NA) for cell in fabric_cells):
         return Answer(NO, _("{provider} offers no RDMA fabric (no InfiniBand, RoCE, EFA or GPUDirect-TCPX).").format(
             provider=provider),
-                      _urls(*fabric_cells), _inferred(*fabric_cells), fabric="none", fabric_class=PLAIN_CLASS)
+                      _urls(*fabric_cells), _confidence(*fabric_cells), fabric="none", fabric_class=PLAIN_CLASS)
     read = fact is not None and fact.value == UNKNOWN and bool(fact.source_url)  # sources read that do not settle it
     if provider_fabrics:
         names = ", ".join(FABRIC_LABELS[kind] for kind in provider_fabrics)

@@ -540,6 +540,7 @@ class OfferAnswer:
     fabric_class: str | None = None  # rdma only: gpudirect_rdma, gpudirect_tcp, plain, unknown
     interfaces: int | None = None  # rdma only: the fabric's interface count, where stated
     bandwidth_gbps: float | None = None  # rdma only: the node's total fabric bandwidth (Gbit/s), where stated
+    confidence: str = ""  # documented, third_party (the pages' "³") or inferred; blank when it cites no source
 
     @property
     def fabric_class_label(self) -> str:
@@ -561,7 +562,7 @@ NOT_DERIVED = "Not derived yet: the offer has not been through an ingest since i
 def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
     """Stored answers (KubernetesProfile.answers) as OfferAnswer per question, plus a "fabric" entry with the
     fabric as its state; every question unknown when nothing is stored."""
-    from .kubernetes import QUESTIONS, UNKNOWN
+    from .kubernetes import INFERRED, QUESTIONS, UNKNOWN, answer_confidence
 
     answers = answers or {}
     result = {}
@@ -571,17 +572,20 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
             result[question] = OfferAnswer(UNKNOWN, NOT_DERIVED, [], *((UNKNOWN, None) if question == "rdma" else ()),
                                            **({"fabric_class": UNKNOWN} if question == "rdma" else {}))
             continue
+        inferred = bool(stored.get("inferred"))
         result[question] = OfferAnswer(stored["answer"], stored["reason"], list(stored["sources"]),
                                        stored.get("fabric"), stored.get("efa_interfaces"), stored.get("reason_zh", ""),
-                                       bool(stored.get("inferred")), **({
+                                       inferred, **({
                                            "fabric_class": stored.get("fabric_class", UNKNOWN),
                                            "interfaces": stored.get("interfaces", stored.get("efa_interfaces")),
                                            "bandwidth_gbps": stored.get("bandwidth_gbps")}
-                                           if question == "rdma" else {}))
+                                           if question == "rdma" else {}),
+                                       confidence=stored.get("confidence") or answer_confidence(
+                                           INFERRED if inferred else "", stored["sources"]))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
                                    rdma.efa_interfaces, rdma.reason_zh, rdma.inferred, rdma.fabric_class,
-                                   rdma.interfaces, rdma.bandwidth_gbps)
+                                   rdma.interfaces, rdma.bandwidth_gbps, rdma.confidence)
     return result
 
 

@@ -108,6 +108,11 @@ class KubernetesAnswerSerializer(KubernetesStateSerializer):
         "True when the answer rests on an inferred cell or fact (read from what a source implies, not what it "
         "states; the pages mark it ~): check its sources before relying on it. With documented_only=true the "
         "filters count such an answer as unknown"))
+    confidence = serializers.ChoiceField(choices=["documented", "third_party", "inferred", ""], help_text=(
+        "How sure the answer is: as sure as the least sure cell or fact it rests on. documented (the provider's or "
+        "the GPU maker's own pages), third_party (it rests on a page of someone else, such as a catalog or a "
+        "tool's source code: the pages mark it ³), inferred (as `inferred`; the pages mark it ~); blank when the "
+        "answer cites no source"))
 
 
 class KubernetesRdmaStateSerializer(KubernetesStateSerializer):
@@ -200,6 +205,7 @@ def kubernetes_data(answers: dict | None) -> dict:
             entry.update(fabric_class=answer.fabric_class or k8s.UNKNOWN, interfaces=answer.interfaces,
                          bandwidth_gbps=answer.bandwidth_gbps)
         entry["inferred"] = answer.inferred
+        entry["confidence"] = answer.confidence
         data[question] = entry
     return data
 

@@ -19,7 +19,7 @@ from providers.capabilities import (
     offer_question_label,
     offer_state_text,
 )
-from providers.kubernetes import FABRIC_LABELS, RDMA_CLASS, TCP_CLASS
+from providers.kubernetes import FABRIC_LABELS, INFERRED, RDMA_CLASS, TCP_CLASS, THIRD_PARTY
 from providers.presentation import as_written
 from providers.selectors import kubernetes_answers_of
 
@@ -79,9 +79,19 @@ def fabric_summary(answer) -> str:
         "cls": answer.fabric_class_label or unknown, "kind": kind, "interfaces": interfaces, "bandwidth": bandwidth}
 
 
+def _confidence_mark(confidence: str) -> str:
+    """The matrix's marks (templates/_capability.html): "~" inferred, "³" a third party's page; none when documented."""
+    if confidence == INFERRED:
+        return f'<abbr title="{escape(gettext("inferred"))}">~</abbr>'
+    if confidence == THIRD_PARTY:
+        return f'<abbr title="{escape(gettext("third-party source"))}">³</abbr>'
+    return ""
+
+
 def kubernetes_answers_html(answers: dict | None) -> SafeString:
     """Every answer of one offer's machine with its reason and source links, as a list (inside the cell's
-    disclosure); an answer that rests on an inferred fact (its stored `inferred`) carries the matrix's "~" mark.
+    disclosure); an answer that rests on an inferred fact carries the matrix's "~" mark, one that rests on a third
+    party's page its "³" (the stored `confidence`).
     Every text from the data is escaped."""
     items, unsourced = [], []
     for question, answer in kubernetes_answers_of(answers).items():
@@ -94,7 +104,7 @@ def kubernetes_answers_html(answers: dict | None) -> SafeString:
                          for url in answer.sources)
         heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
         links = f" {links}" if links else ""
-        mark = f'<abbr title="{escape(gettext("inferred"))}">~</abbr>' if answer.inferred else ""
+        mark = _confidence_mark(answer.confidence)
         fabric = f"<br><small>{escape(fabric_summary(answer))}</small>" if question == "rdma" else ""
         reason = as_written(answer.reason_shown)  # names kept in Latin script marked English on Chinese pages
         items.append(f"<li><strong>{escape(heading)}</strong>{mark} {reason}{links}{fabric}</li>")

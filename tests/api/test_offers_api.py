@@ -37,6 +37,9 @@ def test_each_kubernetes_answer_says_whether_it_rests_on_an_inferred_fact(api, w
     assert answers["mps"]["inferred"] is True and answers["mps"]["answer"] == "not_on_this_machine"
     assert answers["time_slicing"]["inferred"] is False and answers["rdma"]["inferred"] is False
     assert {question for question, answer in answers.items() if answer["inferred"]} == {"mps"}
+    assert {question for question, answer in answers.items() if answer["confidence"] == "inferred"} == {"mps"}
+    assert {answer["confidence"] for answer in answers.values() if not answer["inferred"]} <= {"documented", ""}
+    assert all((answer["confidence"] == "") == (not answer["sources"]) for answer in answers.values())
     listed = api.get("/api/v1/offers/?provider=beta&gpu=h100-sxm&kubernetes_reasons=true").json()["results"]
     assert listed[0]["kubernetes"]["mps"]["inferred"] is True
     plain = api.get("/api/v1/offers/?provider=beta&gpu=h100-sxm").json()["results"]
@@ -63,6 +66,29 @@ def test_profiles_stored_before_the_inferred_flag_get_it_from_their_inferred_lis
     profile.refresh_from_db()
     assert profile.answers == expected
     assert profile.answers["mps"]["inferred"] is True and profile.answers["mig"]["inferred"] is False
+
+
+def test_profiles_stored_before_the_confidence_get_it_from_what_they_hold(api, world):
+    """Migration 0029 writes each stored answer's `confidence` (inferred, documented when it cites a source, blank
+    when not), so an old database answers the API's shape without a new ingest."""
+    import importlib
+
+    from django.apps import apps
+
+    from providers.models import KubernetesProfile, Offer
+
+    migration = importlib.import_module("providers.migrations.0029_kubernetes_answers_confidence")
+    profile = KubernetesProfile.objects.get(offers=Offer.objects.get(pk=world.offers["beta-h100"].pk))
+    expected = profile.answers
+    KubernetesProfile.objects.filter(pk=profile.pk).update(answers={
+        question: {key: value for key, value in entry.items() if key != "confidence"}
+        for question, entry in profile.answers.items()})
+    migration.forwards(apps, None)
+    profile.refresh_from_db()
+    assert profile.answers == expected and profile.answers["mps"]["confidence"] == "inferred"
+    answers = api.get(f"/api/v1/offers/{world.offers['beta-h100'].id}/").json()["kubernetes"]
+    assert {question: answer["confidence"] for question, answer in answers.items()} == {
+        question: entry["confidence"] for question, entry in expected.items()}
 
 
 def test_offer_with_a_gpu_outside_the_catalog_keeps_the_source_spelling(api, world):

@@ -451,14 +451,15 @@ def test_an_offer_never_derived_answers_unknown_everywhere(gpus):
     assert selectors.offer_kubernetes_answers(offer_ids=[item.id + 1000]) == {}
 
 
-def offer_on_an_inferred_managed_node(gpus):
-    """An 8x H100 offer of a managed-Kubernetes provider whose machine is a node by an inferred fact only."""
+def offer_on_an_inferred_managed_node(gpus, confidence="inferred"):
+    """An 8x H100 offer of a managed-Kubernetes provider whose machine is a node by an inferred fact only (or by a
+    fact of another `confidence`)."""
     provider = ProviderFactory(slug="inf")
     capabilities(provider, **MANAGED)
     item = offer("h.8", provider, DataSourceFactory(slug="inf-src", provider=provider), gpus["h100"], count="8")
     facts_sync.instance_facts_sync(provider_slug="inf", origin="curated", facts=[Fact(
         "h.*", "managed_node", "yes", source_url="https://example.org/guess", verified_on=date(2026, 1, 1),
-        confidence="inferred")])
+        confidence=confidence)])
     return item
 
 
@@ -467,6 +468,49 @@ def test_an_inferred_fact_is_marked_so_documented_only_can_leave_it_out(gpus):
     profile = Offer.objects.get(pk=item.pk).kubernetes_profile
     assert profile.managed_node == "yes" and "managed_node" in profile.inferred and "mig" in profile.inferred
     assert Capability.objects.filter(provider=item.provider).exists()
+
+
+def test_an_answer_resting_on_a_third_party_page_says_so_and_is_not_shown_as_documented(gpus, client):
+    """A machine that is a managed node by a third party's page only: its node answer and every answer that needs
+    the node say third_party (API) and carry the matrix's "³" (pages), none of them "~"; they are not inferred, so
+    documented_only keeps them; answers that do not rest on that fact stay documented."""
+    import re
+
+    item = offer_on_an_inferred_managed_node(gpus, confidence="third_party")
+    profile = Offer.objects.get(pk=item.pk).kubernetes_profile
+    answers = selectors.offer_kubernetes_answers(offer_ids=[item.pk])[item.pk]
+    assert profile.managed_node == "yes" and profile.inferred == []
+    resting = {question for question, answer in answers.items() if answer.confidence == "third_party"}
+    assert {"managed_node", "mig", "mps", "time_slicing", "scale_to_zero", "spot_nodes", "gpu_operator"} <= resting
+    assert answers["byo"].confidence != "third_party" and not any(answer.inferred for answer in answers.values())
+    assert {profile.answers[question]["confidence"] for question in resting - {"fabric"}} == {"third_party"}
+    for url in (f"/offers/{item.pk}/", f"/offers/kubernetes/{profile.pk}/"):
+        html = client.get(url).content.decode()
+        marked = re.findall(r'<li><strong>([^<]+)</strong><abbr title="third-party source">³</abbr>', html)
+        assert "managed control plane: yes" in marked and len(marked) == len(resting - {"fabric"}), url
+        assert '<abbr title="inferred">~</abbr>' not in html, url
+
+
+def test_an_answer_is_as_sure_as_the_least_sure_thing_it_rests_on():
+    """Inferred is weaker than a third party's page, which is weaker than documented; no source: blank."""
+    from providers import kubernetes as k8s
+    from providers.kubernetes import Cell, answer_confidence
+
+    documented, third, inferred = (Cell("yes", "https://example.org/a", confidence) for confidence in
+                                   ("documented", "third_party", "inferred"))
+    cells = {**{key: Cell(value, "https://example.org/doc", "documented") for key, value in MANAGED.items()},
+             "mig": third}
+    machine = {"instance_type": "h.8", "gpu_count": Decimal(8), "gpu": k8s.Gpu("H100", "nvidia", ("1g.10gb",)),
+               "facts": {"managed_node": Fact("h.8", "managed_node", "yes", source_url="https://example.org/n",
+                                              confidence="documented")}}
+    assert k8s.derive(provider_name="P", cells=cells, **machine)["mig"].confidence == "third_party"
+    node = Fact("h.8", "managed_node", "yes", source_url="https://example.org/n", confidence="inferred")
+    mixed = k8s.derive(provider_name="P", cells=cells, **{**machine, "facts": {"managed_node": node}})
+    assert mixed["mig"].confidence == "inferred" and mixed["mig"].inferred
+    assert k8s.derive(provider_name="P", cells={**cells, "mig": documented}, **machine)["mig"].confidence == ""
+    assert (answer_confidence("", ["https://example.org/a"]), answer_confidence("", []),
+            answer_confidence("third_party", ["u"])) == ("documented", "", "third_party")
+    assert inferred.confidence == "inferred"
 
 
 @pytest.mark.parametrize(("data", "message"), [

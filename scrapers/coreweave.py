@@ -79,9 +79,10 @@ def parse_day(data: object, url: str) -> ScrapeResult:
                 raise SchemaScrapeError(f"CoreWeave scrape: a GPU row lacks one of {REQUIRED} (renamed fields?)")
             where = f"{row['model']} in {region['name']}"
             try:
+                # A configuration the page lists without any price ("contact us": the GB300 NVL72 on every recorded
+                # day) is kept: a machine CoreWeave sells, whose price is unknown (a price ceiling counts it as left
+                # out).
                 price, spot = _price(row["onDemandPrice"]), _price(row["spotPrice"])
-                if price is None and spot is None:
-                    continue  # the page lists the configuration without a price ("contact us")
                 count = gpu_count(row, result)
                 memory, vcpus, ram = (_number(row.get(key)) for key in ("vramGB", "vcpus", "systemRAMGB"))
             except ValueError as exc:
@@ -95,7 +96,7 @@ def parse_day(data: object, url: str) -> ScrapeResult:
                 form_factor=form_factor(model),
             ))
     if not result.offers:
-        raise SchemaScrapeError("CoreWeave scrape: no priced GPU row")
+        raise SchemaScrapeError("CoreWeave scrape: no GPU row")
     return result
 
 

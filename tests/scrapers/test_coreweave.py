@@ -52,10 +52,15 @@ def test_nvl72_footnoted_count_is_four_with_the_correction_recorded():
     assert next(o for o in early.offers if o.gpu_name == "GB200").gpu_count == 4 and not early.corrections
 
 
-def test_rows_without_any_price_are_not_offers():
+def test_a_machine_listed_without_any_price_is_kept_with_its_price_unknown():
+    """The GB300 NVL72 is listed with null prices ("contact us") in both regions: a machine CoreWeave sells, whose
+    price nobody states, so it is an offer with no price (counted as left out by a price ceiling), not dropped."""
     result = client().fetch()
-    assert not any(o.gpu_name == "GB300" for o in result.offers)  # listed with null prices ("contact us")
-    assert all(o.price_hour is not None or o.spot_price_hour is not None for o in result.offers)
+    gb300 = {o.region: o for o in result.offers if o.gpu_name == "GB300"}
+    assert set(gb300) == {"North America", "Europe"}
+    assert all((o.price_hour, o.spot_price_hour, o.gpu_count, o.form_factor) == (None, None, 4, "nvl")
+               for o in gb300.values())
+    assert gb300["Europe"].gpu_memory_gb == Decimal(279) and not result.rejected
 
 
 def test_renamed_fields_and_truncated_files_are_refused():

@@ -106,12 +106,13 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
     page = None
     unpriced, priced_places = [], []
     notice = None
+    past_the_end = False
     if valid:
         page = offer_page(filterset, offer_reads.page_number(params.get("page")) or 1)
-        if page.past_the_end:
+        if page.past_the_end:  # a page that does not exist: 404, as the API answers it, with the same words
             errors.append(gettext("page: %(asked)s is past the last page (%(last)s).") % {
                 "asked": params["page"], "last": page.paginator.num_pages})
-            valid, page = False, None
+            valid, page, past_the_end = False, None, True
     if valid:
         notice = unknown_notice(offers_left_out_for_unknown(filters=filterset), params, request.path)
         page.object_list = decorate_offers(page.object_list, conversion=conversion, unit=unit, period=period)
@@ -150,7 +151,7 @@ def _offers_page(request: HttpRequest, params: QueryDict) -> HttpResponse:
         "chart_link": f"{chart_path}{'?' + filters_only if filters_only else ''}",
         "guides": GUIDES,
     }
-    status = 200 if valid and display.is_valid() else 400
+    status = 200 if valid and display.is_valid() else 404 if past_the_end else 400
     if _is_htmx(request):
         # The form itself is re-sent out of band only when a link (sort, page) changed the query, so typing in the
         # panel never loses focus while the panel still shows the ordering a header click chose.

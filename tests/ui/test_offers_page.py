@@ -295,8 +295,9 @@ def test_past_the_exact_count_the_page_says_more_than_and_pages_on_without_a_las
     assert "More than 4 offers match." in html and 'href="?page=5" hx-get' in html
     last = client.get("/?page=6").content.decode()
     assert "6 offers match." in last and "More than" not in last and "page 6 of 6" in last and 'rel="next"' not in last
-    past = client.get("/?page=60")  # past the end: a 400 naming the last page, as the API's 404 names it
-    assert past.status_code == 400 and "page: 60 is past the last page (6)." in past.content.decode()
+    past = client.get("/?page=60")  # past the end: a 404 naming the last page, as the API's 404 does
+    assert past.status_code == 404 and "page: 60 is past the last page (6)." in past.content.decode()
+    assert client.get("/api/v1/offers/?page=60").status_code == 404
     client.cookies["django_language"] = "zh-hans"
     html = client.get("/zh-hans/").content.decode()
     assert "超过 2 个报价符合条件。" in html and re.search(r"第 1 页\s*</span>", html)

@@ -532,7 +532,8 @@ class OfferListApi(ReadOnlyApi):
             context = {"request": request, "kubernetes_reasons": reasons}
             if self.wants_csv_stream(request):
                 offers = offer_reads.offers_filtered(filters=filterset).iterator(chunk_size=CSV_CHUNK_ROWS)
-                return self.csv_response(offers, self.csv_serializer(context=context), "offers.csv")
+                response = self.csv_response(offers, self.csv_serializer(context=context), "offers.csv")
+                return left_out_headers(response, offers_left_out_for_unknown(filters=filterset))
             rows = self.paginator.paginate_offers(request, filters=filterset, view=self)
             left_out = offers_left_out_for_unknown(filters=filterset)
         data = offer_data(rows, request=request, reasons=reasons)
@@ -542,11 +543,21 @@ class OfferListApi(ReadOnlyApi):
         # Before `results`, so a reader of the stream meets the counts first.
         response.data = {**{k: v for k, v in response.data.items() if k != "results"},
                          "left_out_for_unknown": left_out.as_dict(), "results": response.data["results"]}
-        return response
+        return left_out_headers(response, left_out)
 
     def csv_serializer(self, context: dict | None = None):
         """With the reasons, OfferSerializer's columns (each answer's reason and sources too); else the list's."""
         return (OfferSerializer if self.kubernetes_reasons else OfferListCsvSerializer)(context=context or {})
+
+
+def left_out_headers(response, left_out):
+    """What a filter left out for an unknown answer, as headers, so a CSV (rows only) says it as the JSON's
+    `left_out_for_unknown` does: `Left-Out-For-Unknown` the count ("10000+" past the exact count) and
+    `Left-Out-Questions` the filters that left them out, comma-separated (absent when none)."""
+    response["Left-Out-For-Unknown"] = f"{left_out.total}{'' if left_out.exact else '+'}"
+    if left_out.questions:
+        response["Left-Out-Questions"] = ",".join(left_out.questions)
+    return response
 
 
 def _mark_node_fit(data: list[dict], cuda: str, k8s_version: str | None) -> None:

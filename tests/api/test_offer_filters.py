@@ -317,6 +317,25 @@ def test_a_provider_with_no_fee_answer_or_a_fee_in_a_currency_without_a_rate_is_
     assert body["count"] == 0 and body["left_out_for_unknown"]["by_provider"] == {"gamma": 1}  # alpha's is a no
 
 
+@pytest.mark.parametrize("path", ["/api/v1/offers.csv", "/api/v1/offers.csv?page=1", "/api/v1/offers/?format=csv"])
+def test_a_csv_says_what_its_filters_left_out_in_headers(api, world, path):
+    """A CSV holds rows only: streamed or paged, it gives the JSON's left-out count and questions as headers, and
+    the browsers of other sites may read them."""
+    from providers.models import Capability
+
+    Capability.objects.filter(provider__slug="gamma", key="control_plane_fee").delete()
+    left_out = api.get("/api/v1/offers/", {"control_plane_fee_max": "1"}).json()["left_out_for_unknown"]
+    joined = "&" if "?" in path else "?"
+    response = api.get(f"{path}{joined}control_plane_fee_max=1", HTTP_ORIGIN="https://example.org")
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/csv") and body
+    assert left_out["total"] >= 1 and response["Left-Out-For-Unknown"] == str(left_out["total"])
+    assert response["Left-Out-Questions"] == "control_plane_fee_max"
+    assert "Left-Out-For-Unknown" in response["Access-Control-Expose-Headers"]
+    nothing = api.get(f"{path}{joined}provider=gamma")
+    assert nothing["Left-Out-For-Unknown"] == "0" and not nothing.has_header("Left-Out-Questions")
+
+
 @pytest.mark.parametrize("ordering", ["provider", "-provider", "gpu_count", "-gpu_count", "gpu_memory", "-last_seen",
                                       "spot_price_per_gpu_hour"])
 def test_every_ordering_lists_equal_values_cheapest_first_on_the_page_as_in_the_api(api, client, world, ordering):

@@ -63,6 +63,14 @@ CACHE_HEADERS = {
     "Cache-Control": _header("public, max-age=300: reuse the answer for five minutes, then ask again with "
                              "If-None-Match"),
 }
+# providers.api.left_out_headers: the offers list's left_out_for_unknown, which a CSV has no other place for.
+LEFT_OUT_HEADERS = {
+    "Left-Out-For-Unknown": _header("How many offers the filters left out because an answer they ask about is "
+                                    "unknown (as left_out_for_unknown.total; `10000+` past the exact count)"),
+    "Left-Out-Questions": _header("The filters that left them out, comma-separated (as left_out_for_unknown."
+                                  "questions); absent when none"),
+}
+LEFT_OUT_PATHS = ("/api/v1/offers/", "/api/v1/offers.csv")
 GENERIC_ERRORS = {
     "405": "Method not allowed: the API is read-only but for POST /api/v1/advise/ (the Allow header lists the "
            "methods)",
@@ -78,11 +86,13 @@ CATALOG_PARAMETERS = {
 
 def schema_contract(result, generator, request, public):
     """drf-spectacular postprocessing hook: the rules of the module docstring applied to every operation."""
-    for operations in result.get("paths", {}).values():
+    for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             operation.pop("security", None)  # anonymous: nothing to authenticate with
             _responses_contract(method, operation.setdefault("responses", {}))
             _parameters_contract(operation)
+            if path in LEFT_OUT_PATHS and method == "get":
+                operation["responses"]["200"]["headers"].update(LEFT_OUT_HEADERS)
     _schemas_contract(result)
     return result
 

@@ -70,6 +70,9 @@ def test_the_schema_is_valid_openapi_31_with_no_security_requirement_and_no_froz
             assert {"405", "406"} <= set(operation["responses"]), (method, path)
             assert "Retry-After" in operation["responses"]["429"]["headers"], (method, path)
             assert all(parameter["name"] != "format" for parameter in operation.get("parameters", []))
+    for path in ("/api/v1/offers/", "/api/v1/offers.csv"):  # the CSV's only place to say what it left out
+        assert {"Left-Out-For-Unknown", "Left-Out-Questions"} <= set(schema["paths"][path]["get"]["responses"]["200"][
+            "headers"]), path
 
 
 ADVICE = [

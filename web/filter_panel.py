@@ -91,20 +91,20 @@ def unset_field_html(item: FilterField) -> str:
 
 
 ORDER_LABELS = {
-    "price_per_gpu_hour": _("Price per GPU-hour, lowest first"),
-    "-price_per_gpu_hour": _("Price per GPU-hour, highest first"),
-    "price_hour": _("Price per instance-hour, lowest first"),
-    "-price_hour": _("Price per instance-hour, highest first"),
-    "spot_price_per_gpu_hour": _("Spot price per GPU-hour, lowest first"),
-    "-spot_price_per_gpu_hour": _("Spot price per GPU-hour, highest first"),
-    "commit_1y_price_per_gpu_hour": _("1-year commitment price per GPU-hour, lowest first"),
-    "-commit_1y_price_per_gpu_hour": _("1-year commitment price per GPU-hour, highest first"),
-    "commit_3y_price_per_gpu_hour": _("3-year commitment price per GPU-hour, lowest first"),
-    "-commit_3y_price_per_gpu_hour": _("3-year commitment price per GPU-hour, highest first"),
-    "gpu_memory": _("Memory per GPU, smallest first"),
-    "-gpu_memory": _("Memory per GPU, largest first"),
-    "gpu_count": _("GPUs per instance, fewest first"),
-    "-gpu_count": _("GPUs per instance, most first"),
+    "price_per_gpu_hour": _("GPU-hour price, low to high"),
+    "-price_per_gpu_hour": _("GPU-hour price, high to low"),
+    "price_hour": _("Instance price, low to high"),
+    "-price_hour": _("Instance price, high to low"),
+    "spot_price_per_gpu_hour": _("Spot price, low to high"),
+    "-spot_price_per_gpu_hour": _("Spot price, high to low"),
+    "commit_1y_price_per_gpu_hour": _("1-yr commitment, low to high"),
+    "-commit_1y_price_per_gpu_hour": _("1-yr commitment, high to low"),
+    "commit_3y_price_per_gpu_hour": _("3-yr commitment, low to high"),
+    "-commit_3y_price_per_gpu_hour": _("3-yr commitment, high to low"),
+    "gpu_memory": _("GPU memory, smallest first"),
+    "-gpu_memory": _("GPU memory, largest first"),
+    "gpu_count": _("GPU count, fewest first"),
+    "-gpu_count": _("GPU count, most first"),
     "provider": _("Provider, A to Z"),
     "-provider": _("Provider, Z to A"),
     "last_seen": _("Last seen, oldest first"),
@@ -129,7 +129,7 @@ class OfferPanelFilterSet(OfferFilterSet):
                 field.widget.choices = [("unknown", _("any")), ("true", _("yes")), ("false", _("no"))]
             elif name == "ordering":
                 # django-filter's choice fields prepend `empty_label` themselves.
-                field.empty_label = _("Cheapest per GPU-hour first (default)")
+                field.empty_label = _("Cheapest GPU-hour (default)")
                 field.choices = [(value, ORDER_LABELS.get(value, label)) for value, label in field.choices if value]
                 field.widget.choices = field.choices  # the CSV field does not pass choices on to its widget
             if isinstance(field.widget, forms.NumberInput):

@@ -243,6 +243,26 @@ def test_on_phones_each_offer_is_a_card_that_fits_the_screen(site, data, languag
         assert label in ("none", "normal")
 
 
+# What a closed <select> shows of its chosen option: its box less its padding and the drop-down arrow (about 20 px).
+OPTION_FITS = """select => {
+  const style = getComputedStyle(select), pen = document.createElement("canvas").getContext("2d");
+  pen.font = style.font;
+  const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 20;
+  return [...select.options].filter(option => pen.measureText(option.text).width > room).map(option => option.text);
+}"""
+
+
+@pytest.mark.parametrize("language, width", VIEWS)
+def test_every_order_by_choice_reads_whole_in_the_closed_select(site, data, language, width):
+    """The filter column is narrow at 1366 px: each "Order by" choice, the default among them, is short enough to be
+    read whole once chosen (it was cut to "Cheapest per GPU-hour first (c")."""
+    page = site(language=language, width=width)
+    page.goto(site.url + "/")
+    select = page.locator("select[name=ordering]")
+    assert select.locator("option").count() >= 19
+    assert select.evaluate(OPTION_FITS) == []
+
+
 TOOLBAR = {"en": "Download plot as a PNG", "zh-hans": "下载图表为PNG格式"}
 
 

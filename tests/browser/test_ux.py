@@ -263,6 +263,46 @@ def test_every_order_by_choice_reads_whole_in_the_closed_select(site, data, lang
     assert select.evaluate(OPTION_FITS) == []
 
 
+# The darkest grey (0 black .. 255 white) in a PNG screenshot, read back through a canvas of the page itself.
+DARKEST = """async url => {
+  const image = new Image();
+  image.src = url;
+  await image.decode();
+  const canvas = document.createElement("canvas");
+  canvas.width = image.width; canvas.height = image.height;
+  const pen = canvas.getContext("2d");
+  pen.drawImage(image, 0, 0);
+  const data = pen.getImageData(0, 0, image.width, image.height).data;
+  let darkest = 255;
+  for (let i = 0; i < data.length; i += 4) darkest = Math.min(darkest, (data[i] + data[i + 1] + data[i + 2]) / 3);
+  return darkest;
+}"""
+
+
+@pytest.mark.parametrize("language", ["en", "zh-hans"])
+def test_on_a_phone_a_table_wider_than_the_screen_shades_the_side_that_has_more(site, data, language):
+    """/gpus/ at 390 px scrolls sideways inside its wrapper: a shadow marks the right edge while columns are hidden
+    there, and moves to the left edge once scrolled to the end."""
+    import base64
+
+    page = site(language=language, width=390)
+    page.goto(site.url + "/gpus/")
+    wrap = page.locator(".table-wrap").first
+    box = wrap.bounding_box()
+    assert wrap.evaluate("w => w.scrollWidth > w.clientWidth + 50")
+    row = wrap.locator("tbody tr").first.bounding_box()
+    blank = {"y": row["y"] + row["height"] - 6, "height": 4, "width": 12}  # under the text of the first row
+
+    def darkest(x: float) -> float:
+        png = page.screenshot(clip={**blank, "x": x})
+        return page.evaluate(DARKEST, "data:image/png;base64," + base64.b64encode(png).decode())
+
+    right, left = box["x"] + box["width"] - 12, box["x"]
+    assert darkest(right) < 235 and darkest(left) > 250
+    wrap.evaluate("w => { w.scrollLeft = w.scrollWidth; }")
+    assert darkest(right) > 250 and darkest(left) < 235
+
+
 TOOLBAR = {"en": "Download plot as a PNG", "zh-hans": "下载图表为PNG格式"}
 
 

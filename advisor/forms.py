@@ -9,7 +9,8 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from providers.filters import CONTINENTS, CountryListField, gpu_choices, gpu_family_choices
+from providers.filter_fields import CountryListField
+from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
 from providers.presentation import gpu_name
 
 from . import inputs, sizing

@@ -43,14 +43,13 @@ from . import offer_reads, selectors, versions
 from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
+from .filter_fields import VERSION_PATTERN, StrictBooleanField
 from .filters import (
-    VERSION_PATTERN,
     BooleanFilter,
     CountryFilter,
     MultipleChoice,
     NullsLastOrderingFilter,
     OfferFilterSet,
-    StrictBooleanField,
     VersionFilter,
     multi_valued_parameters,
     offer_filterset,

@@ -23,11 +23,8 @@ numeric type) and rounded to the precision the column stores (`1e-400` is 0).
 from __future__ import annotations
 
 import copy
-import re
 from datetime import timedelta
-from decimal import Decimal, InvalidOperation
-from functools import cache
-from pathlib import Path
+from decimal import Decimal
 
 import django_filters as filters
 from django import forms
@@ -36,16 +33,25 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django_filters.constants import EMPTY_VALUES
-from django_filters.fields import BaseCSVField, ChoiceField
-from django_filters.widgets import BaseCSVWidget
 
-from nodesoftware import compat as node_compat
 from nodesoftware import stacks as node_stacks
 from scrapers.normalize import GLOBAL, to_usd
 
 from . import pricing
 from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
-from .filter_fabric import RDMA_CHOICES, RDMA_RENAMED, RDMA_TERMS, RDMA_UNKNOWN_TERMS
+from .filter_fabric import RDMA_CHOICES, RDMA_TERMS, RDMA_UNKNOWN_TERMS
+from .filter_fields import (
+    AcceptedChoiceField,
+    CommaMultipleChoiceField,
+    CountryListField,
+    NoEmptyItemsCSVField,
+    OfferFilterForm,
+    RdmaChoiceField,
+    RoundedDecimalField,
+    StrictBooleanField,
+    StrictBooleanSelect,
+    VersionField,
+)
 from .filter_nodesoftware import NodeSoftwareFilters
 from .filter_unknown import UNKNOWN_CHOICES, UnknownConditions
 from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
@@ -74,71 +80,6 @@ OFFERING_CHOICES = [(value, VALUE_LABELS[value]) for value in ("managed", "byo",
 BOOLEAN_CAPABILITIES = ("mig", "mps", "time_slicing", "vendor_sharing", "node_autoscaling", "scale_to_zero",
                         "spot_nodes", "rwx_storage", "gang_scheduling")
 
-
-MAX_LISTED_CHOICES = 30
-
-
-def invalid_choice(value, accepted) -> forms.ValidationError:
-    """An unknown choice's error names the accepted values (a catalog's long slug list is pointed to instead)."""
-    accepted = sorted(str(item) for item in accepted if str(item))
-    if len(accepted) > MAX_LISTED_CHOICES:
-        return forms.ValidationError(
-            _("%(value)s is not an accepted value; the accepted values are the slugs the API lists (/api/v1/gpus/, "
-              "/api/v1/providers/)."), code="invalid_choice", params={"value": value})
-    return forms.ValidationError(_("%(value)s is not an accepted value; accepted: %(accepted)s."),
-                                 code="invalid_choice", params={"value": value, "accepted": ", ".join(accepted)})
-
-
-class CommaMultipleChoiceField(forms.MultipleChoiceField):
-    """Accepts `?x=a&x=b` and `?x=a,b` alike."""
-
-    def to_python(self, value):
-        values = super().to_python([value] if isinstance(value, str) else value)
-        return [part.strip() for item in values for part in str(item).split(",") if part.strip()]
-
-    def validate(self, value):
-        # Django checks each value against the choices one by one, and database-backed choices (GPU or provider
-        # slugs) are fetched again for every value: read them once.
-        if not value:
-            if self.required:
-                raise forms.ValidationError(self.error_messages["required"], code="required")
-            return
-        valid = {str(key) for key, _ in self.choices}
-        for item in value:
-            if item not in valid:
-                raise invalid_choice(item, valid)
-
-
-class RenamedChoiceField(CommaMultipleChoiceField):
-    """A CommaMultipleChoiceField that reads a retired choice as the one that replaced it (`renamed`)."""
-
-    renamed: dict[str, str] = {}
-
-    def to_python(self, value):
-        return list(dict.fromkeys(self.renamed.get(item, item) for item in super().to_python(value)))
-
-
-class RdmaChoiceField(RenamedChoiceField):
-    renamed = RDMA_RENAMED
-
-
-class RepeatedOrCommaCSVWidget(BaseCSVWidget):
-    """A comma-separated list that may also come as repeated keys (`?ordering=a&ordering=b`, what generated clients
-    send for an array): read as `?ordering=a,b`, never as the last key alone."""
-
-    def value_from_datadict(self, data, files, name):
-        if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
-            return ",".join(data.getlist(name)).split(",")
-        return super().value_from_datadict(data, files, name)
-
-
-class RepeatedOrCommaTextInput(forms.TextInput):
-    """A text field holding a comma-separated list (`?country=US,DE`) that may also come as repeated keys."""
-
-    def value_from_datadict(self, data, files, name):
-        if hasattr(data, "getlist") and len(data.getlist(name)) > 1:
-            return ",".join(data.getlist(name))
-        return super().value_from_datadict(data, files, name)
 
 
 class CopiedCheaply:
@@ -216,35 +157,6 @@ class RelatedChoice(MultipleChoice):
         return qs.filter(**{f"{relation}_id__any": ids})
 
 
-class StrictBooleanField(forms.NullBooleanField):
-    """True, False or None (no filter); an unrecognised word is a validation error, not a silent None."""
-
-    widget_values = {"true": True, "1": True, "yes": True, "on": True,
-                     "false": False, "0": False, "no": False, "off": False,
-                     "": None, "unknown": None}  # "unknown" is what the NullBooleanSelect's empty option sends
-
-    def to_python(self, value):
-        if value is None or isinstance(value, bool):
-            return value
-        key = str(value).strip().lower()
-        if key not in self.widget_values:
-            raise forms.ValidationError(
-                _("Use true or false (also 1/0, yes/no, on/off); not understood: %(value)s"),
-                code="invalid", params={"value": value},
-            )
-        return self.widget_values[key]
-
-    def validate(self, value):
-        pass
-
-
-class StrictBooleanSelect(forms.NullBooleanSelect):
-    """Renders like Django's yes/no/unknown select but hands the raw text to the field, so it can refuse typos."""
-
-    def value_from_datadict(self, data, files, name):
-        return data.get(name)
-
-
 class BooleanFilter(CopiedCheaply, filters.BooleanFilter):
     field_class = StrictBooleanField
 
@@ -257,27 +169,6 @@ class BooleanFilter(CopiedCheaply, filters.BooleanFilter):
 MAX_PRICE = 1_000_000
 MAX_GPUS = 10_000
 MAX_GPU_MEMORY_GB = 100_000
-
-
-class RoundedDecimalField(forms.DecimalField):
-    """A number rounded to the places the column stores instead of refused for its extra digits: 2.123456789 is a
-    fine price limit (the schema promises any number), compared as 2.12346. A value too large to round is left
-    for the max_value check to refuse; 1e-400 rounds to 0."""
-
-    def to_python(self, value):
-        number = super().to_python(value)
-        if number is None or not number.is_finite() or self.decimal_places is None:
-            return number
-        try:
-            return number.quantize(Decimal(1).scaleb(-self.decimal_places))
-        except InvalidOperation:
-            return number
-
-
-class AcceptedChoiceField(ChoiceField):
-    def validate(self, value):
-        if value not in (None, "") and not self.valid_value(value):
-            raise invalid_choice(value, [key for key, _label in self.choices])
 
 
 class Choice(CopiedCheaply, filters.ChoiceFilter):
@@ -297,32 +188,6 @@ class CharFilter(CopiedCheaply, filters.CharFilter):
     pass
 
 
-# What VersionField accepts, as the API schema states it: ASCII digits, one dot, nothing around them.
-VERSION_PATTERN = r"^[0-9]+\.[0-9]+$"
-
-
-class VersionField(forms.CharField):
-    """A major.minor version such as 12.8 or 1.35; anything else ('12', '12.x', 'latest', ' 1.35') is an error
-    naming it."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs["strip"] = False
-        super().__init__(*args, **kwargs)
-
-    def clean(self, value):
-        value = super().clean(value)
-        if not value:
-            return None
-        try:
-            if not re.match(VERSION_PATTERN, value):
-                raise ValueError(value)
-            node_compat.parse_cuda_version(value)
-        except ValueError:
-            raise forms.ValidationError(_("Use a version such as 12.8 or 1.35; not understood: %(value)s"),
-                                        code="invalid", params={"value": value}) from None
-        return value.strip()
-
-
 class VersionFilter(CopiedCheaply, filters.Filter):
     field_class = VersionField
 
@@ -331,42 +196,6 @@ def number(**kwargs) -> filters.NumberFilter:
     """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
     kwargs.setdefault("min_value", 0)
     return NumberFilter(**kwargs)
-
-
-ISO_3166_TABLE = Path(__file__).resolve().parent / "data" / "iso3166.tab"
-
-
-@cache
-def country_codes() -> frozenset[str]:
-    """The assigned ISO 3166-1 alpha-2 codes, from tzdata's iso3166.tab (copied into providers/data, see its README):
-    `?country=zz` names no country, so it is an error rather than a silently empty result."""
-    lines = ISO_3166_TABLE.read_text(encoding="utf-8").splitlines()
-    return frozenset(line.split("\t", 1)[0] for line in lines if line and not line.startswith("#"))
-
-
-class CountryListField(forms.CharField):
-    """Comma-separated ISO 3166-1 alpha-2 codes, e.g. `US,DE` (or repeated keys); each must be an assigned code."""
-
-    widget = RepeatedOrCommaTextInput
-
-    def clean(self, value):
-        value = super().clean(value)
-        if not value:
-            return []
-        codes = [code.strip().upper() for code in value.split(",") if code.strip()]
-        invalid = [code for code in codes if len(code) != 2 or not code.isalpha()]
-        if invalid:
-            raise forms.ValidationError(
-                _("Use two-letter ISO country codes such as US or DE; not understood: %(codes)s"),
-                params={"codes": ", ".join(invalid)},
-            )
-        unassigned = [code for code in codes if code not in country_codes()]
-        if unassigned:
-            raise forms.ValidationError(
-                _("No country has the ISO code %(codes)s; use codes such as US or DE."),
-                params={"codes": ", ".join(unassigned)},
-            )
-        return codes
 
 
 class CountryFilter(CopiedCheaply, filters.Filter):
@@ -398,20 +227,6 @@ def provider_choices():
 def provider_slugs() -> dict[int, str]:
     """Every provider's id -> slug (read with provider_choices)."""
     return {provider_id: slug for slug, _name, _name_zh, provider_id in _provider_rows()}
-
-
-class NoEmptyItemsCSVField(BaseCSVField):
-    """A comma-separated list (or repeated keys) in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not
-    a sort key."""
-
-    base_widget_class = RepeatedOrCommaCSVWidget
-
-    def clean(self, value):
-        cleaned = super().clean(value)
-        if cleaned and any(item in ("", None) for item in cleaned):
-            raise forms.ValidationError(_("Empty item in the comma-separated list; remove the extra comma."),
-                                        code="empty_item")
-        return cleaned
 
 
 class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
@@ -523,6 +338,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     class Meta:
         model = Offer
         fields: list[str] = []
+        form = OfferFilterForm
 
     def __init__(self, data=None, queryset=None, *, request=None, prefix=None):
         # Offers to read come from the selectors, which apply these filters to their own querysets

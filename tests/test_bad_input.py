@@ -107,6 +107,31 @@ def test_an_ordering_with_empty_items_is_a_400_naming_it(get, path, value):
         assert response.status_code == 400 and "extra comma" in response.content.decode()
 
 
+LISTS = sorted(name for name in OfferFilterSet.base_filters if name in
+               {"gpu", "gpu_family", "provider", "continent", "mig", "rdma", "offering", "availability"})
+
+
+@pytest.mark.parametrize("value", ["h100-sxm,", ",h100-sxm", ",", "h100-sxm,,l4"])
+@pytest.mark.parametrize("name", LISTS)
+def test_a_list_with_an_empty_item_is_a_400_naming_it_and_an_empty_parameter_is_no_filter(get, name, value):
+    """As the ordering: `?gpu=h100-sxm,` was read as `?gpu=h100-sxm`, a typo kept silently."""
+    response = get("/api/v1/offers/", **{name: value})
+    assert response.status_code == 400 and list(response.json()) == [name]
+    assert "extra comma" in response.json()[name][0]
+    page = get("/", **{name: value})  # the page tidies its query string first: the empty item is dropped
+    assert page.status_code == 302 and ",," not in page["Location"] and not page["Location"].endswith(",")
+    assert get("/api/v1/offers/", **{name: ""}).status_code == 200
+
+
+@pytest.mark.parametrize("path", ["/api/v1/offers/", "/"])
+def test_a_gpu_count_range_that_can_match_nothing_is_a_400_naming_both_ends(get, path):
+    response = get(path, gpu_count_min="5", gpu_count_max="2")
+    assert response.status_code == 400
+    text = str(response.json()["gpu_count_max"]) if path.startswith("/api/") else response.content.decode()
+    assert "2 is below gpu_count_min (5)" in text
+    assert get(path, gpu_count_min="2", gpu_count_max="2").status_code == 200
+
+
 @pytest.mark.parametrize("kind", ["arabic-indic-digit", "superscript-digit", "fullwidth-digit", "nul"])
 @pytest.mark.parametrize("path", ["/api/v1/offers/{id}/", "/api/v1/offers/{id}/history/", "/offers/{id}/",
                                   "/api/v1/providers/{id}/", "/api/v1/gpus/{id}/", "/providers/{id}/", "/gpus/{id}/"])

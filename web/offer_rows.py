@@ -124,7 +124,14 @@ class RowFormat:
         text = escape(gettext("−%(pct)s%% spot, interruptions %(bucket)s") % {
             "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
         title = escape(gettext("AWS Spot Advisor savings share, not a price"))
-        return f'<small title="{title}">{text}</small>'
+        dated = ""
+        if row["spot_as_of"] is not None:  # the Advisor's own date, "old" past the prices' threshold
+            dated = f'<br>{self.words["as of"]} {self.day(row["spot_as_of"])}'
+            if row["spot_as_of"] < pricing.old_cutoff(timezone.now()).date():
+                old_title = escape(gettext("Spot Advisor data dated more than %(days)s days ago") % {
+                    "days": pricing.OLD_AFTER_DAYS})
+                dated += f' · <strong class="old" title="{old_title}">{self.words["old"]}</strong>'
+        return f'<small title="{title}">{text}{dated}</small>'
 
     def kubernetes_cell(self, row: dict, offer_url: str) -> str:
         """The offer's own Kubernetes answers (not its provider's): one cell per profile, around a link to the

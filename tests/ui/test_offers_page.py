@@ -394,6 +394,25 @@ def test_a_fractional_offer_says_it_is_a_share_and_spot_advice_is_not_a_price(cl
     assert "−52% spot, interruptions &gt;20%" in html
 
 
+@pytest.mark.parametrize(("days_ago", "old"), [(30, False), (200, True)])
+def test_spot_advice_says_the_day_of_its_data_and_old_past_the_prices_threshold(client, data, days_ago, old):
+    """The Advisor's share is dated by its own feed (spot_as_of), which may be far older than the price beside it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from providers.models import Offer
+
+    day = (timezone.now() - timedelta(days=days_ago)).date()
+    Offer.objects.filter(pk=data["acme_h100"].pk).update(
+        spot_price_hour_usd=None, spot_price_per_gpu_hour_usd=None, spot_savings_pct=55, spot_interruption="<5%",
+        spot_as_of=day)
+    cell = re.search(r'<small title="AWS Spot Advisor savings share, not a price">(.*?)</small>',
+                     client.get("/?provider=acme").content.decode()).group(1)
+    assert f'as of <time datetime="{day.isoformat()}">' in cell
+    assert ('title="Spot Advisor data dated more than 180 days ago">old</strong>' in cell) is old
+
+
 def test_an_undated_offer_of_a_live_source_is_as_fresh_as_the_run_that_read_it(client, data):
     from django.utils import timezone
 

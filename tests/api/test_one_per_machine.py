@@ -72,3 +72,24 @@ def test_without_the_option_every_region_is_a_row(regions):
     _filterset, rows = page("provider=alpha")
     assert sum(row["instance_type"] == "p5.wide" for row in rows) == 5
     assert all("machine_regions" not in row for row in rows)
+
+
+@pytest.mark.parametrize("query", ["provider=alpha&price_per_gpu_hour_max=5", "provider=alpha&gpu_memory_min=1"])
+def test_one_row_per_machine_counts_the_machines_that_show_them_would_add_not_their_offers(api, regions, query):
+    """With one row per machine, "left out" is what unknown=include adds: machines with an offer left out and none
+    shown. p5.wide shows (it has matching regions) though one region is unpriced and of no stated memory; p7.dark is
+    unpriced and of no stated memory in both its regions: one machine, two offers."""
+    _world, machines = regions
+    anchor = machines["us-a"]
+    for region in ("us-c", "us-d"):
+        offer("p7.dark", anchor.provider, anchor.source, anchor.gpu, count="8", region=region, continent="NA")
+    offer("p5.wide", anchor.provider, anchor.source, anchor.gpu, count="8", region="us-e", continent="NA")
+    from providers.models import Offer
+
+    Offer.objects.filter(instance_type__in=["p5.wide", "p7.dark"], price_hour_usd=None).update(gpu_memory_gb=None)
+    base = f"/api/v1/offers/?one_per_machine=true&{query}&page_size=100"
+    kept, shown_all = api.get(base).json(), api.get(f"{base}&unknown=include").json()
+    assert kept["left_out_for_unknown"]["total"] == shown_all["count"] - kept["count"] == 1
+    assert kept["left_out_for_unknown"]["by_provider"] == {"alpha": 1}
+    every_offer = api.get(f"/api/v1/offers/?{query}&page_size=100").json()["left_out_for_unknown"]
+    assert every_offer["total"] == 3  # without one row per machine: the three offers themselves

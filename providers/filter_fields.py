@@ -170,6 +170,24 @@ class VersionField(forms.CharField):
         return value.strip()
 
 
+class CudaVersionField(VersionField):
+    """A CUDA version whose major release NVIDIA's CUDA-to-driver table (nodesoftware/data/cuda.toml) has a rule for:
+    `?cuda=99.0` can be answered for no node, so it is an error naming the releases the table covers, not "unknown"
+    for every offer."""
+
+    def clean(self, value):
+        value = super().clean(value)
+        if value is None:
+            return None
+        majors = sorted(node_compat.table().major_min_branch)
+        if node_compat.parse_cuda_version(value)[0] not in majors:
+            raise forms.ValidationError(
+                _("CUDA %(value)s is not in NVIDIA's CUDA-to-driver table we read, which covers CUDA %(first)s.x to "
+                  "%(last)s.x."), code="unknown_release",
+                params={"value": value, "first": majors[0], "last": majors[-1]})
+        return value
+
+
 
 ISO_3166_TABLE = Path(__file__).resolve().parent / "data" / "iso3166.tab"
 

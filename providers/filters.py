@@ -44,6 +44,7 @@ from .filter_fields import (
     AcceptedChoiceField,
     CommaMultipleChoiceField,
     CountryListField,
+    CudaVersionField,
     NoEmptyItemsCSVField,
     OfferFilterForm,
     RdmaChoiceField,
@@ -192,6 +193,10 @@ class VersionFilter(CopiedCheaply, filters.Filter):
     field_class = VersionField
 
 
+class CudaVersionFilter(VersionFilter):
+    field_class = CudaVersionField
+
+
 def number(**kwargs) -> filters.NumberFilter:
     """A NumberFilter whose digits fit the column it compares with (see the module docstring)."""
     kwargs.setdefault("min_value", 0)
@@ -310,7 +315,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
         help_text=_("Of the offers that match, only the cheapest region of each provider's instance type and GPU "
                     "count (cheapest per GPU-hour, then lowest id); the others are counted as its other regions"))
     # --- node software (nodesoftware/): what the provider's default GPU node image runs ---------------------------
-    cuda = VersionFilter(method="filter_cuda", max_length=20, label=_("Runs a CUDA image of version (e.g. 12.8)"),
+    cuda = CudaVersionFilter(method="filter_cuda", max_length=20, label=_("Runs a CUDA image of version (e.g. 12.8)"),
                          help_text=_("Offers whose provider's default managed GPU node image has a driver that runs "
                                      "this CUDA version on this GPU (NVIDIA's compatibility rules)"))
     k8s_version = VersionFilter(method="filter_k8s_version", max_length=20,

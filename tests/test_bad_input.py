@@ -123,6 +123,15 @@ def test_a_list_with_an_empty_item_is_a_400_naming_it_and_an_empty_parameter_is_
     assert get("/api/v1/offers/", **{name: ""}).status_code == 200
 
 
+@pytest.mark.parametrize(("value", "status"), [("99.0", 400), ("10.2", 400), ("13.9", 200), ("11.0", 200)])
+def test_a_cuda_release_outside_nvidias_table_is_a_400_not_unknown_for_every_offer(get, value, status):
+    response = get("/api/v1/offers/", cuda=value)
+    assert response.status_code == status
+    if status == 400:
+        assert "which covers CUDA 11.x to 13.x" in response.json()["cuda"][0]
+        assert get("/", cuda=value).status_code == 400
+
+
 @pytest.mark.parametrize("path", ["/api/v1/offers/", "/"])
 def test_a_gpu_count_range_that_can_match_nothing_is_a_400_naming_both_ends(get, path):
     response = get(path, gpu_count_min="5", gpu_count_max="2")

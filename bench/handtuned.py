@@ -140,7 +140,9 @@ K8S_TERMS = {
 PROFILE_FILTER_COLUMNS = ("managed_node", "byo", "mig", "fabric_class", "fabric")
 # As selectors.RANGE_INDEXED and MAX_RANGES: which id lists are read as one index range per value, per ordering.
 RANGE_INDEXED = {"price_per_gpu_hour_usd": ("gpu_id", "provider_id", "kubernetes_profile_id"),
-                 "price_hour_usd": ("gpu_id", "provider_id")}
+                 "price_hour_usd": ("gpu_id", "provider_id"),
+                 "-gpu_memory_gb": ("gpu_id", "provider_id")}  # by memory, largest first (migration 0030)
+PRICES = ("price_per_gpu_hour_usd", "price_hour_usd")  # the orders that need no tiebreak but the id
 MAX_RANGES = {"gpu_id": 40, "provider_id": 40, "kubernetes_profile_id": 250}
 MAX_RANGES_IN_A_CONTINENT = {"kubernetes_profile_id": 100}
 MAX_MEMORY_RANGES = 8  # as offer_reads: a memory minimum few sizes reach, one range per size, by price per GPU-hour
@@ -224,7 +226,7 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         if ids and len(ids) <= most:
             split = (candidate, [id_ for id_ in ids if id_ is not None], None in ids)
             break
-    if split is None and len(continents) == 1 and include and column in RANGE_INDEXED:
+    if split is None and len(continents) == 1 and include and column in PRICES:
         split = ("region_confirmed", [True, False], True)  # one range per region basis, as the API
     conditions = [sql for sql, _v in parts] + [sql for sql, *_rest in unknowable]
     values = [value for _sql, vs in parts for value in vs] + [value for _s, vs, *_rest in unknowable for value in vs]
@@ -251,24 +253,24 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
 def page_sql(conditions, values, split, column, descending, offset, size) -> tuple[str, list]:
     direction = "DESC NULLS LAST" if descending else "ASC NULLS LAST"
     # As the API: an ordering by a price is broken by id; any other by the price per GPU-hour, then id.
-    tiebreak = "" if column in RANGE_INDEXED else ", price_per_gpu_hour_usd ASC NULLS LAST"
+    tiebreak = "" if column in PRICES else ", price_per_gpu_hour_usd ASC NULLS LAST"
     order = f"{column} {direction}{tiebreak}, id"
     where = " AND ".join(conditions)
+    tie_column = "NULL::numeric" if not tiebreak else "price_per_gpu_hour_usd"
     if split:  # one index range per value, the list one array parameter (as offer_reads._page_ids_sql)
         array = {"region_confirmed": "boolean[]", "gpu_memory_gb": "numeric[]"}.get(split[0], "bigint[]")
-        ranges = (f"SELECT r.id, r.k FROM unnest(%s::{array}) AS ranges(value) CROSS JOIN LATERAL "
-                  f"(SELECT id, {column} AS k FROM providers_offer WHERE {where} AND {split[0]} = ranges.value "
-                  f"ORDER BY {order} LIMIT %s) r")
+        ranges = (f"SELECT r.id, r.k, r.t FROM unnest(%s::{array}) AS ranges(value) CROSS JOIN LATERAL "
+                  f"(SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} "
+                  f"AND {split[0]} = ranges.value ORDER BY {order} LIMIT %s) r")
         range_values = [split[1], *values, offset + size]
         if split[2]:  # and the range of the offers with no value in the column
-            ranges += (f" UNION ALL (SELECT id, {column} AS k FROM providers_offer WHERE {where} "
+            ranges += (f" UNION ALL (SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} "
                        f"AND {split[0]} IS NULL ORDER BY {order} LIMIT %s)")
             range_values += [*values, offset + size]
-        ids = (f"SELECT r.id, r.k, NULL::numeric AS t FROM ({ranges}) r ORDER BY r.k {direction}, r.id "
+        ids = (f"SELECT r.id, r.k, r.t FROM ({ranges}) r ORDER BY r.k {direction}, r.t ASC NULLS LAST, r.id "
                "LIMIT %s OFFSET %s")
         values = [*range_values, size, offset]
     else:
-        tie_column = "NULL::numeric" if not tiebreak else "price_per_gpu_hour_usd"
         ids = (f"SELECT id, {column} AS k, {tie_column} AS t FROM providers_offer WHERE {where} ORDER BY {order} "
                "LIMIT %s OFFSET %s")
         values = [*values, size, offset]
@@ -350,8 +352,8 @@ def application(environ, start_response):
     with connection().cursor() as cursor:
         version = data_version(cursor)
         cat = catalog(cursor, version)
-        conditions, values, split, left_out_where = where_clause(params, cat, column)
-        if split is None and column == "price_per_gpu_hour_usd" and "gpu_memory_min" in params:
+        conditions, values, split, left_out_where = where_clause(params, cat, f"-{column}" if descending else column)
+        if split is None and column == "price_per_gpu_hour_usd" and not descending and "gpu_memory_min" in params:
             minimum = params["gpu_memory_min"][0]
             cursor.execute(MEMORY_SIZES, [minimum, minimum, MAX_MEMORY_RANGES + 1])
             sizes = [row[0] for row in cursor.fetchall()]

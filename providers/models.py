@@ -549,6 +549,14 @@ class Offer(models.Model):
                          models.F("price_per_gpu_hour_usd").asc(nulls_last=True), models.F("id"),
                          include=[name for name in WALKED_INDEX_INCLUDES if name != "gpu_memory_gb"],
                          condition=models.Q(is_active=True), name="offer_active_memory_price"),
+            # The same within one GPU model or one provider (PostgreSQL only, migration 0030): sorted by memory, a
+            # GPU or provider list is read as one range each (offer_reads.RANGE_INDEXED), where the walk of the
+            # memory index met a rare GPU's offers last (676 ms for a page of T4G offers at 1,000,000 offers).
+            *(models.Index(models.F(key), models.F("gpu_memory_gb").desc(nulls_last=True),
+                           models.F("price_per_gpu_hour_usd").asc(nulls_last=True), models.F("id"),
+                           include=[name for name in WALKED_INDEX_INCLUDES if name not in (key, "gpu_memory_gb")],
+                           condition=models.Q(is_active=True), name=f"offer_active_{key}_memory")
+              for key in ("gpu", "provider")),
         ]
 
     def __str__(self) -> str:

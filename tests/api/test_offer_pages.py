@@ -75,6 +75,12 @@ QUERIES = [
     "gpu=h100-sxm,l4,mi300x&price_per_gpu_hour_max=4&unknown=include",
     "continent=NA&price_per_gpu_hour_max=3&unknown=include",
     "gpu_memory_min=80&price_per_gpu_hour_max=5&unknown=include",
+    # sorted by memory, largest first: one range per GPU model or provider (migration 0030); a provider's range holds
+    # several memory sizes and offers of no stated memory (last), ties broken by price then id
+    "gpu=h100-sxm,l4&ordering=-gpu_memory",
+    "gpu=h100-sxm,l4,mi300x&continent=EU&ordering=-gpu_memory",
+    "provider=crowd-0,crowd-1,crowd-late&ordering=-gpu_memory",
+    "provider=crowd-0,crowd-3,alpha&spot=true&ordering=-gpu_memory&unknown=include",
 ]
 
 
@@ -201,7 +207,7 @@ def test_one_continent_with_unknown_regions_is_read_one_range_per_region_basis(c
     assert offer_reads.offer_page_ids(filters=filterset, offset=offset, limit=limit) == expected
 
 
-@pytest.mark.parametrize("query", ["", "gpu=h100-sxm,l4&ordering=-gpu_memory",
+@pytest.mark.parametrize("query", ["", "gpu=h100-sxm,l4&ordering=gpu_memory", "gpu_memory_min=80&ordering=-gpu_memory",
                                    "provider=crowd-0,crowd-1&include_inactive=true",
                                    "gpu=l4,h100-sxm&ordering=provider"])
 def test_queries_no_index_range_serves_read_the_plain_way(crowd, query):

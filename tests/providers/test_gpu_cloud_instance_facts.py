@@ -111,6 +111,14 @@ def test_lambda_on_demand_instances_are_not_nodes_of_its_managed_kubernetes_and_
     assert fact(facts, "lambda", "gpu_8x_b200_sxm6", "fabric").confidence == "inferred"
 
 
+def test_lambda_on_demand_instances_run_a_cluster_of_your_own_per_lambdas_k3s_tutorial(facts):
+    """They were unknown to `offering=byo`, which kept AWS, Azure and OCI machines and lost every Lambda one."""
+    for name in ("gpu_1x_a10", "gpu_8x_h100_sxm5", "gpu_1x_gh200"):
+        byo = fact(facts, "lambda", name, "byo")
+        assert (byo.value, byo.confidence) == ("yes", "documented"), name
+        assert byo.source_url.startswith("https://docs.lambda.ai/") and "K3s" in byo.detail
+
+
 def test_newer_oci_shapes_take_their_rdma_nics_from_oracles_oke_quickstart_not_the_broad_none(facts):
     """BM.GPU* says none; the B200/B300/RTX PRO shapes' own facts win (exact name beats pattern)."""
     for shape in ("BM.GPU.B200.8", "BM.GPU.B300.8", "BM.GPU.RTXPRO.8"):

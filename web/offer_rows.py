@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.safestring import SafeString
-from django.utils.translation import get_language, gettext, ngettext
+from django.utils.translation import get_language, gettext, ngettext, pgettext
 from django.utils.translation import gettext_lazy as _
 
 from providers import offer_reads, pricing
@@ -125,12 +125,14 @@ class RowFormat:
             "pct": row["spot_savings_pct"], "bucket": row["spot_interruption"]})
         title = escape(gettext("AWS Spot Advisor savings share, not a price"))
         dated = ""
-        if row["spot_as_of"] is not None:  # the Advisor's own date, "old" past the prices' threshold
-            dated = f'<br>{self.words["as of"]} {self.day(row["spot_as_of"])}'
+        if row["spot_as_of"] is not None:  # the Advisor's own date, "old" past the prices' threshold (not a price)
+            data_of = escape(pgettext("spot advice", "data of"))
+            dated = f'<br><span class="as-of">{data_of} {self.day(row["spot_as_of"])}'
             if row["spot_as_of"] < pricing.old_cutoff(timezone.now()).date():
                 old_title = escape(gettext("Spot Advisor data dated more than %(days)s days ago") % {
                     "days": pricing.OLD_AFTER_DAYS})
-                dated += f' · <strong class="old" title="{old_title}">{self.words["old"]}</strong>'
+                dated += f' · <strong class="old" title="{old_title}">{escape(pgettext("spot advice", "old"))}</strong>'
+            dated += "</span>"
         return f'<small title="{title}">{text}{dated}</small>'
 
     def kubernetes_cell(self, row: dict, offer_url: str) -> str:

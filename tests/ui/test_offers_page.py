@@ -409,8 +409,11 @@ def test_spot_advice_says_the_day_of_its_data_and_old_past_the_prices_threshold(
         spot_as_of=day)
     cell = re.search(r'<small title="AWS Spot Advisor savings share, not a price">(.*?)</small>',
                      client.get("/?provider=acme").content.decode()).group(1)
-    assert f'as of <time datetime="{day.isoformat()}">' in cell
+    assert f'data of <time datetime="{day.isoformat()}">' in cell
     assert ('title="Spot Advisor data dated more than 180 days ago">old</strong>' in cell) is old
+    chinese = client.get("/zh-hans/?provider=acme").content.decode()  # not a price: neither 价格日期 nor 旧价格
+    spot = re.search(r'55%[^<]*<br><span class="as-of">(.*?)</span></small>', chinese).group(1)
+    assert "数据日期" in spot and "价格" not in spot and ("旧数据" in spot) is old
 
 
 def test_an_undated_offer_of_a_live_source_is_as_fresh_as_the_run_that_read_it(client, data):

@@ -581,11 +581,13 @@ MACHINE = ("provider_id", "instance_type", "gpu_id", "gpu_count")
 
 def one_per_machine(queryset: QuerySet[Offer]) -> QuerySet[Offer]:
     """The cheapest matching offer of each machine (MACHINE), annotated with `machine_regions`, how many matching
-    offers that machine has (its regions). A window over the filtered offers (SQLite and PostgreSQL), so counts,
-    pages and the CSV agree; its cost grows with the matching offers, which is why it is an option."""
+    offers that machine has (its regions); at an equal price, a region the provider confirms before one only a catalog
+    lists. A window over the filtered offers (SQLite and PostgreSQL), so counts, pages and the CSV agree; its cost
+    grows with the matching offers, which is why it is an option."""
     return queryset.annotate(
         machine_rank=Window(RowNumber(), partition_by=[F(name) for name in MACHINE],
-                            order_by=[F("price_per_gpu_hour_usd").asc(nulls_last=True), F("id").asc()]),
+                            order_by=[F("price_per_gpu_hour_usd").asc(nulls_last=True),
+                                      F("region_confirmed").desc(nulls_last=True), F("id").asc()]),
         machine_regions=Window(Count("id"), partition_by=[F(name) for name in MACHINE]),
     ).filter(machine_rank=1)
 

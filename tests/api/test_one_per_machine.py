@@ -93,3 +93,17 @@ def test_one_row_per_machine_counts_the_machines_that_show_them_would_add_not_th
     assert kept["left_out_for_unknown"]["by_provider"] == {"alpha": 1}
     every_offer = api.get(f"/api/v1/offers/?{query}&page_size=100").json()["left_out_for_unknown"]
     assert every_offer["total"] == 3  # without one row per machine: the three offers themselves
+
+
+def test_at_an_equal_price_the_row_is_a_region_the_provider_confirms(regions):
+    """A catalog may copy a machine into regions its provider does not name: at the same price the row shows one the
+    provider confirms, whatever the ids; the cheaper region still wins whatever its basis."""
+    from providers.models import Offer
+
+    _world, machines = regions
+    Offer.objects.filter(pk=machines["us-b"].pk).update(region_confirmed=False)  # us-b and ap-a: 14.00 each
+    _filterset, rows = page("one_per_machine=true&provider=alpha")
+    assert [row["region"] for row in rows if row["instance_type"] == "p5.wide"] == ["ap-a"]
+    Offer.objects.filter(pk=machines["ap-a"].pk).update(price_hour_usd="120.00", price_per_gpu_hour_usd="15.00")
+    _filterset, rows = page("one_per_machine=true&provider=alpha")
+    assert [row["region"] for row in rows if row["instance_type"] == "p5.wide"] == ["us-b"]

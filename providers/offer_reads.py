@@ -170,9 +170,9 @@ def _page_ids_sql(filters, offset: int, limit: int) -> tuple[str, list]:
             .query.sql_with_params()
         ranges = f"{ranges} UNION ALL ({empty} LIMIT %s)"
         params += [*empty_params, *bigints([offset + limit])]
-    order = "".join(f'"range".{quote(name.lstrip("-"))} {"DESC" if name[0] == "-" else "ASC"} NULLS LAST, '
-                    for name in order)
-    return (f'SELECT "range"."id" FROM ({ranges}) AS "range" ORDER BY {order}"range"."id" LIMIT %s OFFSET %s',
+    order_by = "".join(f'"range".{quote(name.lstrip("-"))} {"DESC" if name[0] == "-" else "ASC"} NULLS LAST, '
+                       for name in order)
+    return (f'SELECT "range"."id" FROM ({ranges}) AS "range" ORDER BY {order_by}"range"."id" LIMIT %s OFFSET %s',
             [*params, *bigints([limit, offset])])
 
 

@@ -168,8 +168,8 @@ def load_providers(directory: Path = PROVIDERS_DIR) -> list[ProviderRecord]:
 # --- instance types: providers/data/instance_types/<provider>.toml ----------------------------------------------
 
 INSTANCE_TYPES_DIR = DATA_DIR / "instance_types"
-FACT_FIELDS = {"value", "number", "interfaces", "bandwidth_gbps", "gpudirect_rdma", "detail", "source_url",
-               "verified_on", "confidence"}
+FACT_FIELDS = {"value", "number", "interfaces", "bandwidth_gbps", "gpudirect_rdma", "detail", "detail_zh",
+               "source_url", "verified_on", "confidence"}
 FABRIC_FIELDS = ("interfaces", "bandwidth_gbps", "gpudirect_rdma")
 TYPE_FIELDS = {"match", "note"}
 FILE_ORIGINS = {"curated", "catalog"}
@@ -241,6 +241,7 @@ def parse_instance_types(data: dict, origin: str, today: date | None = None) -> 
                 seen.add((pattern, key))
                 facts.append(Fact(
                     pattern=pattern, key=key, value=value, number=number, detail=cell.get("detail", ""),
+                    detail_zh=cell.get("detail_zh", ""),
                     source_url=source_url or "", verified_on=verified_on if isinstance(verified_on, date) else None,
                     confidence=confidence or "", **fabric,
                 ))

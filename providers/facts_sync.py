@@ -252,7 +252,8 @@ def instance_facts_sync(*, provider_slug: str, origin: str, facts, now: datetime
         InstanceTypeFact.objects.bulk_create([
             InstanceTypeFact(provider=provider, pattern=fact.pattern, key=fact.key, value=fact.value,
                              number=fact.number, interfaces=fact.interfaces, bandwidth_gbps=fact.bandwidth_gbps,
-                             gpudirect_rdma=fact.gpudirect_rdma, detail=fact.detail, source_url=fact.source_url,
+                             gpudirect_rdma=fact.gpudirect_rdma, detail=fact.detail, detail_zh=fact.detail_zh,
+                             source_url=fact.source_url,
                              verified_on=fact.verified_on, confidence=fact.confidence, origin=origin)
             for fact in facts
         ])

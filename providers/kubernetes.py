@@ -170,6 +170,7 @@ class Fact:
     interfaces: int | None = None
     bandwidth_gbps: Decimal | None = None
     gpudirect_rdma: bool | None = None
+    detail_zh: str = ""  # the detail in Simplified Chinese, for the Chinese reasons (English when blank)
 
     def matches(self, instance_type: str) -> bool:
         return self.pattern == instance_type or (_is_pattern(self.pattern) and fnmatchcase(instance_type,

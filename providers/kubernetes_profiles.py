@@ -8,6 +8,7 @@ GPU model, GPU count) share one profile.
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from decimal import Decimal
 
@@ -118,8 +119,8 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail)
     facts: dict[int, list[k8s.Fact]] = {}
     for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
-            "provider_id", "pattern", "key", "value", "number", "detail", "source_url", "confidence", "origin",
-            "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
+            "provider_id", "pattern", "key", "value", "number", "detail", "detail_zh", "source_url", "confidence",
+            "origin", "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
         provider_id = fact.pop("provider_id")
         facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
     for provider_id, value, url in KubernetesFact.objects.filter(
@@ -128,7 +129,8 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         for size in value if isinstance(value, list) else []:
             facts.setdefault(provider_id, []).append(k8s.Fact(
                 pattern=str(size), key="managed_node", value="yes", origin="provider_api", source_url=url,
-                confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size."))
+                confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size.",
+                detail_zh="该厂商的 API 将其列为 Kubernetes GPU 节点规格。"))
     gpus = {gpu_id: k8s.Gpu(name, vendor, tuple(profiles or ()), mig_url, url) for gpu_id, name, vendor, profiles,
             mig_url, url in GpuModel.objects.values_list("id", "name", "vendor", "mig_profiles", "mig_source_url",
                                                           "source_url")}
@@ -141,7 +143,9 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
         # The same rules in Chinese, kept beside the English reason (pages and emails in Chinese show it).
         with translation.override("zh-hans"), k8s.translated(translation.gettext):
             chinese = k8s.derive(provider_name=names_zh.get(provider_id, "该厂商"),
-                                 **{**machine, "cells": cells_zh.get(provider_id, {})})
+                                 **{**machine, "cells": cells_zh.get(provider_id, {}),
+                                    "facts": {key: dataclasses.replace(fact, detail=fact.detail_zh or fact.detail)
+                                              for key, fact in machine["facts"].items()}})
         values = {question: answer.state for question, answer in answers.items()}
         values["fabric"] = answers["rdma"].fabric or k8s.UNKNOWN
         values["efa_interfaces"] = answers["rdma"].efa_interfaces

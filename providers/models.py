@@ -318,6 +318,7 @@ class InstanceTypeFact(models.Model):
     gpudirect_rdma = models.BooleanField(null=True, blank=True,
                                          help_text="EFA only: AWS lists the type as supporting GPUDirect RDMA")
     detail = models.TextField(blank=True)
+    detail_zh = models.TextField(blank=True, help_text="The detail in Simplified Chinese (the Chinese reasons use it)")
     source_url = models.URLField(max_length=500, blank=True)
     verified_on = models.DateField(null=True, blank=True)
     confidence = models.CharField(max_length=20, choices=Confidence.choices, blank=True)

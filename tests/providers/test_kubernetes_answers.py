@@ -491,6 +491,39 @@ def test_an_answer_resting_on_a_third_party_page_says_so_and_is_not_shown_as_doc
         assert '<abbr title="inferred">~</abbr>' not in html, url
 
 
+def test_the_chinese_reason_quotes_a_facts_chinese_detail_and_the_english_one_where_it_has_none(gpus):
+    """An instance fact's `detail_zh` goes into the Chinese reasons (the English reasons keep `detail`); a fact with
+    none is quoted in English, as before."""
+    provider = ProviderFactory(slug="zh")
+    capabilities(provider, **MANAGED)
+    item = offer("h.8", provider, DataSourceFactory(slug="zh-src", provider=provider), gpus["h100"], count="8")
+    facts_sync.instance_facts_sync(provider_slug="zh", origin="curated", facts=[
+        Fact("h.*", "managed_node", "yes", detail="The pool guide lists it.", detail_zh="节点池指南列出了它。",
+             source_url="https://example.org/pools", verified_on=date(2026, 1, 1), confidence="documented"),
+        Fact("h.*", "fabric", "none", detail="The shapes page lists no RDMA.", source_url="https://example.org/s",
+             verified_on=date(2026, 1, 1), confidence="documented")])
+    answers = Offer.objects.get(pk=item.pk).kubernetes_profile.answers
+    node, fabric = answers["managed_node"], answers["rdma"]
+    assert "节点池指南列出了它。" in node["reason_zh"] and "pool guide" not in node["reason_zh"]
+    assert "The pool guide lists it." in node["reason"] and "节点池" not in node["reason"]
+    assert "The shapes page lists no RDMA." in fabric["reason_zh"]
+
+
+def test_the_commonest_fact_details_have_a_chinese_text():
+    """The details quoted in most offers' reasons (EKS and OKE node support, your own cluster on EC2, OCI and
+    Lambda, Karpenter's EFA counts) are written in Chinese too, so Chinese pages do not fall back to English."""
+    from providers.curated import load_instance_types
+
+    details = {(file.provider, fact.key, fact.detail): fact.detail_zh for file in load_instance_types()
+               for fact in file.facts if fact.detail}
+    for provider, key, start in (("aws", "byo", "An EC2 instance"), ("aws", "managed_node", "EKS's accelerated"),
+                                 ("aws", "fabric", "Karpenter lists no EFA"), ("oci", "byo", "A Compute instance"),
+                                 ("oci", "managed_node", "OKE takes"), ("lambda", "byo", "Lambda's own tutorial"),
+                                 ("gcp", "managed_node", "Google's Cluster Toolkit"), ("azure", "byo", "An Azure VM")):
+        found = [zh for (p, k, en), zh in details.items() if p == provider and k == key and en.startswith(start)]
+        assert found and all(zh and not zh.isascii() for zh in found), (provider, key, start)
+
+
 def test_an_answer_is_as_sure_as_the_least_sure_thing_it_rests_on():
     """Inferred is weaker than a third party's page, which is weaker than documented; no source: blank."""
     from providers import kubernetes as k8s

@@ -212,10 +212,14 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
         params = [value for _sql, params in statements for value in params]
         if machines:
             # One row per machine: what unknown=include adds is the machines with an offer left out and none shown.
-            shown, shown_params = filters.filter_queryset(Offer.objects.all(), machines=False).order_by() \
-                .values_list(*MACHINE).query.sql_with_params()
-            union = f'SELECT * FROM ({union}) AS "left_out" EXCEPT SELECT * FROM ({shown}) AS "shown"'
-            params += shown_params
+            try:
+                shown, shown_params = filters.filter_queryset(Offer.objects.all(), machines=False).order_by() \
+                    .values_list(*MACHINE).query.sql_with_params()
+            except EmptyResultSet:  # a filter no offer can match for sure (its answer is yes for no machine)
+                union = f'SELECT DISTINCT * FROM ({union}) AS "left_out"'
+            else:
+                union = f'SELECT * FROM ({union}) AS "left_out" EXCEPT SELECT * FROM ({shown}) AS "shown"'
+                params += shown_params
         with connection.cursor() as cursor:
             cursor.execute(f'SELECT "found"."provider_id", COUNT(*) FROM ({union} LIMIT %s) AS "found" '
                            f'GROUP BY "found"."provider_id"', [*params, COUNT_EXACT_UP_TO + 1])

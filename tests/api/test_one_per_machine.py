@@ -107,3 +107,13 @@ def test_at_an_equal_price_the_row_is_a_region_the_provider_confirms(regions):
     Offer.objects.filter(pk=machines["ap-a"].pk).update(price_hour_usd="120.00", price_per_gpu_hour_usd="15.00")
     _filterset, rows = page("one_per_machine=true&provider=alpha")
     assert [row["region"] for row in rows if row["instance_type"] == "p5.wide"] == ["us-b"]
+
+
+@pytest.mark.parametrize("query", ["stack=jobset", "stack=jobset&provider=alpha", "rdma=any&mig=yes"])
+def test_one_row_per_machine_counts_what_it_leaves_out_when_no_offer_matches_for_sure(api, regions, query):
+    """A filter that no machine answers yes to (no provider runs JobSet for sure) matches nothing, so the machines
+    it leaves out are all the ones unknown=include adds (it answered 500: the schema fuzzer found it)."""
+    kept = api.get(f"/api/v1/offers/?one_per_machine=true&{query}&page_size=100")
+    assert kept.status_code == 200, kept.content[:300]
+    shown_all = api.get(f"/api/v1/offers/?one_per_machine=true&{query}&unknown=include&page_size=100").json()
+    assert kept.json()["left_out_for_unknown"]["total"] == shown_all["count"] - kept.json()["count"]

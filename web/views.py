@@ -232,7 +232,10 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "offers/detail.html", {
         "node": node_summary.offer_summary(offer.provider.slug, gpu.slug if gpu else None,
                                            gpu.architecture if gpu else ""),
-        "offer": offer, "history": history, "figure": figures.figure_json(figure) if history else "",
+        "offer": offer, "history": history,
+        # No chart of nothing: a machine listed with no price at all (CoreWeave's GB300) has history rows of "—".
+        "figure": figures.figure_json(figure) if any(row["price_hour_usd"] is not None or row["spot_price_hour_usd"]
+                                                     is not None for row in rows) else "",
         "conversion": conversion, "display": display,
         "stock": stock_text(availability=offer.availability, available_count=offer.available_count,
                             checked_at=offer.availability_checked_at, since=offer.availability_since,

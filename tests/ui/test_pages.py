@@ -184,6 +184,18 @@ def test_offer_page_shows_history_chart_and_table(client, data):
     assert "Available (3)" in html
 
 
+def test_an_offer_listed_with_no_price_at_all_draws_no_empty_chart(client, data):
+    """Its history rows say "—"; a chart with no point was an empty frame."""
+    from providers.models import Offer, PriceObservation
+
+    offer = data["acme_h100"]
+    PriceObservation.objects.filter(offer=offer).update(price_hour_usd=None, spot_price_hour_usd=None)
+    Offer.objects.filter(pk=offer.pk).update(price_hour_usd=None, spot_price_hour_usd=None,
+                                             price_per_gpu_hour_usd=None, spot_price_per_gpu_hour_usd=None)
+    html = client.get(f"/offers/{offer.pk}/").content.decode()
+    assert 'data-figure="fig-offer-history"' not in html and "<td class=\"num\">—</td>" in html
+
+
 def test_guides_exist_in_both_languages_with_every_linked_anchor(client):
     for slug in guides.GUIDES:
         for language in ("en", "zh-hans"):

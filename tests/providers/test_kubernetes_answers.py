@@ -509,19 +509,15 @@ def test_the_chinese_reason_quotes_a_facts_chinese_detail_and_the_english_one_wh
     assert "The shapes page lists no RDMA." in fabric["reason_zh"]
 
 
-def test_the_commonest_fact_details_have_a_chinese_text():
-    """The details quoted in most offers' reasons (EKS and OKE node support, your own cluster on EC2, OCI and
-    Lambda, Karpenter's EFA counts) are written in Chinese too, so Chinese pages do not fall back to English."""
+def test_every_fact_detail_an_answer_quotes_has_a_chinese_text():
+    """The answers quote the details of the node, own-cluster, fabric and MIG facts (providers.kubernetes): each is
+    written in Chinese too, so a Chinese page never falls back to an English sentence (2,614 of 3,280 offers did)."""
     from providers.curated import load_instance_types
 
-    details = {(file.provider, fact.key, fact.detail): fact.detail_zh for file in load_instance_types()
-               for fact in file.facts if fact.detail}
-    for provider, key, start in (("aws", "byo", "An EC2 instance"), ("aws", "managed_node", "EKS's accelerated"),
-                                 ("aws", "fabric", "Karpenter lists no EFA"), ("oci", "byo", "A Compute instance"),
-                                 ("oci", "managed_node", "OKE takes"), ("lambda", "byo", "Lambda's own tutorial"),
-                                 ("gcp", "managed_node", "Google's Cluster Toolkit"), ("azure", "byo", "An Azure VM")):
-        found = [zh for (p, k, en), zh in details.items() if p == provider and k == key and en.startswith(start)]
-        assert found and all(zh and not zh.isascii() for zh in found), (provider, key, start)
+    missing = [(file.provider, fact.pattern, fact.key) for file in load_instance_types() for fact in file.facts
+               if fact.key in ("managed_node", "byo", "fabric", "mig") and fact.detail
+               and (not fact.detail_zh or fact.detail_zh.isascii())]
+    assert missing == []
 
 
 def test_an_answer_is_as_sure_as_the_least_sure_thing_it_rests_on():

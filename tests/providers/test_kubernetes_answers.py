@@ -539,7 +539,8 @@ def test_an_answer_is_as_sure_as_the_least_sure_thing_it_rests_on():
     assert k8s.derive(provider_name="P", cells={**cells, "mig": documented}, **machine)["mig"].confidence == ""
     assert (answer_confidence("", ["https://example.org/a"]), answer_confidence("", []),
             answer_confidence("third_party", ["u"])) == ("documented", "", "third_party")
-    assert inferred.confidence == "inferred"
+    cells_inferred = {**cells, "mig": inferred}
+    assert k8s.derive(provider_name="P", cells=cells_inferred, **machine)["mig"].confidence == "inferred"
 
 
 @pytest.mark.parametrize(("data", "message"), [

@@ -67,7 +67,7 @@ SELECT_ROW = (
     ", ".join(f"o.{column}" for column in OFFER_COLUMNS)
     + ", p.slug, p.name, p.name_zh, p.kind, g.slug, g.name, g.vendor, g.family, g.memory_gb,"
     " s.slug, s.name, s.kind, s.url, s.license, s.revision, s.as_of, s.last_success_at, s.price_evidence,"
-    " s.price_evidence_url, o.kubernetes_profile_id"
+    " s.price_evidence_zh, s.price_evidence_url, o.kubernetes_profile_id"
 )
 RDMA_KEYS = ("answer", "fabric", "efa_interfaces", "fabric_class", "interfaces", "bandwidth_gbps")
 # An offer without a stored profile: every answer unknown, as the API gives it.
@@ -300,7 +300,7 @@ def row_data(row, url_head: str, cutoff: datetime, now: datetime, shown: dict) -
      commit_1y, commit_1y_per_gpu, commit_3y, commit_3y_per_gpu, commitment_as_of, commitment_source_url,
      region_confirmed, gpu_memory_usable_gb, price_dated_by,
      p_slug, p_name, p_name_zh, p_kind, g_slug, g_name, g_vendor, g_family, g_memory, s_slug, s_name, s_kind, s_url,
-     s_license, s_revision, s_as_of, s_last_success, s_evidence, s_evidence_url, profile_id) = row
+     s_license, s_revision, s_as_of, s_last_success, s_evidence, s_evidence_zh, s_evidence_url, profile_id) = row
     return {
         "id": offer_id, "url": f"{url_head}{offer_id}/",
         "provider": {"slug": p_slug, "name": p_name, "name_zh": p_name_zh, "kind": p_kind},
@@ -332,7 +332,7 @@ def row_data(row, url_head: str, cutoff: datetime, now: datetime, shown: dict) -
         "source": {"slug": s_slug, "name": s_name, "kind": s_kind, "url": s_url, "license": s_license,
                    "revision": s_revision, "as_of": None if s_as_of is None else s_as_of.isoformat(),
                    "last_success_at": moment(s_last_success), "price_evidence": s_evidence,
-                   "price_evidence_url": s_evidence_url},
+                   "price_evidence_zh": s_evidence_zh, "price_evidence_url": s_evidence_url},
         "kubernetes": NO_PROFILE if profile_id is None else shown[profile_id],
     }
 

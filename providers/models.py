@@ -179,6 +179,7 @@ class DataSource(models.Model):
     # How the prices of a source that states no date were dated by content identity (providers/pricing.py): what
     # they equal, and the original that shows it. Empty when the source states its own dates or none were matched.
     price_evidence = models.TextField(blank=True, help_text="What the undated prices were found equal to")
+    price_evidence_zh = models.TextField(blank=True, help_text="The same in Chinese")
     price_evidence_url = models.URLField(max_length=500, blank=True)
     # Denormalised from ScrapeRun by runs.source_scrape so that flagging stale offers is a join, not a
     # subquery per offer (selectors.offer_list annotates `is_stale` from it).
@@ -196,6 +197,11 @@ class DataSource(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def price_evidence_shown(self) -> str:
+        """The dating evidence in the page's language (the Chinese text on Chinese pages)."""
+        return in_language(self.price_evidence, self.price_evidence_zh)
 
 
 class RunStatus(models.TextChoices):

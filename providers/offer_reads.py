@@ -351,7 +351,8 @@ OFFER_ROW_FIELDS = (
     "provider_id", "provider__slug", "provider__name", "provider__name_zh", "provider__kind",
     "gpu__slug", "gpu__name", "gpu__vendor", "gpu__family", "gpu__memory_gb",
     "source__slug", "source__name", "source__kind", "source__url", "source__license", "source__revision",
-    "source__as_of", "source__last_success_at", "source__price_evidence", "source__price_evidence_url",
+    "source__as_of", "source__last_success_at", "source__price_evidence", "source__price_evidence_zh",
+    "source__price_evidence_url",
     "kubernetes_profile_id", "kubernetes_profile__computed_at",
 )
 

@@ -49,6 +49,7 @@ class Dating:
     slug: str
     as_of: date
     evidence: str
+    evidence_zh: str  # the same in Chinese, shown on pages and in the API beside it (price_evidence_zh)
     evidence_url: str
     verified_on: date
     # "region/instance type", instance type, or GPU name as the source spells it -> per GPU-hour on `as_of`, in the
@@ -90,14 +91,15 @@ def _dating(slug: str, entry: dict, where: str) -> Dating:
     try:
         as_of, verified_on = entry["as_of"], entry["verified_on"]
         evidence, url = entry["evidence"].strip(), entry["evidence_url"].strip()
+        evidence_zh = entry["evidence_zh"].strip()
         prices = {name: Decimal(value) for name, value in entry["prices"].items()}
     except (KeyError, TypeError, AttributeError, ArithmeticError) as exc:
         raise DatingFileError(f"{where}: missing or malformed {exc}") from exc
     if not isinstance(as_of, date) or not isinstance(verified_on, date) or as_of > verified_on:
         raise DatingFileError(f"{where}: as_of and verified_on must be dates, as_of not after verified_on")
-    if not evidence or not url.startswith("https://") or not prices:
-        raise DatingFileError(f"{where}: needs evidence, an https evidence_url and at least one price")
-    return Dating(slug, as_of, evidence, url, verified_on, prices)
+    if not evidence or not evidence_zh or not url.startswith("https://") or not prices:
+        raise DatingFileError(f"{where}: needs evidence, evidence_zh, an https evidence_url and at least one price")
+    return Dating(slug, as_of, evidence, evidence_zh, url, verified_on, prices)
 
 
 def dating_of(slug: str) -> tuple[Dating, ...]:

@@ -50,6 +50,7 @@ def source_register(info: SourceInfo) -> DataSource:
             "as_of": info.as_of or None,
             # The evidence its undated prices were dated by, when some were (providers/pricing.py).
             "price_evidence": " ".join(record.evidence for record in dating),
+            "price_evidence_zh": "".join(record.evidence_zh for record in dating),
             "price_evidence_url": dating[0].evidence_url if dating else "",
         },
     )

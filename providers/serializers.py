@@ -84,7 +84,7 @@ class OfferSourceSerializer(OutputSerializer):
     class Meta:
         model = DataSource
         fields = ["slug", "name", "kind", "url", "license", "revision", "as_of", "last_success_at",
-                  "price_evidence", "price_evidence_url"]
+                  "price_evidence", "price_evidence_zh", "price_evidence_url"]
 
 
 # --- offers --------------------------------------------------------------------------------------------------------
@@ -438,6 +438,7 @@ def offer_data(rows: list[dict], *, request=None, reasons: bool = False) -> list
                 "as_of": None if as_of is None else _DATE.to_representation(as_of),
                 "last_success_at": moment(row["source__last_success_at"]),
                 "price_evidence": row["source__price_evidence"],
+                "price_evidence_zh": row["source__price_evidence_zh"],
                 "price_evidence_url": row["source__price_evidence_url"],
             },
             "kubernetes": _kubernetes_shared(row["kubernetes_profile__answers"], reasons=reasons),

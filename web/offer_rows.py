@@ -173,7 +173,8 @@ class RowFormat:
         if row["price_as_of"]:
             day = self.day(row["price_as_of"])
             if row.get("price_dated_by") == "inferred":
-                evidence = escape(row.get("source__price_evidence") or "")
+                evidence = escape(in_language(row.get("source__price_evidence") or "",
+                                               row.get("source__price_evidence_zh") or ""))
                 dated = f'{words["as of"]} <abbr title="{words["inferred:"]} {evidence}">~{day}</abbr>'
             else:
                 dated = f'{words["as of"]} {day}'

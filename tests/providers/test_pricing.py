@@ -103,14 +103,28 @@ def test_every_dating_record_names_its_evidence_and_is_no_later_than_its_check()
         assert not registry.SOURCES[dating.slug].info.as_of
 
 
-def test_a_malformed_dating_file_is_refused_naming_the_source(tmp_path, monkeypatch):
+def test_every_dating_record_says_its_evidence_in_chinese_with_the_same_dates_prices_and_commits():
+    # A translation that dropped a date, a price or a commit would send a Chinese reader to the wrong record.
+    figures = re.compile(r"\d{4}-\d\d-\d\d|\d+\.\d+|\b[0-9a-f]{7,8}\b")
+    for dating in (record for records in pricing.datings().values() for record in records):
+        assert re.search(r"[\u4e00-\u9fff]", dating.evidence_zh), dating.slug
+        assert [figure for figure in figures.findall(dating.evidence) if figure not in dating.evidence_zh] == [], \
+            dating.slug
+
+
+@pytest.mark.parametrize("entry, problem", [
+    ('as_of = 2026-01-01\nverified_on = 2025-01-01\nevidence = "e"\nevidence_zh = "证"\n',
+     "as_of not after verified_on"),
+    ('as_of = 2026-01-01\nverified_on = 2026-02-01\nevidence = "equals the list"\nevidence_zh = ""\n',
+     "needs evidence, evidence_zh"),
+])
+def test_a_malformed_dating_file_is_refused_naming_the_source_and_the_problem(tmp_path, monkeypatch, entry, problem):
     broken = tmp_path / "price_dating.toml"
-    broken.write_text('[source.x]\nas_of = 2026-01-01\nverified_on = 2025-01-01\nevidence = "e"\n'
-                      'evidence_url = "https://example.com"\n[source.x.prices]\n"H100" = "1"\n')
+    broken.write_text(f'[source.x]\n{entry}evidence_url = "https://example.com"\n[source.x.prices]\n"H100" = "1"\n')
     monkeypatch.setattr(pricing, "DATING_FILE", broken)
     pricing.datings.cache_clear()
     try:
-        with pytest.raises(pricing.DatingFileError, match=r"\[source.x\]"):
+        with pytest.raises(pricing.DatingFileError, match=rf"\[source.x\]: .*{problem}"):
             pricing.datings()
     finally:
         pricing.datings.cache_clear()
@@ -172,10 +186,17 @@ def test_the_api_and_the_offer_page_say_how_a_price_is_dated(client):
     body = client.get(f"/api/v1/offers/{offer.pk}/").json()
     assert body["price_dated_by"] == "inferred" and body["price_is_old"] is True  # 2026-03-22: past 180 days
     assert "cloud-gpus.com" in body["source"]["price_evidence"]
+    assert "cloud-gpus.com 的 Nebius 记录" in body["source"]["price_evidence_zh"]
     listed = client.get("/api/v1/offers/?provider=nebius").json()["results"]
     assert {row["price_dated_by"] for row in listed} == {"inferred", None}
     page = client.get(f"/offers/{offer.pk}/").content.decode()
     assert "~" in page and "date inferred, not stated by the source" in page and 'class="old"' in page
+    client.cookies["django_language"] = "zh-hans"
+    page_zh = client.get(f"/zh-hans/offers/{offer.pk}/").content.decode()
+    rows_zh = client.get("/zh-hans/?provider=nebius").content.decode()
+    client.cookies["django_language"] = "en"
+    for shown in (page_zh, rows_zh):  # the offer page and the list's hover text, in Chinese
+        assert "在 2025-05-29 写入时的值" in shown and "equal the Nebius record" not in shown
     undated = Offer.objects.filter(source__slug="skypilot-nebius", price_dated_by__isnull=True).first()
     assert ">undated</span>" in client.get(f"/offers/{undated.pk}/").content.decode()
 
@@ -313,3 +334,6 @@ def test_the_sources_page_shows_each_sources_dating_evidence(client):
     assert "~ dates inferred from content" in page and "cloud-gpus.com" in page
     assert "https://github.com/thatkavish/OpenComputePrices/blob/079e5f20" in page  # the newest record's link
     assert "commit ccc764c" in page  # and the older record's evidence
+    client.cookies["django_language"] = "zh-hans"
+    page = client.get("/zh-hans/sources/").content.decode()
+    assert "在 2025-05-29 写入时的值" in page and "commit ccc764c" not in page  # the evidence in the page's language

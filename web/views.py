@@ -217,25 +217,26 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
     axis = gettext("%(currency)s per GPU-hour") % {"currency": conversion.currency}
     rows = [{"observed_at": obs.observed_at, "price_hour_usd": obs.price_hour_usd,
              "spot_price_hour_usd": obs.spot_price_hour_usd} for obs in history]
-    figure = figures.offer_history(
+    # No chart of nothing: a machine listed with no price at all (CoreWeave's GB300) has history rows of "—", and
+    # an offer whose stock never changed has no stock chart; neither figure is built then.
+    priced = any(row["price_hour_usd"] is not None or row["spot_price_hour_usd"] is not None for row in rows)
+    figure = figures.figure_json(figures.offer_history(
         rows, gpu_count=offer.gpu_count, until=offer.last_seen, conversion=conversion,
-        names={"on_demand": gettext("On-demand"), "spot": gettext("Spot")}, axis_title=axis)
+        names={"on_demand": gettext("On-demand"), "spot": gettext("Spot")}, axis_title=axis)) if priced else ""
     for obs in history:
         obs.display_price = conversion.convert(price_per_gpu(obs.price_hour_usd, offer.gpu_count))
         obs.display_spot = conversion.convert(price_per_gpu(obs.spot_price_hour_usd, offer.gpu_count))
     changes = selectors.offer_availability_changes(offer=offer)
-    stock_figure = figures.offer_stock(
+    stock_figure = figures.figure_json(figures.offer_stock(
         changes, until=timezone.now(),
         names={"trace": gettext("Stock"), "in_stock": gettext("in stock"), "sold_out": gettext("sold out"),
-               "available": gettext("available"), "limited": gettext("limited"), "unavailable": gettext("sold out")})
+               "available": gettext("available"), "limited": gettext("limited"), "unavailable": gettext("sold out")},
+    )) if changes else ""
     gpu = offer.gpu
     return render(request, "offers/detail.html", {
         "node": node_summary.offer_summary(offer.provider.slug, gpu.slug if gpu else None,
                                            gpu.architecture if gpu else ""),
-        "offer": offer, "history": history,
-        # No chart of nothing: a machine listed with no price at all (CoreWeave's GB300) has history rows of "—".
-        "figure": figures.figure_json(figure) if any(row["price_hour_usd"] is not None or row["spot_price_hour_usd"]
-                                                     is not None for row in rows) else "",
+        "offer": offer, "history": history, "figure": figure,
         "conversion": conversion, "display": display,
         "stock": stock_text(availability=offer.availability, available_count=offer.available_count,
                             checked_at=offer.availability_checked_at, since=offer.availability_since,
@@ -243,7 +244,7 @@ def offer_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "share_7d": share_text(offer.in_stock_share_7d), "share_30d": share_text(offer.in_stock_share_30d),
         "longest_stockout": duration_text(selectors.offer_longest_stockout(offer=offer)),
         "changes": changes[::-1][:50],
-        "stock_figure": figures.figure_json(stock_figure) if changes else "",
+        "stock_figure": stock_figure,
         "old_after_days": pricing.OLD_AFTER_DAYS,
         "other_sources": other_sources, "not_live_reason": not_live_reason,
         "retirement": retirement, "retired": retirement is not None and retirement.retired(timezone.now().date()),

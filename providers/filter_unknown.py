@@ -27,8 +27,8 @@ UNKNOWN_CHOICES = [("exclude", _("leave out offers whose answer is unknown (and 
 UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing", "rdma", "gpu_operator",
                       "node_autoscaling", "scale_to_zero", "spot_nodes", "rwx_storage", "gang_scheduling",
                       "control_plane_fee_max", "form_factor", "gpu_memory_min", "price_per_gpu_hour_max",
-                      "price_hour_max", "spot", "available", "in_stock_7d_min", "cuda", "k8s_version", "dra",
-                      "stack", "country", "continent", "region")
+                      "price_hour_max", "spot", "available", "in_stock_7d_min", "seen_within_hours", "cuda",
+                      "k8s_version", "dra", "stack", "country", "continent", "region")
 
 
 class Conditions:
@@ -58,7 +58,7 @@ class Conditions:
 CONDITION_METHODS = frozenset({"filter_capability", "filter_offering", "filter_gpu_operator", "filter_rdma",
                                "filter_form_factor", "filter_place", "filter_cuda", "filter_k8s_version", "filter_dra",
                                "filter_stack", "filter_stated_minimum", "filter_stated_maximum", "filter_fee",
-                               "filter_spot", "filter_available", "filter_in_stock_7d"})
+                               "filter_spot", "filter_available", "filter_in_stock_7d", "filter_seen_within"})
 
 
 

@@ -308,7 +308,8 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     seen_within_hours = number(method="filter_seen_within", max_value=24 * 365, decimal_places=3,
                                label=_("Price dated within the last N hours"),
                                help_text=_("Keeps prices whose source dates them (or a live run read them) within "
-                                           "N hours; 8760 keeps a year. Undated prices are left out."))
+                                           "N hours; 8760 keeps a year. An undated price is unknown: left out and "
+                                           "counted, or kept with unknown=include."))
     include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
     one_per_machine = BooleanFilter(
         method="filter_noop", label=_("One row per machine type (its cheapest region)"),
@@ -444,15 +445,19 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     def filter_commitment(self, queryset, name, value):
         return queryset.filter(**{f"commit_{value}_price_hour_usd__isnull": False}) if value else queryset
 
-    def filter_seen_within(self, queryset, name, value):
+    def filter_seen_within(self, queryset, name, value, conditions):
         """On the data's real date: the date the source states for its price (`price_as_of`), or, where it states
         none, the last live run that listed the offer. A replayed recording is not a live answer (it never sets the
         source's last_success_at), so the bundled snapshot matches only by the dates its files state; nor is a file
-        pinned at a commit (the source's `revision`), which is as old as its commit however recently it was read."""
+        pinned at a commit (the source's `revision`), which is as old as its commit however recently it was read.
+        An undated price (neither: "undated" on the pages) is unknown to it, left out and counted unless
+        unknown=include: how old it is nobody states."""
         cutoff = timezone.now() - timedelta(hours=float(value))
         live = Q(price_as_of__isnull=True, last_seen__gte=cutoff, source__last_success_at__gte=cutoff,
                  source__revision="")
-        return queryset.filter(Q(price_as_of__gte=cutoff) | live)
+        undated = Q(price_as_of__isnull=True) & (Q(source__last_success_at__isnull=True) | ~Q(source__revision=""))
+        conditions.offer_condition(Q(price_as_of__gte=cutoff) | live, undated, name)
+        return queryset
 
     def _capability_cells(self):
         cells = Capability.objects.all()

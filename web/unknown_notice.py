@@ -30,6 +30,7 @@ QUESTION_PHRASES = {
     "spot": _("have a spot price (spot is sold, but only its savings are published)"),
     "available": _("are in stock as you asked (no stock check has reported them)"),
     "in_stock_7d_min": _("were in stock as often as you asked over 7 days (never checked)"),
+    "seen_within_hours": _("have a price dated within the hours you asked for (the source states no date)"),
     "cuda": _("run the CUDA version you asked for on the default node image"),
     "k8s_version": _("offer the Kubernetes version you asked for"),
     "dra": _("give Dynamic Resource Allocation as you asked"),

@@ -79,6 +79,7 @@ CASES = [
     # it, its offers are not "seen within" any number of hours (the API sources' undated offers are, by last_seen).
     ("seen_within_hours", "seen_within_hours=24", ACTIVE - {"beta-mi300x8", "beta-h100"}),
     ("seen_within_hours", "seen_within_hours=1.5", ACTIVE - {"beta-mi300x8", "beta-h100"}),
+    ("unknown", "seen_within_hours=24&unknown=include", ACTIVE),
     ("include_inactive", "include_inactive=true", ACTIVE | {"gamma-gone"}),
     ("include_inactive", "include_inactive=false", ACTIVE),
     # every offer of the world is its own machine; several regions of one: tests/api/test_one_per_machine.py
@@ -370,6 +371,8 @@ def test_an_ordering_by_price_gets_only_the_id_tiebreak(ordering):
     ("available=false", 1, {"beta": 1}, ["available"]),  # never checked: not counted as sold out
     ("available=true", 1, {"beta": 1}, ["available"]),
     ("in_stock_7d_min=0", 2, {"beta": 1, "gamma": 1}, ["in_stock_7d_min"]),
+    # beta's file is pinned at a commit and states no date: how old its prices are is unknown, not "older"
+    ("seen_within_hours=24", 2, {"beta": 2}, ["seen_within_hours"]),
     ("control_plane_fee_max=0.05", 0, {}, ["control_plane_fee_max"]),  # every fee is known: free, paid or n/a
     ("rdma=unknown", 0, {}, []),  # asking for unknown leaves none out for being unknown
     ("gpu=h100-sxm", 0, {}, []),  # not a question whose answer can be unknown

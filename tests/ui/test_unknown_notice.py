@@ -78,6 +78,21 @@ def spot_savings_only(data):
     return "metal.h100x8-spot"
 
 
+def undated(data):
+    from django.utils import timezone
+
+    from providers.models import DataSource, Offer
+
+    # every other offer's price dated today; this one's source is a file pinned at a commit that states no date
+    Offer.objects.update(price_as_of=timezone.now())
+    source = DataSource.objects.create(slug="pinned-file", name="Pinned file", kind="catalog",
+                                       provider=data["metal_h100"].provider, url="https://example.com/catalog.csv",
+                                       revision="0f4070387edc953d7004cff197940e1918a1d6aa")
+    pinned = builders.offer(data["byo"], source, data["metal_h100"].gpu, "metal.h100x2-pinned", "2.00", count=2)
+    Offer.objects.filter(pk=pinned.pk).update(price_as_of=None)
+    return "metal.h100x2-pinned"
+
+
 def never_checked(data):
     # every builder offer is never checked; this one was found sold out, so available=false lists it
     builders.offer(data["byo"], data["metal_h100"].source, data["metal_h100"].gpu, "metal.h100x1-checked", "1.00",
@@ -94,6 +109,9 @@ def never_checked(data):
     (spot_savings_only, {"spot_price_hour__isnull": True, "spot_savings_pct__isnull": False}, "spot=true",
      "have a spot price (spot is sold, but only its savings are published)", "spot=true",
      "是否有抢占式价格（提供抢占式实例，但只公布节省比例）"),
+    (undated, {"price_as_of__isnull": True}, "seen_within_hours=24",
+     "have a price dated within the hours you asked for (the source states no date)", "seen_within_hours=8760",
+     "价格日期是否在您要求的小时数内（来源未注明日期）"),
     (never_checked, {"availability": "unknown"}, "available=false",
      "are in stock as you asked (no stock check has reported them)", "available=true",
      "库存状态是否符合您的要求（尚无库存检查结果）"),

@@ -249,6 +249,12 @@ class OfferSerializer(OutputSerializer):
             "commitment_source_url", "source", "kubernetes",
         ]
         extra_kwargs = {
+            "price_as_of": {"help_text": "When the source's data says the row's prices held: the on-demand and the "
+                                         "spot price come from the same row and share it (commitment prices have "
+                                         "commitment_as_of); null when undated (price_dated_by)"},
+            "spot_as_of": {"help_text": "The date of AWS's Spot Instance Advisor data behind spot_savings_pct and "
+                                        "spot_interruption, not of a spot price (price_as_of dates that); null when "
+                                        "there is none"},
             "availability_checked_at": {"help_text": "When the stock was last checked (null: never stated); a failed "
                                                      "check leaves the state and this time as they were"},
             "availability_since": {"help_text": "Since when the offer has been in this state (its latest change)"},

@@ -309,7 +309,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                                label=_("Price dated within the last N hours"),
                                help_text=_("Keeps prices whose source dates them (or a live run read them) within "
                                            "N hours; 8760 keeps a year. An undated price is unknown: left out and "
-                                           "counted, or kept with unknown=include."))
+                                           "counted, or listed when unknown answers are included."))
     include_inactive = BooleanFilter(method="filter_noop", label=_("Include offers no longer listed"))
     one_per_machine = BooleanFilter(
         method="filter_noop", label=_("One row per machine type (its cheapest region)"),

@@ -91,7 +91,6 @@ class RepeatedOrCommaTextInput(forms.TextInput):
         return super().value_from_datadict(data, files, name)
 
 
-
 class StrictBooleanField(forms.NullBooleanField):
     """True, False or None (no filter); an unrecognised word is a validation error, not a silent None."""
 
@@ -119,7 +118,6 @@ class StrictBooleanSelect(forms.NullBooleanSelect):
 
     def value_from_datadict(self, data, files, name):
         return data.get(name)
-
 
 
 class RoundedDecimalField(forms.DecimalField):
@@ -225,7 +223,6 @@ class CountryListField(forms.CharField):
         return codes
 
 
-
 class NoEmptyItemsCSVField(BaseCSVField):
     """A comma-separated list (or repeated keys) in which an empty item (`,`, `price_per_gpu_hour,,`) is an error, not
     a sort key."""
@@ -237,7 +234,6 @@ class NoEmptyItemsCSVField(BaseCSVField):
         if cleaned and any(item in ("", None) for item in cleaned):
             raise forms.ValidationError(EMPTY_ITEM, code="empty_item")
         return cleaned
-
 
 
 class OfferFilterForm(forms.Form):

@@ -99,6 +99,7 @@ class RowFormat:
         self.continents = {code: escape(gettext("global") if code == GLOBAL else place_text("", code))
                            for code, _label in CONTINENTS}
         self.day = lru_cache(maxsize=None)(day_html)
+        self.old_before = pricing.old_cutoff(timezone.now()).date()  # a date older than this is "old"
         self.availability = {value: str(label) for value, label in Offer._meta.get_field("availability").choices}
         self.offer_url_head, self.offer_url_tail = reverse("offer-detail", args=[0]).rsplit("0", 1)
         # The rows' Kubernetes cells, kept across requests per profile and its computation time (so a recomputed
@@ -128,7 +129,7 @@ class RowFormat:
         if row["spot_as_of"] is not None:  # the Advisor's own date, "old" past the prices' threshold (not a price)
             data_of = escape(pgettext("spot advice", "data of"))
             dated = f'<br><span class="as-of">{data_of} {self.day(row["spot_as_of"])}'
-            if row["spot_as_of"] < pricing.old_cutoff(timezone.now()).date():
+            if row["spot_as_of"] < self.old_before:
                 old_title = escape(gettext("Spot Advisor data dated more than %(days)s days ago") % {
                     "days": pricing.OLD_AFTER_DAYS})
                 dated += f' · <strong class="old" title="{old_title}">{escape(pgettext("spot advice", "old"))}</strong>'

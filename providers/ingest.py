@@ -24,10 +24,7 @@ from decimal import Decimal
 from django.db import connection
 
 from scrapers.base import ScrapedOffer, ScrapeError, ScrapeResult
-from scrapers.normalize import (
-    GpuResolver,
-    default_gpu_resolver,
-)
+from scrapers.normalize import GpuResolver, default_gpu_resolver, names_no_region
 
 from . import pricing
 from .bulk import BATCH_SIZE
@@ -294,7 +291,7 @@ def _one_live_price(key, values, *, source, others, api_regions, read_live, disp
             return values
         return _inactive(values)
     regions = api_regions.get(key[0])
-    if regions is not None and key[1] not in regions and "" not in regions:
+    if regions is not None and key[1] not in regions and not any(map(names_no_region, regions)):
         counts.note(f"offer {key[0]!r} in {key[1]!r}: not live: the provider's own API lists this size only in "
                     f"{', '.join(sorted(regions)) or 'no region'}")
         return _inactive(values)
@@ -540,8 +537,9 @@ def _elsewhere_than_listed(*, source: DataSource, listed: dict[str, set[str]], c
         .exclude(source__kind="api").values_list("id", "instance_type", "region", "source__slug")
     ids = []
     for pk, instance_type, region, slug in others:
-        # An API row without a region (RunPod, Linode's type list) does not say where the size is sold.
-        if region not in listed[instance_type] and "" not in listed[instance_type]:
+        # An API row without a region, or "global" (RunPod, Linode's type list, Oracle's price list), does not say
+        # where the size is sold.
+        if region not in listed[instance_type] and not any(map(names_no_region, listed[instance_type])):
             ids.append(pk)
             counts.note(f"offer {instance_type!r} in {region!r}: {slug}'s copy is not live: the provider's own API "
                         f"lists this size only in {', '.join(sorted(listed[instance_type]))}")

@@ -253,6 +253,11 @@ CONTINENTS = frozenset(CONTINENT_OF_COUNTRY.values())
 GLOBAL = "WW"
 
 
+def names_no_region(region: str) -> bool:
+    """Whether a source's region says nowhere in particular: blank, or "global" (a price tied to no region)."""
+    return region.strip().lower() in ("", "global")
+
+
 @dataclass(frozen=True, slots=True)
 class Geography:
     country: str = ""
@@ -275,7 +280,7 @@ def region_geography(provider: str, region: str) -> Geography:
     """
     value = region_table().get(provider, {}).get(region)
     if value is None:
-        if region.strip().lower() in ("", "global"):
+        if names_no_region(region):
             return Geography("", GLOBAL)
         parts = [part.strip() for part in region.split(",")]
         country, continent = parts[-2:] if len(parts) in (2, 3) else ("", "")

@@ -291,6 +291,19 @@ def test_the_snapshot_has_one_live_price_per_machine_and_the_other_source_says_w
     assert undated / live.count() < 0.2  # measured 548 of 3,278 (16.7%) on 2026-12-06
 
 
+def test_a_price_the_api_ties_to_no_region_leaves_the_catalogs_regional_copies_live(db):
+    """Oracle's price list prices BM.GPU.H100.8 in no region ("global"): that does not say the size is sold only
+    somewhere else, so SkyPilot's copies in OCI's 44 regions stay live beside it, at the same price per GPU."""
+    snapshot_load()
+    live = Offer.objects.filter(is_active=True, provider__slug="oci", instance_type="BM.GPU.H100.8")
+    oracle = live.get(source__slug="oci")
+    assert (oracle.region, oracle.continent, oracle.gpu_count, oracle.price_hour) == ("global", "WW", 8, 80)
+    regional = live.filter(source__slug="skypilot-oci")
+    assert regional.count() == 44
+    assert set(regional.values_list("price_per_gpu_hour_usd", flat=True)) == {oracle.price_per_gpu_hour_usd}
+    assert not Offer.objects.filter(source__slug="skypilot-oci", is_active=False).exists()
+
+
 def test_memory_is_as_sold_with_the_reported_usable_figure_beside_it():
     from scrapers.normalize import default_gpu_resolver
 

@@ -52,7 +52,7 @@ def test_every_gpu_is_recognised(snapshot):
     assert not unknown, unknown.most_common()
 
 
-@pytest.mark.xfail(strict=True, reason="11.2% undated (367 of 3,278): Shadeform, half of Cudo, Vast.ai, most of"
+@pytest.mark.xfail(strict=True, reason="11.2% undated (367 of 3,282): Shadeform, half of Cudo, Vast.ai, most of"
                                        " OVHcloud and others have no dated record with equal prices")
 def test_at_most_5_percent_of_offers_are_undated(snapshot):
     assert live().filter(price_as_of__isnull=True).count() <= 0.05 * live().count()

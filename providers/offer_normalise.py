@@ -265,7 +265,8 @@ class OfferNormaliser:
         """The sanity rules every row passes, each correction counted and its reason kept on the run:
         - the GPU count (and share of one GPU) of a size whose provider documents it is the documented one
           (SkyPilot's Azure catalog counts 12 GPUs in Standard_ND96isr_H100_v5; Microsoft's page says 8);
-        - a spot price equal to the on-demand price is not a spot price (the source filled the column);
+        - a spot price not below the on-demand price is not a spot price (a source that filled the column with
+          the on-demand price; gpuhunt's TPU table, whose "spot" for TPU v2, v3 and v4 is 2-32% above on-demand);
         - a commitment price not below the on-demand price is not a commitment's discount (Google's price table
           writes the monthly on-demand price where it finds no commitment SKU), nor a 3-year one not below the
           1-year one."""
@@ -276,10 +277,11 @@ class OfferNormaliser:
             counts.note(f"{where}: GPU count {scraped.gpu_count:g} corrected to {facts.gpu_count:g}, as the size's "
                         f"own page states ({facts.source_url})")
             scraped = replace(scraped, gpu_count=facts.gpu_count, gpu_fraction=facts.gpu_fraction)
-        if scraped.spot_price_hour is not None and scraped.spot_price_hour == scraped.price_hour:
+        if (scraped.spot_price_hour is not None and scraped.price_hour is not None
+                and scraped.spot_price_hour >= scraped.price_hour):
             counts.corrected += 1
-            counts.note(f"{where}: spot price equals the on-demand price {scraped.price_hour}: not a spot price, "
-                        f"left out")
+            counts.note(f"{where}: spot price {scraped.spot_price_hour} is not below the on-demand price "
+                        f"{scraped.price_hour}: not a spot price, left out")
             scraped = replace(scraped, spot_price_hour=None)
         for name, ceiling in (("commit_1y_price_hour", scraped.price_hour),
                               ("commit_3y_price_hour", scraped.commit_1y_price_hour or scraped.price_hour)):

@@ -54,12 +54,16 @@ def test_aws_fractional_l4_resolves_to_the_l4_by_a_whole_gpus_memory():
     assert offer.gpu.slug == "l4" and offer.price_per_gpu_hour_usd == Decimal("1.61600")
 
 
-def test_a_spot_price_equal_to_on_demand_is_not_a_spot_price():
+def test_a_spot_price_not_below_on_demand_is_not_a_spot_price():
     source = DataSourceFactory(slug="spot-test", provider__slug="lambda")
-    counts = sync(source, result(scraped(price="2.49", spot="2.49"), scraped("b", price="2.49", spot="1.10")))
+    counts = sync(source, result(scraped(price="2.49", spot="2.49"), scraped("b", price="2.49", spot="1.10"),
+                                 scraped("c", price="2.00", spot="2.64"), scraped("d", price=None, spot="1.50")))
     offers = {offer.instance_type: offer for offer in Offer.objects.all()}
-    assert offers["gpu_1x_h100"].spot_price_hour is None and offers["b"].spot_price_hour == Decimal("1.10")
-    assert counts.corrected == 1 and any("not a spot price" in reason for reason in counts.rejections)
+    assert offers["gpu_1x_h100"].spot_price_hour is None and offers["c"].spot_price_hour is None
+    assert offers["b"].spot_price_hour == Decimal("1.10")
+    assert offers["d"].spot_price_hour == Decimal("1.50")  # no on-demand price to compare with: kept
+    assert counts.corrected == 2
+    assert any("2.64 is not below the on-demand price 2.00" in reason for reason in counts.rejections)
 
 
 def test_variants_stay_distinct_and_an_unknown_memory_variant_is_reported_not_the_base_model():

@@ -9,9 +9,9 @@ recorded answer, so a `hasMore: true` answer is refused rather than half-read.
 
 GPU compute is priced per GPU-hour (`metricName == "GPU Per Hour"`) under one part number per GPU generation, with
 no shape and no region. A per-GPU price is not a machine: OCI rents these GPUs only in whole shapes (BM.GPU.H100.8
-and so on), so each part becomes one offer per shape it prices (SHAPES: the shape's GPU count times the part's
-price), region "global" (the list names none). A GPU part SHAPES does not name ("X7", "E4", "H100T") is never
-guessed: the row goes to `result.rejected` with its part number.
+and so on), so each part becomes one offer per shape it prices (SHAPES), at the part's price times the shape's GPUs
+(the last number of its name), region "global" (the list names none). A GPU part SHAPES does not name ("X7", "E4",
+"H100T") is never guessed: the row goes to `result.rejected` with its part number.
 Rows that are not public rentals are left out: NVIDIA AI Enterprise
 (a software licence with the same metric and category), Cloud@Customer and VMware (other service categories).
 Preemptible prices are not in the list and stay unknown.
@@ -48,7 +48,7 @@ OKE_METRIC = "Cluster Per Hour"
 REGION = "global"
 ITEM_FIELDS = ("partNumber", "displayName", "metricName", "serviceCategory", "currencyCodeLocalizations")
 
-# Price-list part -> (the GPU as the part names it, {shape: GPUs}): the shapes each per-GPU part prices. Which shapes
+# Price-list part -> (the GPU as the part names it, the shapes it prices). Which shapes
 # rent each GPU: Oracle's OKE quickstart lists its GPU worker shapes by name (oracle-quickstart/oci-hpc-oke,
 # docs/worker-node-images.md @ 61d210a, 2026-08-20: VM.GPU.A10.1, VM.GPU.A10.2, BM.GPU.A10.4, BM.GPU.L40S.4,
 # BM.GPU.H100.8, BM.GPU.H200.8, BM.GPU.B200.8, BM.GPU.B300.8, BM.GPU.GB200.4, BM.GPU.GB300.4, BM.GPU.MI300X.8,
@@ -59,19 +59,24 @@ ITEM_FIELDS = ("partNumber", "displayName", "metricName", "serviceCategory", "cu
 # every one of these shapes at exactly its GPU count times the part's pay-as-you-go price of 2026-08-14. Shapes the
 # quickstart lists under another part, or none (BM.GPU4.8 "E3", BM.GPU.A100-v2.8 "A100 - v2", BM.GPU3.x "V2",
 # BM.GPU2.2 "X7"), are left to the catalog rows: no part here is matched to them by price alone.
-SHAPES: dict[str, tuple[str, dict[str, int]]] = {
-    "B95909": ("A10", {"VM.GPU.A10.1": 1, "VM.GPU.A10.2": 2, "BM.GPU.A10.4": 4}),
-    "B109479": ("L40S", {"BM.GPU.L40S.4": 4}),
-    "B98415": ("H100", {"BM.GPU.H100.8": 8}),
-    "B110519": ("H200", {"BM.GPU.H200.8": 8}),
-    "B110978": ("B200", {"BM.GPU.B200.8": 8}),
-    "B112237": ("B300", {"BM.GPU.B300.8": 8}),
-    "B110979": ("GB200", {"BM.GPU.GB200.4": 4}),
-    "B112140": ("GB300", {"BM.GPU.GB300.4": 4}),
-    "B109485": ("MI300X", {"BM.GPU.MI300X.8": 8}),
-    "B111758": ("MI355X", {"BM.GPU.MI355X.8": 8}),
-    "B112613": ("RTX PRO 6000", {"BM.GPU.RTXPRO.8": 8}),
+SHAPES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "B95909": ("A10", ("VM.GPU.A10.1", "VM.GPU.A10.2", "BM.GPU.A10.4")),
+    "B109479": ("L40S", ("BM.GPU.L40S.4",)),
+    "B98415": ("H100", ("BM.GPU.H100.8",)),
+    "B110519": ("H200", ("BM.GPU.H200.8",)),
+    "B110978": ("B200", ("BM.GPU.B200.8",)),
+    "B112237": ("B300", ("BM.GPU.B300.8",)),
+    "B110979": ("GB200", ("BM.GPU.GB200.4",)),
+    "B112140": ("GB300", ("BM.GPU.GB300.4",)),
+    "B109485": ("MI300X", ("BM.GPU.MI300X.8",)),
+    "B111758": ("MI355X", ("BM.GPU.MI355X.8",)),
+    "B112613": ("RTX PRO 6000", ("BM.GPU.RTXPRO.8",)),
 }
+
+
+def shape_gpus(shape: str) -> int:
+    """The GPU count an OCI GPU shape's name ends with: BM.GPU.H100.8 -> 8."""
+    return int(shape.rsplit(".", 1)[1])
 
 
 class OciPriceListClient(ProviderClient):
@@ -142,24 +147,24 @@ def parse_products(payload: object) -> ScrapeResult:
         except ValueError as exc:
             result.rejected.append(f"{where}: {exc}")
             continue
-        part = str(item["partNumber"])
+        part, named = str(item["partNumber"]), _gpu_label(name)
         if part not in SHAPES:
             # "X7", "E4", "H100T", "A100 - v2": parts nobody has tied to the shapes they price with a source. A
             # per-GPU price is no machine, so the row is counted, not stored.
-            result.rejected.append(f"{where}: no shape is known to be priced by this part ({_gpu_label(name)!r})")
+            result.rejected.append(f"{where}: no shape is known to be priced by this part ({named!r})")
             continue
         if part in parts:
             result.rejected.append(f"{where}: second row of the same part")
             continue
         parts.add(part)
         label, shapes = SHAPES[part]
-        if _gpu_label(name) != label:
-            result.rejected.append(f"{where}: the part now names GPU {_gpu_label(name)!r}, not {label!r}")
+        if named != label:
+            result.rejected.append(f"{where}: the part now names GPU {named!r}, not {label!r}")
             continue
         result.offers += [
-            ScrapedOffer(instance_type=shape, region=REGION, gpu_name=label, gpu_count=Decimal(count),
-                         currency=CURRENCY, price_hour=price * count)
-            for shape, count in shapes.items()
+            ScrapedOffer(instance_type=shape, region=REGION, gpu_name=label, gpu_count=Decimal(shape_gpus(shape)),
+                         currency=CURRENCY, price_hour=price * shape_gpus(shape))
+            for shape in shapes
         ]
     if not result.offers:
         raise SchemaScrapeError(f"{PRODUCTS_URL}: no '{GPU_METRIC}' rental rows among {len(items)} items")

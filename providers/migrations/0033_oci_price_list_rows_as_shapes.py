@@ -9,8 +9,8 @@ from django.db import migrations
 
 def forwards(apps, schema_editor):
     offers = apps.get_model("providers", "Offer")
-    offers.objects.filter(source__slug="oci", is_active=True, instance_type__contains="Compute").exclude(
-        instance_type__startswith="BM.").exclude(instance_type__startswith="VM.").update(is_active=False)
+    # Every part name has "Compute" in it ("OCI - Compute - GPU - H200"); no shape name has.
+    offers.objects.filter(source__slug="oci", is_active=True, instance_type__contains="Compute").update(is_active=False)
 
 
 class Migration(migrations.Migration):

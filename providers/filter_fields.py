@@ -59,6 +59,31 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
                 raise invalid_choice(item, valid)
 
 
+def catalog_spelling(values: list[str], choices) -> list[str]:
+    """`values` as the catalog spells them (`AWS` -> `aws`, `h100` -> `H100`), each once: a value matching no choice,
+    or two of them ignoring case, is kept as given for the field to refuse by name."""
+    valid = {str(key) for key, _label in choices}
+    if valid.issuperset(values):
+        return values
+    folded: dict[str, str | None] = {}
+    for key in valid:
+        folded[key.casefold()] = None if key.casefold() in folded else key
+    return list(dict.fromkeys(item if item in valid else folded.get(item.casefold()) or item for item in values))
+
+
+class CatalogChoiceField(CommaMultipleChoiceField):
+    """A list of catalog values (GPU model and provider slugs, GPU families, vendors), read in any case: `?provider=AWS`
+    is `aws`, `?gpu_family=h100` is `H100` (catalog_spelling)."""
+
+    def clean(self, value):
+        value = self.to_python(value)
+        if value:
+            value = catalog_spelling(value, self.choices)
+        self.validate(value)
+        self.run_validators(value)
+        return value
+
+
 class RenamedChoiceField(CommaMultipleChoiceField):
     """A CommaMultipleChoiceField that reads a retired choice as the one that replaced it (`renamed`)."""
 

@@ -42,6 +42,7 @@ from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
 from .filter_fabric import RDMA_CHOICES, RDMA_TERMS, RDMA_UNKNOWN_TERMS
 from .filter_fields import (
     AcceptedChoiceField,
+    CatalogChoiceField,
     CommaMultipleChoiceField,
     CountryListField,
     CudaVersionField,
@@ -258,9 +259,15 @@ class NullsLastOrderingFilter(CopiedCheaply, filters.OrderingFilter):
         return qs.order_by(*terms, "id")
 
 
+class CatalogChoice(RelatedChoice):
+    """A RelatedChoice on catalog values (GPU model and provider slugs, GPU families), read in any case."""
+
+    field_class = CatalogChoiceField
+
+
 class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
-    gpu = RelatedChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
-    gpu_family = RelatedChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
+    gpu = CatalogChoice(field_name="gpu__slug", choices=gpu_choices, label=_("GPU model"))
+    gpu_family = CatalogChoice(field_name="gpu__family", choices=gpu_family_choices, label=_("GPU family"))
     vendor = RelatedChoice(field_name="gpu__vendor", choices=GpuVendor.choices, label=_("GPU vendor"))
     gpu_count_min = number(field_name="gpu_count", lookup_expr="gte", max_value=MAX_GPUS, decimal_places=3,
                            label=_("Minimum GPUs per instance"))
@@ -280,7 +287,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
     available = BooleanFilter(method="filter_available", label=_("Available now (where reported)"))
     in_stock_7d_min = number(method="filter_in_stock_7d", max_value=100, decimal_places=2,
                              label=_("In stock in at least N percent of checks in the last 7 days"))
-    provider = RelatedChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
+    provider = CatalogChoice(field_name="provider__slug", choices=provider_choices, label=_("Provider"))
     provider_kind = RelatedChoice(field_name="provider__kind", choices=ProviderKind.choices,
                                    label=_("Provider kind"))
     # The place filters keep offers whose region the provider confirms; those a third-party catalog only copied there

@@ -10,6 +10,7 @@ from django import forms
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
+from providers.filter_fields import CatalogChoiceField, catalog_spelling
 from providers.filters import OfferFilterSet
 
 from .filter_panel import BOOLEAN_FILTERS, CHECKBOX_FILTERS
@@ -33,17 +34,27 @@ RENAMED = {name: filter_.field_class.renamed for name, filter_ in OfferFilterSet
            if getattr(filter_.field_class, "renamed", None)}
 
 
+# Per filter, the catalog choices whose values are read in any case (CatalogChoiceField): the URL and the panel's
+# boxes show the catalog's spelling (`?provider=AWS` -> `?provider=aws`).
+CATALOG_CHOICES = {name: filter_.extra["choices"] for name, filter_ in OfferFilterSet.base_filters.items()
+                   if issubclass(filter_.field_class, CatalogChoiceField)}
+
+
 def canonical_query(params: QueryDict) -> QueryDict:
     """The request's parameters without empty values (what a GET form sends for untouched fields), without the
     "unknown" a yes/no select sends for "any" and without display defaults, with a choice named as the filter reads
-    it (RENAMED), and a checkbox filter's comma list (`?gpu=a,b`, the API's form) as one key per value, as the panel
-    sends it, so its boxes show ticked: the short URL a user can share."""
+    it (RENAMED, and a catalog value in the catalog's spelling), and a checkbox filter's comma list (`?gpu=a,b`, the
+    API's form) as one key per value, as the panel sends it, so its boxes show ticked: the short URL a user can
+    share."""
     clean = QueryDict(mutable=True)
     for key, values in params.lists():
         if key in CHECKBOX_FILTERS:
             renamed = RENAMED.get(key, {})
             parts = [part.strip() for value in values for part in value.split(",")]
             values = [renamed.get(part, part) for part in parts]
+            if key in CATALOG_CHOICES:
+                choices = CATALOG_CHOICES[key]
+                values = catalog_spelling(values, choices() if callable(choices) else choices)
         kept = [v for v in values if v.strip() and not (key in BOOLEAN_FILTERS and v == "unknown")
                 and DISPLAY_DEFAULTS.get(key) != v]
         if kept:

@@ -81,14 +81,14 @@ def _is_htmx(request: HttpRequest) -> bool:
 
 def offers(request: HttpRequest) -> HttpResponse:
     """The home page: the filter panel, the results, and (for htmx requests) the results alone."""
-    params = canonical_query(request.GET)
-    if not _is_htmx(request) and params.urlencode() != request.GET.urlencode():
-        # A plain form submission sends every empty field, an old link a renamed choice; answer with the short,
-        # shareable URL.
-        return HttpResponseRedirect(f"{request.path}{with_params(params)}" if params else request.path)
     # One read of the data version per request, as the API does: the FilterSet's slug and capability lookups, the
     # count and the snapshot's dates are kept under it until the data changes (versions.data_version_scope).
     with versions.data_version_scope():
+        params = canonical_query(request.GET)
+        if not _is_htmx(request) and params.urlencode() != request.GET.urlencode():
+            # A plain form submission sends every empty field, an old link a renamed choice or a slug in capitals;
+            # answer with the short, shareable URL.
+            return HttpResponseRedirect(f"{request.path}{with_params(params)}" if params else request.path)
         return _offers_page(request, params)
 
 

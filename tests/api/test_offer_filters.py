@@ -5,7 +5,9 @@ against the FilterSet itself, so a new filter without a test fails here."""
 import re
 
 import pytest
+from django.core.exceptions import ValidationError
 
+from providers.filter_fields import CatalogChoiceField
 from providers.filters import OfferFilterSet, multi_valued_parameters
 from tests.api.conftest import result_ids
 
@@ -21,8 +23,11 @@ CASES = [
     ("gpu", "gpu=h100-sxm", {"alpha-h100x8", "beta-h100"}),
     ("gpu", "gpu=h100-sxm,mi300x", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
     ("gpu", "gpu=h100-sxm&gpu=l4", {"alpha-h100x8", "beta-h100", "alpha-l4"}),
+    # Catalog values in any case: what a user types from a provider's page (`H100-SXM`, `AWS`).
+    ("gpu", "gpu=H100-SXM,h100-sxm", {"alpha-h100x8", "beta-h100"}),
     ("gpu_family", "gpu_family=H100", {"alpha-h100x8", "beta-h100"}),
     ("vendor", "vendor=amd", {"beta-mi300x8"}),
+    ("gpu_family", "gpu_family=h100", {"alpha-h100x8", "beta-h100"}),
     ("vendor", "vendor=nvidia", {"alpha-h100x8", "alpha-l4", "beta-h100"}),
     ("gpu_count_min", "gpu_count_min=8", {"alpha-h100x8", "beta-mi300x8"}),
     ("gpu_count_max", "gpu_count_max=1", {"alpha-l4", "beta-h100"}),
@@ -47,6 +52,7 @@ CASES = [
                                                        "gamma-unknown-gpu"}),
     ("provider", "provider=alpha,gamma", ALPHA | GAMMA),
     ("provider_kind", "provider_kind=gpu_cloud", BETA),
+    ("provider", "provider=ALPHA,Gamma", ALPHA | GAMMA),
     ("provider_kind", "provider_kind=hyperscaler,marketplace", ALPHA | GAMMA),
     ("country", "country=us,JP", {"alpha-h100x8", "beta-h100", "beta-mi300x8"}),
     ("continent", "continent=EU", {"alpha-l4", "gamma-unknown-gpu"}),
@@ -166,6 +172,15 @@ def test_filter_refuses_a_bad_value_with_a_400_naming_it(api, world, name, value
     body = response.json()
     assert list(body) == [name]
     assert body[name] and all(isinstance(message, str) and message for message in body[name])
+
+
+def test_a_catalog_value_is_read_in_any_case_only_when_one_value_matches():
+    field = CatalogChoiceField(choices=[("H100", "H100"), ("l4", "L4"), ("Ab", "Ab"), ("aB", "aB")])
+    assert field.clean(["h100,L4", "H100"]) == ["H100", "l4"]
+    assert field.clean("aB") == ["aB"]  # an exact match wins
+    for value in ("ab", "h100x"):  # two values ignoring case; none
+        with pytest.raises(ValidationError, match=value):
+            field.clean(value)
 
 
 @pytest.mark.parametrize("value", ["true", "1", "yes", "on", "TRUE"])

@@ -97,6 +97,19 @@ def test_a_choice_read_as_another_redirects_to_the_url_naming_it(client, data):
     assert client.get("/?rdma=gpudirect_tcpxo")["Location"] == "/?rdma=tcpx"
 
 
+def test_a_catalog_value_typed_in_other_capitals_redirects_to_the_catalogs_spelling_with_its_box_ticked(client, data):
+    """`?provider=ACME&gpu_family=h100` (typed from a provider's page) filters as `acme` and `H100`; the page answers
+    with the URL naming them as its checkboxes do, so the panel shows them ticked. No match is still a 400."""
+    response = client.get("/?provider=ACME&gpu_family=h100")
+    assert response.status_code == 302 and response["Location"] == "/?provider=acme&gpu_family=H100"
+    answer = client.get(response["Location"])
+    html = answer.content.decode()
+    assert re.search(r'name="provider" value="acme"[^>]* checked', html)
+    assert re.search(r'name="gpu_family" value="H100"[^>]* checked', html)
+    assert instance_types(answer) == ["acme.h100x8"]
+    assert client.get("/?provider=ACMEX").status_code == 400
+
+
 def test_a_comma_list_from_an_api_link_shows_its_boxes_ticked(client, data):
     """`?gpu_family=H100,A100` (the API's form, e.g. its "same query" link pasted back) filters the same, and the page
     answers with one key per value, as its own form sends them, so the panel shows the boxes ticked and applying the

@@ -81,6 +81,9 @@ FACT_VALUES: dict[str, tuple[str, ...]] = {
     # Whether the provider's MIG reaches this machine where its MIG page names the GPUs it covers: "unknown" for a
     # MIG-capable GPU the page does not name, "no" where it says this machine has none (_mig).
     "mig": (YES, NO, UNKNOWN),
+    # Whether the provider's spot / preemptible nodes reach this machine where its page says which machines they
+    # cover (Oracle: no bare metal): "no" is "not on this machine" (_managed_feature).
+    "spot_nodes": (YES, NO, UNKNOWN),
     "gpu_count": (),
     "gpu_share": (),
     "gpu_memory_gb": (),
@@ -301,7 +304,7 @@ def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells:
     for key, word in (("mps", "MPS"), ("time_slicing", "Time-slicing")):
         answers[key] = _nvidia_sharing(key, word, provider_name, instance_type, cells, gpu, node)
     for key in MANAGED_FEATURES:
-        answers[key] = _managed_feature(key, provider_name, instance_type, cells, node, gpu)
+        answers[key] = _managed_feature(key, provider_name, instance_type, cells, node, gpu, facts.get(key))
     answers["rdma"] = _rdma(provider_name, instance_type, cells, facts)
     return answers
 
@@ -391,11 +394,21 @@ def _on_node(answer_yes: Answer, provider: str, instance_type: str, cell: Cell, 
 
 
 def _managed_feature(key: str, provider: str, instance_type: str, cells: dict[str, Cell], node: Answer,
-                     gpu: Gpu | None = None) -> Answer:
+                     gpu: Gpu | None = None, scope: Fact | None = None) -> Answer:
+    """`scope`: the machine's own fact on the feature (FACT_VALUES), where the provider's page says which machines
+    the feature covers."""
     word = QUESTION_LABELS[key]
     decided = _provider_feature(key, provider, cells, word, node, instance_type)
     if decided is not None:
         return decided
+    if scope is not None and scope.value == NO:
+        text = _("{provider} supports {feature} on its managed Kubernetes, but not on {instance_type}.")
+        return Answer(NOT_HERE, text.format(provider=provider, feature=_(word), instance_type=instance_type)
+                      + _detail(scope), _urls(scope, cells[key]), _confidence(scope))
+    if scope is not None and scope.value == UNKNOWN:
+        return Answer(UNKNOWN, _("{provider} supports {feature} on its managed Kubernetes, but what we read of it "
+                                 "does not say whether {instance_type} is covered.").format(
+            provider=provider, feature=_(word), instance_type=instance_type) + _detail(scope), _urls(scope, cells[key]))
     if key == "gpu_operator" and gpu is not None and gpu.vendor != "nvidia":
         # The providers' driver answers are about NVIDIA's driver and GPU Operator: who installs an AMD, Intel or
         # TPU runtime on this machine is a different fact, which we have no source for.

@@ -177,7 +177,21 @@ def test_managed_feature_offers_are_managed_nodes_of_a_provider_with_the_feature
     if key in ("scale_to_zero", "spot_nodes"):
         assert offers
     for offer in offers:
-        assert winning_facts(offer)["managed_node"].value == "yes" and provider_cell(offer, key) == "yes"
+        facts = winning_facts(offer)
+        assert facts["managed_node"].value == "yes" and provider_cell(offer, key) == "yes"
+        assert key not in facts or facts[key].value == "yes", offer.instance_type  # the machine's own scope
+
+
+def test_oracles_spot_nodes_are_not_on_its_bare_metal_gpu_shapes(db_access):
+    """Oracle's preemptible capacity "does not support bare metal instances": OKE's spot answer reaches its VM GPU
+    shapes, and on a BM.GPU shape it is "offered, but not on this machine", never yes."""
+    bare_metal = api_offers("provider=oci&gpu_count_min=4&spot_nodes=not_on_this_machine")
+    assert {offer.instance_type for offer in bare_metal} >= {"BM.GPU.H100.8", "BM.GPU.A10.4"}
+    assert all(offer.instance_type.startswith("BM.GPU") for offer in bare_metal)
+    profile = bare_metal[0].kubernetes_profile
+    assert "preemptible.htm" in " ".join(profile.answers["spot_nodes"]["sources"])
+    spot = {offer.instance_type for offer in api_offers("provider=oci&spot_nodes=yes")}
+    assert spot and all(name.startswith("VM.GPU") for name in spot), spot
 
 
 def test_gpu_operator_preinstalled_offers_are_managed_nodes(db_access):

@@ -153,6 +153,7 @@ class Cell:
     source_url: str = ""
     confidence: str = ""
     detail: str = ""
+    verified_on: date | None = None
 
 
 @dataclass(frozen=True)
@@ -208,6 +209,7 @@ class Answer:
     reason: str
     sources: list[str] = field(default_factory=list)
     confidence: str = ""  # the weakest of what it rests on: "inferred", "third_party", or "" (documented, or no source)
+    verified_on: date | None = None  # the oldest day one of its sources was checked (dated_answers)
     fabric: str | None = None
     efa_interfaces: int | None = None
     fabric_class: str | None = None
@@ -228,6 +230,7 @@ class Answer:
             data["bandwidth_gbps"] = float(self.bandwidth_gbps) if self.bandwidth_gbps is not None else None
         data["inferred"] = self.inferred
         data["confidence"] = answer_confidence(self.confidence, self.sources)
+        data["verified_on"] = self.verified_on.isoformat() if self.verified_on else None
         return data
 
 
@@ -306,6 +309,21 @@ def derive(*, provider_name: str, instance_type: str, gpu_count: Decimal, cells:
     for key in MANAGED_FEATURES:
         answers[key] = _managed_feature(key, provider_name, instance_type, cells, node, gpu, facts.get(key))
     answers["rdma"] = _rdma(provider_name, instance_type, cells, facts)
+    return dated_answers(answers, [*cells.values(), *facts.values()])
+
+
+def dated_answers(answers: dict[str, Answer], dated) -> dict[str, Answer]:
+    """Each answer's `verified_on`: the oldest day one of its sources was checked, over the cells and facts of
+    `dated` that cite them (a URL cited with several days counts at its oldest); None when none of its sources is
+    dated (a GPU maker's page of the catalog, or no source)."""
+    checked: dict[str, date] = {}
+    for item in dated:
+        if item.source_url and item.verified_on is not None:
+            known = checked.get(item.source_url)
+            checked[item.source_url] = item.verified_on if known is None else min(known, item.verified_on)
+    for answer in answers.values():
+        days = [checked[url] for url in answer.sources if url in checked]
+        answer.verified_on = min(days) if days else None
     return answers
 
 

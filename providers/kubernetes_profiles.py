@@ -112,23 +112,24 @@ def _kubernetes_profiles_store(by_key: dict[str, tuple], wanted_providers: set[i
     # quotes how MIG is set up on the provider's managed Kubernetes).
     cells: dict[int, dict[str, k8s.Cell]] = {}
     cells_zh: dict[int, dict[str, k8s.Cell]] = {}
-    for provider_id, key, value, url, confidence, detail, detail_zh in Capability.objects.filter(
+    for provider_id, key, value, url, confidence, detail, detail_zh, verified_on in Capability.objects.filter(
             provider_id__in=wanted_providers).values_list("provider_id", "key", "value", "source_url", "confidence",
-                                                          "detail", "detail_zh"):
-        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail)
-        cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail)
+                                                          "detail", "detail_zh", "verified_on"):
+        cells.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail, verified_on)
+        cells_zh.setdefault(provider_id, {})[key] = k8s.Cell(value, url, confidence, detail_zh or detail, verified_on)
     facts: dict[int, list[k8s.Fact]] = {}
     for fact in InstanceTypeFact.objects.filter(provider_id__in=wanted_providers).values(
             "provider_id", "pattern", "key", "value", "number", "detail", "detail_zh", "source_url", "confidence",
-            "origin", "interfaces", "bandwidth_gbps", "gpudirect_rdma"):
+            "origin", "interfaces", "bandwidth_gbps", "gpudirect_rdma", "verified_on"):
         provider_id = fact.pop("provider_id")
         facts.setdefault(provider_id, []).append(k8s.Fact(**fact))
-    for provider_id, value, url in KubernetesFact.objects.filter(
+    for provider_id, value, url, fetched_at in KubernetesFact.objects.filter(
             provider_id__in=wanted_providers, name="kubernetes_gpu_node_sizes").values_list(
-            "provider_id", "value", "source_url"):
+            "provider_id", "value", "source_url", "fetched_at"):
         for size in value if isinstance(value, list) else []:
             facts.setdefault(provider_id, []).append(k8s.Fact(
                 pattern=str(size), key="managed_node", value="yes", origin="provider_api", source_url=url,
+                verified_on=fetched_at.date() if fetched_at else None,
                 confidence="documented", detail="The provider's API lists it as a Kubernetes GPU node size.",
                 detail_zh="该厂商的 API 将其列为 Kubernetes GPU 节点规格。"))
     gpus = {gpu_id: k8s.Gpu(name, vendor, tuple(profiles or ()), mig_url, url) for gpu_id, name, vendor, profiles,

@@ -541,6 +541,7 @@ class OfferAnswer:
     interfaces: int | None = None  # rdma only: the fabric's interface count, where stated
     bandwidth_gbps: float | None = None  # rdma only: the node's total fabric bandwidth (Gbit/s), where stated
     confidence: str = ""  # documented, third_party (the pages' "³") or inferred; blank when it cites no source
+    verified_on: str | None = None  # ISO day: the oldest day one of its sources was checked (None: none dated)
 
     @property
     def fabric_class_label(self) -> str:
@@ -581,11 +582,12 @@ def kubernetes_answers_of(answers: dict | None) -> dict[str, OfferAnswer]:
                                            "bandwidth_gbps": stored.get("bandwidth_gbps")}
                                            if question == "rdma" else {}),
                                        confidence=stored.get("confidence") or answer_confidence(
-                                           INFERRED if inferred else "", stored["sources"]))
+                                           INFERRED if inferred else "", stored["sources"]),
+                                       verified_on=stored.get("verified_on"))
     rdma = result["rdma"]
     result["fabric"] = OfferAnswer(rdma.fabric or UNKNOWN, rdma.reason, rdma.sources, rdma.fabric,
                                    rdma.efa_interfaces, rdma.reason_zh, rdma.inferred, rdma.fabric_class,
-                                   rdma.interfaces, rdma.bandwidth_gbps, rdma.confidence)
+                                   rdma.interfaces, rdma.bandwidth_gbps, rdma.confidence, rdma.verified_on)
     return result
 
 

@@ -113,6 +113,9 @@ class KubernetesAnswerSerializer(KubernetesStateSerializer):
         "the GPU maker's own pages), third_party (it rests on a page of someone else, such as a catalog or a "
         "tool's source code: the pages mark it ³), inferred (as `inferred`; the pages mark it ~); blank when the "
         "answer cites no source"))
+    verified_on = serializers.DateField(allow_null=True, help_text=(
+        "The oldest day one of its sources was checked (each cell and fact carries the day it was verified); null "
+        "when none of its sources is dated, such as a GPU maker's page"))
 
 
 class KubernetesRdmaStateSerializer(KubernetesStateSerializer):
@@ -191,7 +194,7 @@ def _kubernetes_shared(answers: dict | None, *, reasons: bool) -> dict:
 def kubernetes_data(answers: dict | None) -> dict:
     """The `kubernetes` object of an offer from its stored answers (KubernetesProfile.answers), in question order;
     every question unknown when none are stored."""
-    if answers and all(question in answers for question in k8s.QUESTIONS):
+    if answers and all(question in answers for question in k8s.QUESTIONS) and "verified_on" in answers["mig"]:
         # Stored in the API's shape by kubernetes_profiles.offer_kubernetes_refresh: passed through in question order.
         return {question: answers[question] for question in k8s.QUESTIONS}
     data = {}
@@ -206,6 +209,7 @@ def kubernetes_data(answers: dict | None) -> dict:
                          bandwidth_gbps=answer.bandwidth_gbps)
         entry["inferred"] = answer.inferred
         entry["confidence"] = answer.confidence
+        entry["verified_on"] = answer.verified_on
         data[question] = entry
     return data
 

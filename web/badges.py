@@ -20,7 +20,7 @@ from providers.capabilities import (
     offer_state_text,
 )
 from providers.kubernetes import FABRIC_LABELS, INFERRED, RDMA_CLASS, TCP_CLASS, THIRD_PARTY
-from providers.presentation import as_written
+from providers.presentation import as_written, day_html
 from providers.selectors import kubernetes_answers_of
 
 logger = logging.getLogger(__name__)
@@ -104,6 +104,8 @@ def kubernetes_answers_html(answers: dict | None) -> SafeString:
                          for url in answer.sources)
         heading = f"{offer_question_label(question)}: {offer_state_text(answer.state)}"
         links = f" {links}" if links else ""
+        if links and answer.verified_on:
+            links += f' <small>{escape(gettext("verified"))} {day_html(answer.verified_on)}</small>'
         mark = _confidence_mark(answer.confidence)
         fabric = f"<br><small>{escape(fabric_summary(answer))}</small>" if question == "rdma" else ""
         reason = as_written(answer.reason_shown)  # names kept in Latin script marked English on Chinese pages

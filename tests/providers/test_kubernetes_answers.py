@@ -8,7 +8,9 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from django.test import Client
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from providers import facts_sync, kubernetes_profiles, selectors
 from providers.curated import CuratedDataError, parse_instance_types
@@ -160,6 +162,35 @@ def test_a_providers_mig_reaches_only_the_machines_its_page_covers(gpus):
     assert answers["g.rtx"].sources[0] == "https://example.org/g.rtx"
     assert answers["g.off"].reason.startswith("P1 supports MIG on its managed Kubernetes, but not on g.off.")
     assert "https://example.org/g.off" in answers["g.off"].sources
+
+
+def test_a_providers_spot_nodes_reach_only_the_machines_its_page_covers(gpus):
+    """Oracle's preemptible capacity excludes bare metal: a type whose spot_nodes fact says no is "the provider has
+    it, but not on this machine", citing that fact; unknown stays unknown; a type without one keeps the yes."""
+    facts = {"g.*": {"managed_node": "yes"}, "g.bm": {"spot_nodes": "no"}, "g.new": {"spot_nodes": "unknown"}}
+    answers = {name: machine(f"s{index}", MANAGED, name, gpus["h100"], facts=facts)["spot_nodes"]
+               for index, name in enumerate(("g.bm", "g.new", "g.vm"))}
+    assert [answers[name].state for name in ("g.bm", "g.new", "g.vm")] == ["not_on_this_machine", "unknown", "yes"]
+    assert answers["g.bm"].reason.startswith("S0 supports Spot GPU nodes on its managed Kubernetes, but not on g.bm.")
+    assert answers["g.bm"].sources == ["https://example.org/g.bm", "https://example.org/spot_nodes"]
+    assert "does not say whether g.new is covered" in answers["g.new"].reason
+
+
+def test_each_answer_carries_the_oldest_day_its_sources_were_checked(gpus):
+    """A managed node rests on the type's fact (checked 2026-01-03) and the offering cell (2026-01-02): the answer is
+    as fresh as its oldest source. An answer whose only source is undated (the T4's MIG: the GPU maker's page) has
+    none, and the API and the offer's page say the same."""
+    answers = machine("d", MANAGED, "big.8x", gpus["h100"], facts={"big.8x": {"managed_node": "yes"}})
+    assert answers["managed_node"].verified_on == "2026-01-02"
+    t4 = machine("e", MANAGED, "t4.1x", gpus["t4"], count="1", facts={"t4.1x": {"managed_node": "yes"}})
+    assert t4["mig"].state == "no" and t4["mig"].verified_on is None
+    item = Offer.objects.get(instance_type="big.8x")
+    api = APIClient().get(f"/api/v1/offers/{item.id}/").json()["kubernetes"]
+    assert api["managed_node"]["verified_on"] == "2026-01-02"
+    t4_api = APIClient().get(f"/api/v1/offers/{Offer.objects.get(instance_type='t4.1x').id}/").json()["kubernetes"]
+    assert t4_api["mig"]["verified_on"] is None and t4_api["mig"]["sources"]
+    html = Client().get(f"/offers/{item.id}/").content.decode()
+    assert 'verified <time datetime="2026-01-02">' in html
 
 
 def test_the_shipped_mig_scopes_keep_gke_g4_and_nebius_b200_unknown_and_b300_has_mig_profiles():

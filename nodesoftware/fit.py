@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from django.utils.translation import gettext_noop
+
 from . import compat, images
 
 YES, NO, UNKNOWN = compat.YES, compat.NO, compat.UNKNOWN
@@ -132,5 +134,6 @@ def provider_dra(provider_slug: str, on: date | None = None) -> images.DraAnswer
     """The provider's best DRA answer over its managed services (yes > partial > unknown)."""
     answers = [images.dra_answer(service, on) for service in images.services_of(provider_slug)]
     if not answers:
-        return images.DraAnswer(UNKNOWN, "no managed Kubernetes node software is recorded for this provider")
+        return images.DraAnswer(UNKNOWN, **images.said(gettext_noop(
+            "no managed Kubernetes node software is recorded for this provider")))
     return min(answers, key=lambda answer: ("yes", "partial", UNKNOWN).index(answer.value))

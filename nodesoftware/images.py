@@ -18,6 +18,8 @@ from functools import cache
 from pathlib import Path
 
 import yaml
+from django.utils import translation
+from django.utils.translation import gettext_noop
 
 from . import read_toml
 from .compat import parse_cuda_version
@@ -28,13 +30,13 @@ DRIVER_WAYS = {"preinstalled", "your_choice", "you_install", "operator"}
 TRISTATE = {"yes", "no", "unknown"}
 OPERATOR_WAYS = {"driver_disabled", "provider_managed", "full", "unknown"}
 SLUG_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
-SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "versions", "versions_source_url", "dra_driver", "dra_status",
-                  "dra_source_url", "image"}
+SERVICE_FIELDS = {"slug", "provider", "name", "calendar", "versions", "versions_source_url", "dra_driver",
+                  "dra_driver_zh", "dra_status", "dra_source_url", "image"}
 DRA_STATUSES = {"documented", "preview"}
 DRA_GA = (1, 34)  # resource.k8s.io v1 served by default from Kubernetes 1.34 (DRA GA)
 CALENDARS_DIR = IMAGES_PATH.parent / "k8s_calendars"
-IMAGE_FIELDS = {"slug", "name", "default", "gpus", "driver", "choices", "toolkit", "device_plugin", "gpu_operator",
-                "note", "note_zh", "source_url", "verified_on", "release"}
+IMAGE_FIELDS = {"slug", "name", "default", "gpus", "driver", "choices", "choices_zh", "toolkit", "device_plugin",
+                "gpu_operator", "note", "note_zh", "source_url", "verified_on", "release"}
 RELEASE_FIELDS = {"since", "branch", "version", "k8s_min", "k8s_max", "source_url"}
 
 
@@ -77,6 +79,7 @@ class NodeImage:
     source_url: str
     verified_on: date
     releases: tuple[Release, ...]
+    choices_zh: str = ""  # `choices` in Simplified Chinese, for the Chinese pages
 
     def applies_to(self, gpu_slug: str) -> bool:
         return not self.gpus or gpu_slug in self.gpus
@@ -117,6 +120,7 @@ class Service:
     # Without a calendar: the versions the provider's docs list as supported on the day they were read.
     versions: tuple[tuple[int, int], ...] = ()
     versions_source_url: str = ""
+    dra_driver_zh: str = ""  # `dra_driver` in Simplified Chinese, for the Chinese pages
 
     def offers_kubernetes(self, version: str, on: date | None = None) -> bool | None:
         """True/False from the calendar; None (unknown) when the service has no recorded calendar or the version is
@@ -135,13 +139,23 @@ class Service:
 @dataclass(frozen=True)
 class DraAnswer:
     """yes: the service offers a Kubernetes version serving resource.k8s.io by default (1.34+) AND documents a DRA
-    driver for its GPU nodes; partial: one of the two, with the reason; unknown: nothing recorded."""
+    driver for its GPU nodes; partial: one of the two, with the reason; unknown: nothing recorded. `reason_zh`: the
+    reason in Simplified Chinese."""
 
     value: str
     reason: str
     versions: tuple[str, ...] = ()
     driver: str = ""
     sources: tuple[str, ...] = ()
+    reason_zh: str = ""
+
+
+def said(text: str, *, driver: str = "", driver_zh: str = "", **values) -> dict[str, str]:
+    """`text` (a gettext_noop'd sentence) with `values`, as `reason` in English and `reason_zh` through the Chinese
+    catalog; `{driver}` is the service's DRA driver in each language."""
+    with translation.override("zh-hans"):
+        chinese = translation.gettext(text).format(driver=driver_zh or driver, **values)
+    return {"reason": text.format(driver=driver, **values), "reason_zh": chinese}
 
 
 def dra_answer(service: Service, on: date | None = None) -> DraAnswer:
@@ -151,22 +165,27 @@ def dra_answer(service: Service, on: date | None = None) -> DraAnswer:
     versions += tuple(f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)
                       if (major, minor) >= DRA_GA)
     sources = tuple(url for url in (service.dra_source_url, service.calendar_url, service.versions_source_url) if url)
+    driver = {"driver": service.dra_driver, "driver_zh": service.dra_driver_zh}
     if not service.kubernetes and not service.versions and not service.dra_status:
-        return DraAnswer("unknown", "no Kubernetes calendar and no DRA driver recorded for this service")
+        return DraAnswer("unknown", **said(gettext_noop(
+            "no Kubernetes calendar and no DRA driver recorded for this service")))
     if not service.kubernetes and not service.versions:
-        return DraAnswer("partial", "no Kubernetes calendar recorded, so no version is known to serve DRA",
-                         driver=service.dra_driver, sources=sources)
+        return DraAnswer("partial", driver=service.dra_driver, sources=sources, **said(gettext_noop(
+            "no Kubernetes calendar recorded, so no version is known to serve DRA")))
     if not versions:
         newest = service.kubernetes[0].name if service.kubernetes else ".".join(map(str, max(service.versions)))
-        return DraAnswer("partial", "the recorded versions include no Kubernetes 1.34 or newer (DRA served by "
-                                    f"default) today; the newest is {newest}",
-                         driver=service.dra_driver, sources=sources)
+        return DraAnswer("partial", driver=service.dra_driver, sources=sources, **said(gettext_noop(
+            "the recorded versions include no Kubernetes 1.34 or newer (DRA served by default) today; the newest is "
+            "{newest}"), newest=newest))
+    listed = ", ".join(versions)
     if service.dra_status == "documented":
-        return DraAnswer("yes", f"Kubernetes {', '.join(versions)} serve DRA; {service.dra_driver}", versions,
-                         service.dra_driver, sources)
-    why = service.dra_driver if service.dra_status == "preview" else "no DRA driver for GPU nodes is documented"
-    return DraAnswer("partial", f"Kubernetes {', '.join(versions)} serve DRA, but {why}", versions,
-                     service.dra_driver, sources)
+        return DraAnswer("yes", versions=versions, driver=service.dra_driver, sources=sources, **said(gettext_noop(
+            "Kubernetes {versions} serve DRA; {driver}"), versions=listed, **driver))
+    if service.dra_status == "preview":
+        return DraAnswer("partial", versions=versions, driver=service.dra_driver, sources=sources, **said(
+            gettext_noop("Kubernetes {versions} serve DRA, but {driver}"), versions=listed, **driver))
+    return DraAnswer("partial", versions=versions, driver=service.dra_driver, sources=sources, **said(gettext_noop(
+        "Kubernetes {versions} serve DRA, but no DRA driver for GPU nodes is documented"), versions=listed))
 
 
 def parse_calendar(data: dict, origin: str) -> tuple[KubernetesRelease, ...]:
@@ -277,7 +296,7 @@ class _Checker:
             choices=image.get("choices", ""), toolkit=image["toolkit"], device_plugin=image["device_plugin"],
             gpu_operator=image["gpu_operator"], note=image.get("note", ""), note_zh=image.get("note_zh", ""),
             source_url=image["source_url"], verified_on=image["verified_on"],
-            releases=tuple(sorted(releases, key=lambda release: release.since)))
+            releases=tuple(sorted(releases, key=lambda release: release.since)), choices_zh=image.get("choices_zh", ""))
 
     def service(self, service: dict) -> Service:
         where = f"service {service.get('slug', '?')!r}"
@@ -300,7 +319,7 @@ class _Checker:
         return Service(service["slug"], service["provider"], service["name"], tuple(images), calendar,
                        calendar_url(calendar) if calendar else "", load_calendar(calendar) if calendar else (),
                        service.get("dra_driver", ""), dra_status, service.get("dra_source_url", ""),
-                       versions, service.get("versions_source_url", ""))
+                       versions, service.get("versions_source_url", ""), service.get("dra_driver_zh", ""))
 
 
 def parse_images(data: dict, origin: str = "node_images.toml", *, providers: set[str] | None = None,

@@ -53,6 +53,7 @@ class StackAnswer:
     detail: str
     source_url: str
     verified_on: date
+    detail_zh: str = ""  # `detail` in Simplified Chinese, for the Chinese pages
 
     @property
     def family(self) -> str:
@@ -73,7 +74,7 @@ def parse_stacks(data: dict, origin: str = "stacks.toml", *, providers: set[str]
             raise StackDataError(f"{origin}: provider {slug!r} is not a curated provider")
         for row in entry.get("stack") or []:
             where = f"{origin}: provider {slug!r} stack {row.get('stack')!r}"
-            extra = set(row) - {"stack", "status", "detail", "source_url"}
+            extra = set(row) - {"stack", "status", "detail", "detail_zh", "source_url"}
             if extra:
                 raise StackDataError(f"{where}: unknown fields {sorted(extra)}")
             if row.get("stack") not in STACKS:
@@ -86,7 +87,7 @@ def parse_stacks(data: dict, origin: str = "stacks.toml", *, providers: set[str]
                 raise StackDataError(f"{where}: listed twice")
             seen.add((slug, row["stack"]))
             answers.append(StackAnswer(slug, row["stack"], row["status"], row["detail"], row["source_url"],
-                                       data["verified_on"]))
+                                       data["verified_on"], row.get("detail_zh", "")))
     return answers
 
 

@@ -44,6 +44,7 @@ def image_summary(image: images.NodeImage, on: date) -> dict:
     return {
         "slug": image.slug, "name": image.name, "default": image.default, "gpus": list(image.gpus),
         "driver": image.driver, "driver_text": driver_text(image, now), "choices": image.choices or None,
+        "choices_zh": image.choices_zh or None,
         "driver_now": _release(now),
         "history": [_release(release) for release in images.driver_history(image) if release.since <= on],
         "toolkit": image.toolkit, "device_plugin": image.device_plugin, "gpu_operator": image.gpu_operator,
@@ -74,13 +75,13 @@ def provider_summary(provider_slug: str, on: date | None = None) -> dict:
                 release.supported_on(on) for release in service.kubernetes),
             "kubernetes_listed": [f"{major}.{minor}" for major, minor in sorted(service.versions, reverse=True)],
             "kubernetes_listed_source_url": service.versions_source_url or None,
-            "dra": {"value": dra.value, "reason": dra.reason, "versions": list(dra.versions),
-                    "driver": dra.driver or None, "sources": list(dra.sources)},
+            "dra": {"value": dra.value, "reason": dra.reason, "reason_zh": dra.reason_zh,
+                    "versions": list(dra.versions), "driver": dra.driver or None, "sources": list(dra.sources)},
         })
     return {
         "services": services,
         "stacks": [{"stack": answer.stack, "name": answer.name, "family": answer.family, "status": answer.status,
-                    "detail": answer.detail, "source_url": answer.source_url,
+                    "detail": answer.detail, "detail_zh": answer.detail_zh or None, "source_url": answer.source_url,
                     "verified_on": answer.verified_on.isoformat()} for answer in stacks.stacks_of(provider_slug)],
     }
 

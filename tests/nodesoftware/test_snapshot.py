@@ -150,6 +150,28 @@ def test_the_provider_page_shows_node_images_drivers_history_and_stacks_in_both_
     assert "No node images are recorded" in Client().get("/providers/lambda/").content.decode()
 
 
+def test_the_chinese_provider_pages_give_the_node_software_prose_in_chinese(db_access):
+    """Every stack row, driver choice and DRA driver has its Chinese sentence, and the Chinese pages show it instead
+    of the English: a Chinese reader of OKE, CKS or AKS meets no English prose in the node-software section."""
+    from django.test import Client
+
+    from nodesoftware import images, stacks
+
+    assert all(answer.detail_zh for answer in stacks.stack_answers())
+    services = images.services()
+    assert all(image.choices_zh for service in services for image in service.images if image.choices)
+    assert all(service.dra_driver_zh for service in services if service.dra_driver)
+    for slug, english, chinese in [
+        ("oci", "installs Kubeflow 1.8 on OKE", "在 OKE 上安装 Kubeflow 1.8"),
+        ("oci", "import one of the images", "导入 Oracle 指南列出的某个镜像"),
+        ("coreweave", "installs the KubeRay operator on CKS", "在 CKS 上安装 KubeRay operator"),
+        ("azure", "serve DRA, but an NVIDIA DRA driver mode", "提供 DRA，但节点池的 NVIDIA DRA 驱动模式"),
+    ]:
+        assert english in Client().get(f"/providers/{slug}/").content.decode(), slug
+        page = Client().get(f"/providers/{slug}/", HTTP_ACCEPT_LANGUAGE="zh-hans", follow=True).content.decode()
+        assert chinese in page and english not in page, slug
+
+
 def test_the_offer_page_shows_the_gpus_compute_capability_and_its_node_image(db_access):
     from django.test import Client
     offer = Offer.objects.filter(provider__slug="azure", gpu__slug="a10", is_active=True).first()

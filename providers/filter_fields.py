@@ -72,8 +72,8 @@ def catalog_spelling(values: list[str], choices) -> list[str]:
 
 
 class CatalogChoiceField(CommaMultipleChoiceField):
-    """A list of catalog values (GPU model and provider slugs, GPU families, vendors), read in any case: `?provider=AWS`
-    is `aws`, `?gpu_family=h100` is `H100` (catalog_spelling)."""
+    """A list of catalog values (GPU model and provider slugs, GPU families), read in any case: `?provider=AWS` is
+    `aws`, `?gpu_family=h100` is `H100` (catalog_spelling). Fixed vocabularies (vendor, provider kind) stay exact."""
 
     def clean(self, value):
         value = self.to_python(value)

@@ -36,8 +36,7 @@ IDENTIFIER = re.compile(
     r"|\S+@\S+"  # an email address
     r")$")
 # Names of several words that are proper names as a whole (products and components).
-PHRASES = ("GPU Feature Discovery", "Oracle Container Engine for Kubernetes", "NVIDIA DRA Driver for GPUs",
-           "EKS Auto Mode")
+PHRASES = ("GPU Feature Discovery", "Oracle Container Engine for Kubernetes")
 # Proper names (products, projects, companies), units and the Kubernetes terms Chinese technical writing keeps in
 # Latin script (Pod, Operator, token); no everyday English word, so an untranslated label ("Free tier") still fails.
 # Lower-cased; a run passes when each of its words is one of these, a name from the data, or an identifier.

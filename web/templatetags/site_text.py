@@ -6,6 +6,7 @@ from django import template
 from providers import presentation, source_names
 from providers.capabilities import QUESTIONS, VALUE_LABELS, offer_question_label, offer_state_text
 from providers.kubernetes import QUESTIONS as OFFER_QUESTIONS
+from providers.models import in_language
 from web import display
 
 register = template.Library()
@@ -72,6 +73,13 @@ def written(text) -> str:
     """Data text as its source wrote it, marked English on a Chinese page where it has no translation
     (providers.presentation.as_written). For text, not for attribute values."""
     return presentation.as_written(text)
+
+
+@register.filter
+def written_in(english, chinese) -> str:
+    """Data text in the page's language: `chinese` on a Chinese page when there is one, else `english`; either as
+    its source wrote it (written)."""
+    return presentation.as_written(in_language(english or "", chinese or ""))
 
 
 @register.filter

@@ -10,6 +10,7 @@ from functools import cache
 from pathlib import Path
 
 from django import forms
+from django.utils.choices import CallableChoiceIterator
 from django.utils.translation import gettext_lazy as _
 from django_filters.fields import BaseCSVField, ChoiceField
 from django_filters.widgets import BaseCSVWidget
@@ -46,23 +47,29 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
             raise forms.ValidationError(EMPTY_ITEM, code="empty_item")
         return [part for part in parts if part]
 
-    def validate(self, value):
-        # Django checks each value against the choices one by one, and database-backed choices (GPU or provider
-        # slugs) are fetched again for every value: read them once.
+    def accepted(self) -> set[str]:
+        """The accepted values, read once per clean: Django checks each value against the choices one by one, and
+        iterating database-backed choices (GPU or provider slugs) normalises the whole list again each time; the
+        callable's own list (kept per data version, providers.filters.gpu_choices) is read as it is."""
+        choices = self.choices
+        if isinstance(choices, CallableChoiceIterator):
+            choices = choices.func()
+        return {str(key) for key, _label in choices}
+
+    def validate(self, value, accepted: set[str] | None = None):
         if not value:
             if self.required:
                 raise forms.ValidationError(self.error_messages["required"], code="required")
             return
-        valid = {str(key) for key, _ in self.choices}
+        valid = self.accepted() if accepted is None else accepted
         for item in value:
             if item not in valid:
                 raise invalid_choice(item, valid)
 
 
-def catalog_spelling(values: list[str], choices) -> list[str]:
-    """`values` as the catalog spells them (`AWS` -> `aws`, `h100` -> `H100`), each once: a value matching no choice,
-    or two of them ignoring case, is kept as given for the field to refuse by name."""
-    valid = {str(key) for key, _label in choices}
+def catalog_spelling(values: list[str], valid: set[str]) -> list[str]:
+    """`values` as the catalog spells them (`AWS` -> `aws`, `h100` -> `H100`) among the accepted values `valid`, each
+    once: a value matching no choice, or two of them ignoring case, is kept as given for the field to refuse by name."""
     if valid.issuperset(values):
         return values
     folded: dict[str, str | None] = {}
@@ -77,9 +84,10 @@ class CatalogChoiceField(CommaMultipleChoiceField):
 
     def clean(self, value):
         value = self.to_python(value)
+        accepted = self.accepted() if value else None
         if value:
-            value = catalog_spelling(value, self.choices)
-        self.validate(value)
+            value = catalog_spelling(value, accepted)
+        self.validate(value, accepted)
         self.run_validators(value)
         return value
 

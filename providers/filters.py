@@ -84,6 +84,15 @@ BOOLEAN_CAPABILITIES = ("mig", "mps", "time_slicing", "vendor_sharing", "node_au
 
 
 
+def shallow_copy(thing):
+    """copy.copy for a plain object (a filter, a form field, a widget): a new instance with the same attributes, made
+    directly instead of through the pickle protocol that copy.copy goes through (a fifth of the time, for the ~150
+    copies each request makes)."""
+    clone = object.__new__(type(thing))
+    clone.__dict__.update(thing.__dict__)
+    return clone
+
+
 class CopiedCheaply:
     """django-filter deep-copies every filter of the FilterSet for every request: with Python's generic deepcopy, 40
     filters cost more than a page's database queries. A filter's settings (`extra`, choices, labels) are never
@@ -91,7 +100,7 @@ class CopiedCheaply:
     it builds lazily and, for a `method=` filter, the FilterMethod that calls back into its own copy)."""
 
     def __deepcopy__(self, memo):
-        clone = copy.copy(self)
+        clone = shallow_copy(self)
         clone.__dict__.pop("_field", None)
         if self.method is not None:
             clone.method = self.method  # a new FilterMethod bound to the clone, not to this filter
@@ -110,8 +119,8 @@ class FieldsCopiedCheaply(dict):
     def __deepcopy__(self, memo):
         copies = {}
         for name, field in self.items():
-            clone = copy.copy(field)
-            clone.widget = copy.copy(field.widget)
+            clone = shallow_copy(field)
+            clone.widget = shallow_copy(field.widget)
             clone.widget.attrs = dict(field.widget.attrs)
             copies[name] = clone
         return copies

@@ -54,7 +54,8 @@ def canonical_query(params: QueryDict) -> QueryDict:
             values = [renamed.get(part, part) for part in parts]
             if key in CATALOG_CHOICES:
                 choices = CATALOG_CHOICES[key]
-                values = catalog_spelling(values, choices() if callable(choices) else choices)
+                accepted = {str(value) for value, _label in (choices() if callable(choices) else choices)}
+                values = catalog_spelling(values, accepted)
         kept = [v for v in values if v.strip() and not (key in BOOLEAN_FILTERS and v == "unknown")
                 and DISPLAY_DEFAULTS.get(key) != v]
         if kept:

@@ -9,8 +9,8 @@ from decimal import Decimal
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from providers.filter_fields import CountryListField
 from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
+from providers.filters.fields import CountryListField
 from providers.presentation import gpu_name
 
 from . import inputs, sizing

@@ -10,8 +10,8 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from providers.filter_fields import country_codes
 from providers.filters import CONTINENTS, gpu_choices, gpu_family_choices
+from providers.filters.fields import country_codes
 from providers.serializers import GpuRefSerializer, NumberDecimalField, ProviderRefSerializer
 
 from . import inputs, sizing

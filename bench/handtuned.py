@@ -189,7 +189,7 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
             unknowable.append(("kubernetes_profile_id = ANY(%s)", [ids], either, [widened], None))
     if "gpu_count_min" in params:
         parts.append(("gpu_count >= %s", [params["gpu_count_min"][0]]))
-    # An offer with no stated memory or no price is unknown (filter_unknown.filter_stated_minimum / _maximum).
+    # An offer with no stated memory or no price is unknown (filters.unknown.filter_stated_minimum / _maximum).
     for name, column_, op in (("price_per_gpu_hour_max", "price_per_gpu_hour_usd", "<="),
                               ("gpu_memory_min", "gpu_memory_gb", ">=")):
         if name in params:
@@ -236,7 +236,7 @@ def where_clause(params: dict, cat: dict, column: str) -> tuple[list[str], list,
         sides = [side for *_rest, side in unknowable]
         where = " AND ".join([*(sql for sql, _v in parts), *(loose for *_s, loose, _lv, _side in unknowable),
                               f"NOT COALESCE({every}, false)"])
-        # As the API (filter_unknown.left_out_for_unknown): with offer conditions only, one disjoint part per
+        # As the API (filters.unknown.left_out_for_unknown): with offer conditions only, one disjoint part per
         # condition (unknown for it, for none before it), its unknown side said outright so an index finds it.
         # A condition before it is said as matching and not unknown (the same offers), so that an index serves it.
         values_ = [*(value for _sql, vs in parts for value in vs),

@@ -6,7 +6,7 @@ data files under nodesoftware/data/ with their sources.
 
 Where it sits: below providers. nodesoftware is pure data and functions keyed by plain slugs (provider slug, GPU
 slug, Kubernetes version); it imports nothing from providers, web, advisor or digest (tests/test_layers.py holds
-it to that), so the one OfferFilterSet in providers/filters.py, the pages and the advisor can all call it without
+it to that), so the one OfferFilterSet in providers/filters/, the pages and the advisor can all call it without
 an import circle.
 """
 

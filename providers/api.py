@@ -43,7 +43,6 @@ from . import offer_reads, selectors, versions
 from .api_schema import DETAIL_ERROR, CsvAutoSchema
 from .capabilities import CAPABILITIES
 from .coverage import offers_left_out_for_unknown
-from .filter_fields import VERSION_PATTERN, StrictBooleanField
 from .filters import (
     BooleanFilter,
     CountryFilter,
@@ -56,6 +55,7 @@ from .filters import (
     repeated_parameters,
     unknown_parameters,
 )
+from .filters.fields import VERSION_PATTERN, StrictBooleanField
 from .limits import ReleasingStream, client_ip, export_slot, window_hit
 from .models import GpuModel
 from .renderers import CSVRenderer, csv_columns, csv_stream

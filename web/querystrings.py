@@ -10,8 +10,8 @@ from django import forms
 from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
-from providers.filter_fields import CatalogChoiceField, catalog_spelling
 from providers.filters import OfferFilterSet
+from providers.filters.fields import CatalogChoiceField, catalog_spelling
 
 from .filter_panel import BOOLEAN_FILTERS, CHECKBOX_FILTERS
 

@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy as _
 
 from providers.coverage import LeftOutForUnknown
 
-# "whether they <phrase> is unknown", per filter (providers.filter_unknown.UNKNOWABLE_FILTERS).
+# "whether they <phrase> is unknown", per filter (providers.filters.unknown.UNKNOWABLE_FILTERS).
 QUESTION_PHRASES = {
     "offering": _("can be nodes of the provider's managed Kubernetes or of your own cluster"),
     "mig": _("get MIG"), "mps": _("get MPS"), "time_slicing": _("get time-slicing"),

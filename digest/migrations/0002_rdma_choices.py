@@ -1,5 +1,5 @@
 """Saved digest filters that used the `rdma` choices of earlier releases get the closest choice of today's
-(providers.filter_fabric.RDMA_RENAMED, then in providers.filters; frozen here): gpudirect_tcpx and gpudirect_tcpxo
+(providers.filters.fabric.RDMA_RENAMED, then in providers.filters; frozen here): gpudirect_tcpx and gpudirect_tcpxo
 become `tcpx` (GPU-direct over TCP), rdma_unspecified becomes `any` (GPUDirect RDMA between nodes). `any`, `infiniband`, `roce`, `efa`, `none` and
 `unknown` keep their names, now with the fabric-class meanings of issue #36."""
 

@@ -7,8 +7,8 @@ import re
 import pytest
 from django.core.exceptions import ValidationError
 
-from providers.filter_fields import CatalogChoiceField
 from providers.filters import OfferFilterSet, multi_valued_parameters
+from providers.filters.fields import CatalogChoiceField
 from tests.api.conftest import result_ids
 
 pytestmark = pytest.mark.django_db

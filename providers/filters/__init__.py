@@ -12,8 +12,8 @@ GPUs); `mig=not_on_this_machine` those where the provider offers it but this mac
 `mig=unknown` those missing a fact (an unknown never counts as yes). `offering=managed` keeps machines that can be
 managed-Kubernetes nodes, `rdma=any` machines with GPUDirect RDMA between nodes, `rdma=efa` EFA ones with it. With
 `documented_only=true` an answer resting on an inferred cell or fact counts as unknown. Node-software filters
-(`cuda`, `k8s_version`, `dra`, `stack`) ask nodesoftware/ (docs/node-software.md; providers.filter_nodesoftware). What
-the `unknown` parameter does with an answer a filter cannot decide: providers.filter_unknown.
+(`cuda`, `k8s_version`, `dra`, `stack`) ask nodesoftware/ (docs/node-software.md; providers.filters.nodesoftware). What
+the `unknown` parameter does with an answer a filter cannot decide: providers.filters.unknown.
 
 Yes/no parameters accept true/false, 1/0, yes/no, on/off (an HTML checkbox sends `on`); anything else is an error
 rather than silently "no filter". Numbers are bounded (`1e400` is refused here instead of overflowing the database's
@@ -37,10 +37,23 @@ from django_filters.constants import EMPTY_VALUES
 from nodesoftware import stacks as node_stacks
 from scrapers.normalize import GLOBAL, to_usd
 
-from . import pricing
-from .capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
-from .filter_fabric import RDMA_CHOICES, RDMA_TERMS, RDMA_UNKNOWN_TERMS
-from .filter_fields import (
+from .. import pricing
+from ..capabilities import NOT_APPLICABLE, QUESTIONS, UNKNOWN, VALUE_LABELS
+from ..kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
+from ..models import (
+    Capability,
+    Confidence,
+    ExchangeRate,
+    GpuModel,
+    GpuVendor,
+    Offer,
+    Provider,
+    ProviderKind,
+    in_language,
+)
+from ..versions import remembered
+from .fabric import RDMA_CHOICES, RDMA_TERMS, RDMA_UNKNOWN_TERMS
+from .fields import (
     AcceptedChoiceField,
     CatalogChoiceField,
     CommaMultipleChoiceField,
@@ -54,21 +67,8 @@ from .filter_fields import (
     StrictBooleanSelect,
     VersionField,
 )
-from .filter_nodesoftware import NodeSoftwareFilters
-from .filter_unknown import UNKNOWN_CHOICES, UnknownConditions
-from .kubernetes import NOT_HERE as NOT_ON_THIS_MACHINE
-from .models import (
-    Capability,
-    Confidence,
-    ExchangeRate,
-    GpuModel,
-    GpuVendor,
-    Offer,
-    Provider,
-    ProviderKind,
-    in_language,
-)
-from .versions import remembered
+from .nodesoftware import NodeSoftwareFilters
+from .unknown import UNKNOWN_CHOICES, UnknownConditions
 
 CONTINENTS = [
     ("AF", _("Africa")), ("AS", _("Asia")), ("EU", _("Europe")), ("NA", _("North America")),
@@ -284,7 +284,7 @@ class OfferFilterSet(UnknownConditions, NodeSoftwareFilters, filters.FilterSet):
                            label=_("Maximum GPUs per instance"))
     gpu_memory_min = number(field_name="gpu_memory_gb", method="filter_stated_minimum", max_value=MAX_GPU_MEMORY_GB,
                             decimal_places=1, label=_("Minimum memory per GPU (GB)"))
-    # A machine sold on request has no price: unknown against a ceiling, left out and counted (filter_unknown).
+    # A machine sold on request has no price: unknown against a ceiling, left out and counted (filters/unknown.py).
     price_per_gpu_hour_max = number(field_name="price_per_gpu_hour_usd", method="filter_stated_maximum",
                                     max_value=MAX_PRICE, decimal_places=5, label=_("Maximum USD per GPU-hour"))
     price_hour_max = number(field_name="price_hour_usd", method="filter_stated_maximum", max_value=MAX_PRICE,

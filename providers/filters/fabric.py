@@ -1,14 +1,14 @@
 """The fabric-between-nodes filter's choices (`rdma=`) and what each means on a machine's stored Kubernetes answer
 (providers.kubernetes: the fabric kind and its class). OfferFilterSet (providers.filters) declares the filter and
-applies these terms; the `unknown` parameter (providers.filter_unknown) lets through the terms below that leave a
+applies these terms; the `unknown` parameter (providers.filters.unknown) lets through the terms below that leave a
 machine's fit unknown."""
 
 from __future__ import annotations
 
 from django.utils.translation import gettext_lazy as _
 
-from .capabilities import UNKNOWN
-from .kubernetes import PLAIN_CLASS, RDMA_CLASS, TCP_CLASS, TCP_KINDS
+from ..capabilities import UNKNOWN
+from ..kubernetes import PLAIN_CLASS, RDMA_CLASS, TCP_CLASS, TCP_KINDS
 
 # The fabric between nodes a buyer asks for (classes and kinds: providers.kubernetes.fabric_class). Each choice is
 # one term on the machine's stored profile: all of its (column, allowed values) atoms.

@@ -17,7 +17,7 @@ from django_filters.widgets import BaseCSVWidget
 
 from nodesoftware import compat as node_compat
 
-from .filter_fabric import RDMA_RENAMED
+from .fabric import RDMA_RENAMED
 
 MAX_LISTED_CHOICES = 30
 
@@ -220,7 +220,7 @@ class CudaVersionField(VersionField):
 
 
 
-ISO_3166_TABLE = Path(__file__).resolve().parent / "data" / "iso3166.tab"
+ISO_3166_TABLE = Path(__file__).resolve().parent.parent / "data" / "iso3166.tab"
 
 
 @cache

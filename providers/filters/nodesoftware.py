@@ -1,6 +1,6 @@
 """The node-software filters (`cuda`, `k8s_version`, `dra`, `stack`): answered from nodesoftware/'s data files
 (docs/node-software.md), applied as literal id lists; only a yes counts, and an unknown answer is a condition of the
-`unknown` parameter (providers.filter_unknown). A mixin of OfferFilterSet (providers.filters), which declares the
+`unknown` parameter (providers.filters.unknown). A mixin of OfferFilterSet (providers.filters), which declares the
 filters and supplies `form` and `_providers`.
 """
 
@@ -11,10 +11,10 @@ from django.db.models import Q
 from nodesoftware import fit as node_fit
 from nodesoftware import stacks as node_stacks
 
-from .capabilities import UNKNOWN
-from .filter_unknown import Conditions
-from .models import GpuModel, Provider
-from .versions import remembered
+from ..capabilities import UNKNOWN
+from ..models import GpuModel, Provider
+from ..versions import remembered
+from .unknown import Conditions
 
 
 class NodeSoftwareFilters:

@@ -4,7 +4,7 @@ conditions one filtering pass collects from them (Conditions, built per call and
 providers.coverage.offers_left_out_for_unknown groups per provider) or included, marked unknown.
 
 OfferFilterSet (providers.filters) inherits UnknownConditions; the filters that register conditions are its own
-methods and NodeSoftwareFilters' (providers.filter_nodesoftware), named in CONDITION_METHODS.
+methods and NodeSoftwareFilters' (providers.filters.nodesoftware), named in CONDITION_METHODS.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from django.db.models import Q, QuerySet
 from django.utils.translation import gettext_lazy as _
 from django_filters.constants import EMPTY_VALUES
 
-from .capabilities import UNKNOWN
-from .models import Availability, KubernetesProfile, Offer
-from .versions import remembered
+from ..capabilities import UNKNOWN
+from ..models import Availability, KubernetesProfile, Offer
+from ..versions import remembered
 
 # What `unknown` does: leave out the offers a filter cannot decide (the default, and the response says how many), or
 # include them, marked unknown.

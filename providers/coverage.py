@@ -187,6 +187,7 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
     count read every such offer (26,230 rows, 13 ms, for `offering=byo&continent=SA` at 1,000,000 offers, where the
     page needs 50). The real snapshot never reaches it (3,280 offers in all)."""
     from .filters import MACHINE, provider_choices, provider_slugs
+    from .filters.unknown import UNKNOWN_FLAG
 
     if filters.include_unknown:
         return LeftOutForUnknown()
@@ -194,20 +195,25 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
     key = repr([(name, filters.data.getlist(name) if hasattr(filters.data, "getlist") else filters.data[name])
                 for name in names])
 
-    def count() -> tuple[tuple[int, int], ...] | None:
-        parts = filters.left_out_for_unknown()
-        if parts is None:
+    def count() -> tuple[tuple[str, ...] | None, tuple[tuple, ...]] | None:
+        found = filters.left_out_for_unknown()
+        if found is None:
             return None
+        parts, questions = found
         machines = filters.form.cleaned_data.get("one_per_machine")
+        # Per offer, whether each filter's answer is unknown (the parts' marks); not per machine, whose rows are
+        # compared whole with the machines shown: then every filter that may leave one out is named (None).
+        marks = () if machines else tuple(f"{UNKNOWN_FLAG}{number}" for number in range(len(questions)))
+        questions = None if machines else tuple(questions)
         columns = MACHINE if machines else ("provider_id",)
         statements = []
         for part in parts:  # disjoint: read one after the other up to the limit
             try:
-                statements.append(part.values_list(*columns).query.sql_with_params())
+                statements.append(part.values_list(*columns, *marks).query.sql_with_params())
             except EmptyResultSet:  # a part no offer can be in (no provider's fee is unknown)
                 continue
         if not statements:
-            return ()
+            return questions, ()
         union = " UNION ALL ".join(sql for sql, _params in statements)  # unbracketed: SQLite refuses brackets
         params = [value for _sql, params in statements for value in params]
         if machines:
@@ -220,18 +226,25 @@ def offers_left_out_for_unknown(*, filters) -> LeftOutForUnknown:
             else:
                 union = f'SELECT * FROM ({union}) AS "left_out" EXCEPT SELECT * FROM ({shown}) AS "shown"'
                 params += shown_params
+        tallies = "".join(f', SUM("found"."{mark}")' for mark in marks)
         with connection.cursor() as cursor:
-            cursor.execute(f'SELECT "found"."provider_id", COUNT(*) FROM ({union} LIMIT %s) AS "found" '
+            cursor.execute(f'SELECT "found"."provider_id", COUNT(*){tallies} FROM ({union} LIMIT %s) AS "found" '
                            f'GROUP BY "found"."provider_id"', [*params, COUNT_EXACT_UP_TO + 1])
-            return tuple(cursor.fetchall())
+            return questions, tuple(cursor.fetchall())
 
-    counts = remembered(f"left-out-for-unknown:{key}", count)
-    if counts is None:
+    counted = remembered(f"left-out-for-unknown:{key}", count)
+    if counted is None:
         return LeftOutForUnknown()
+    questions, counts = counted
     slugs = provider_slugs()
     shown = dict(provider_choices())
     rows = sorted(((slugs[provider_id], str(shown.get(slugs[provider_id], slugs[provider_id])), n)
-                   for provider_id, n in counts), key=lambda row: (-row[2], row[1]))
-    found = sum(n for _provider, n in counts)
+                   for provider_id, n, *_marks in counts), key=lambda row: (-row[2], row[1]))
+    found = sum(n for _provider, n, *_marks in counts)
+    named = filters.unknown_questions()  # in the order a notice names them
+    if questions is not None:  # the filters some offer left out is unknown for, not all that could be
+        unknown_for = {question for number, question in enumerate(questions)
+                       if any(marks[number] for _provider, _n, *marks in counts)}
+        named = [question for question in named if question in unknown_for]
     return LeftOutForUnknown(total=min(found, COUNT_EXACT_UP_TO), by_provider=tuple(rows),
-                             questions=tuple(filters.unknown_questions()), exact=found <= COUNT_EXACT_UP_TO)
+                             questions=tuple(named) if found else (), exact=found <= COUNT_EXACT_UP_TO)

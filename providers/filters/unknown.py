@@ -9,9 +9,11 @@ methods and NodeSoftwareFilters' (providers.filters.nodesoftware), named in COND
 
 from __future__ import annotations
 
+import functools
+import operator
 from decimal import Decimal
 
-from django.db.models import Q, QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.utils.translation import gettext_lazy as _
 from django_filters.constants import EMPTY_VALUES
 
@@ -29,6 +31,8 @@ UNKNOWABLE_FILTERS = ("offering", "mig", "mps", "time_slicing", "vendor_sharing"
                       "control_plane_fee_max", "form_factor", "gpu_memory_min", "price_per_gpu_hour_max",
                       "price_hour_max", "spot", "available", "in_stock_7d_min", "seen_within_hours", "cuda",
                       "k8s_version", "dra", "stack", "country", "continent", "region")
+# The left-out parts' per-filter marks (`unknown_0`, `unknown_1`, ...): left_out_for_unknown.
+UNKNOWN_FLAG = "unknown_"
 
 
 class Conditions:
@@ -41,17 +45,20 @@ class Conditions:
     def __init__(self):
         self.profile_clauses: list = []
         self.offer_conditions: list = []
+        self.filter_name = ""  # the filter whose conditions are being registered: each condition's question
+
 
     def clause(self, terms: list[list[tuple[str, list[str]]]], *, unknown: bool = False, question: str = "",
                unknown_terms: list | None = None) -> None:
         """A Kubernetes filter's condition on the offer's profile: `terms` (any of them) match; `unknown_terms` (any)
         are the answers that leave the offer's fit unknown; `unknown` says the user asked for unknown answers (then
         an offer with no derived answers passes too, and nothing is left out for being unknown)."""
-        self.profile_clauses.append((terms, unknown, question, [] if unknown else (unknown_terms or [])))
+        self.profile_clauses.append((terms, unknown, self.filter_name or question,
+                                     [] if unknown else (unknown_terms or [])))
 
     def offer_condition(self, matching: Q, unknown: Q, question: str) -> None:
         """A filter on the offer's own column whose value may be unknown (`unknown`, e.g. a blank form factor)."""
-        self.offer_conditions.append((matching, unknown, question))
+        self.offer_conditions.append((matching, unknown, self.filter_name or question))
 
 
 # The filter methods that register conditions (and may filter too): called with the pass's Conditions as well.
@@ -85,6 +92,7 @@ class UnknownConditions:
             filter_ = self.filters[name]
             if filter_.method in CONDITION_METHODS:
                 if value not in EMPTY_VALUES:
+                    conditions.filter_name = name
                     queryset = getattr(self, filter_.method)(queryset, filter_.field_name, value, conditions)
             else:
                 queryset = filter_.filter(queryset, value)
@@ -136,10 +144,14 @@ class UnknownConditions:
             questions.append(name)
         return questions
 
-    def left_out_for_unknown(self) -> list[QuerySet[Offer]] | None:
+    def left_out_for_unknown(self) -> tuple[list[QuerySet[Offer]], list[str]] | None:
         """The offers the other filters keep but these filters leave out only because an answer is unknown (what
-        `unknown=include` would add), as disjoint parts whose union they are; None when no filter can leave an offer
-        out for that. Unordered."""
+        `unknown=include` would add), as disjoint parts whose union they are, and the filters that may leave one
+        out; None when no filter can leave an offer out for that. Unordered.
+
+        Each part carries one mark per filter named (UNKNOWN_FLAG + its place in the list): 1 when that offer's
+        answer to it is unknown, else 0, so that a count of the parts can say which filters left offers out, not
+        only which could (`offering,spot,continent` was said of offers whose spot price alone was unknown)."""
         if not self.unknown_questions():
             return None  # before filtering: no set filter asks a question whose answer may be unknown
         queryset, conditions = self._filtered(Offer.objects.all())
@@ -148,9 +160,15 @@ class UnknownConditions:
         strict, loose = self._conditions(conditions)
         if strict is None:
             return None
-        left_out = queryset.filter(loose).exclude(strict).order_by()
+        flags = self._unknown_flags(conditions)
+        questions = list(dict.fromkeys(question for question, _flag in flags))
+        marks = {f"{UNKNOWN_FLAG}{number}": Case(
+                     When(functools.reduce(operator.or_, (flag for name, flag in flags if name == question)),
+                          then=Value(1)), default=Value(0), output_field=IntegerField())
+                 for number, question in enumerate(questions)}
+        left_out = queryset.filter(loose).exclude(strict).order_by().annotate(**marks)
         if conditions.profile_clauses:
-            return [left_out]
+            return [left_out], questions
         # Offer conditions only: an offer left out is unknown for one of them (it passes each as matching or unknown,
         # and fails one as matching). Said outright, one part per condition (unknown for it and for none before it),
         # so that an index finds each part's offers: `gpu_memory_min` at 1,000,000 offers read the whole table for
@@ -162,7 +180,20 @@ class UnknownConditions:
         for matching, unknown, _question in conditions.offer_conditions:
             parts.append(left_out.filter(unknown & before))
             before &= matching & ~unknown
-        return parts
+        return parts, questions
+
+    def _unknown_flags(self, conditions: Conditions) -> list[tuple[str, Q]]:
+        """(filter, the condition under which an offer's answer to it is unknown), per condition of the pass: for an
+        offer column its `unknown` side; for a Kubernetes clause with unknown answers to widen by, meeting the clause
+        widened by them and not the clause itself."""
+        flags = [(question, unknown) for _matching, unknown, question in conditions.offer_conditions]
+        for terms, allows, question, unknown_terms in conditions.profile_clauses:
+            if not unknown_terms:
+                continue  # no answer of this clause is unknown: it leaves no offer out for that
+            strict = self._profile_condition([(terms, allows, question, unknown_terms)], resolve=False)
+            widened = self._profile_condition([(terms + unknown_terms, True, question, [])], resolve=False)
+            flags.append((question, widened & ~strict))
+        return flags
 
     def _conditions(self, conditions: Conditions) -> tuple[Q | None, Q | None]:
         """(strict, loose) conditions of the unknowable filters: strict keeps offers every filter says match;

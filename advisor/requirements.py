@@ -230,6 +230,23 @@ def _judge_by_answers(requirement: Requirement, answers: dict[str, OfferAnswer],
     return Judgement(requirement, status, tuple(evidence))
 
 
+def _judge_infiniband(requirement: Requirement, cells: dict[str, Cell], answers: dict[str, OfferAnswer]) -> Judgement:
+    """A named fabric, read from the offer's own answer where there is one: met where the machine's RDMA fabric is
+    InfiniBand, missing where it has none or another one (RoCE, EFA or GPUDirect-TCPX do not count), unknown where
+    its fabric is unknown, even if the provider has InfiniBand on other machines ("some GPU instance types"). Only
+    an offer with no answer of its own is judged by the provider's sourced `infiniband` cell."""
+    rdma, fabric = answers.get("rdma"), answers.get("fabric")
+    if rdma is None:
+        cell = cell_or_unknown(cells, "infiniband")
+        return Judgement(requirement, _yes_no(cell), (cell,))
+    if rdma.state in NOT_THERE:
+        return Judgement(requirement, MISSING, (answer_cell(rdma),))
+    if rdma.state == "yes" and fabric is not None and fabric.state not in (UNKNOWN, ""):
+        named = replace(answer_cell(fabric), value=fabric.state)
+        return Judgement(requirement, MET if fabric.state == "infiniband" else MISSING, (answer_cell(rdma), named))
+    return Judgement(requirement, UNKNOWN, tuple(answer_cell(a) for a in (rdma, fabric) if a is not None))
+
+
 def judge(requirement: Requirement, cells: dict[str, Cell], gpu: GpuData | None,
           answers: dict[str, OfferAnswer] | None = None) -> Judgement:
     """Met, missing or unknown, read from the offer's own Kubernetes answers where there is one for the
@@ -239,13 +256,7 @@ def judge(requirement: Requirement, cells: dict[str, Cell], gpu: GpuData | None,
     requirement one sourced "yes" is enough, and it is missing only when every alternative is answered no.
     """
     if requirement.key == "infiniband":
-        # A named fabric: missing where the offer's own answer says it has no RDMA fabric at all, else the
-        # provider's sourced `infiniband` cell (RoCE, EFA or GPUDirect-TCPX do not count).
-        rdma = (answers or {}).get("rdma")
-        if rdma is not None and rdma.state in NOT_THERE:
-            return Judgement(requirement, MISSING, (answer_cell(rdma),))
-        cell = cell_or_unknown(cells, "infiniband")
-        return Judgement(requirement, _yes_no(cell), (cell,))
+        return _judge_infiniband(requirement, cells, answers or {})
     if answers:
         judged = _judge_by_answers(requirement, answers, cells)
         if judged is not None:

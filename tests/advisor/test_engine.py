@@ -544,6 +544,27 @@ def test_infiniband_can_be_required_by_name():
     assert [e.source_url for e in judgement.evidence] == ["https://doc/ib"]
 
 
+def test_infiniband_is_judged_by_the_machines_own_fabric_not_by_the_providers_other_machines():
+    # The provider documents InfiniBand on some of its machine types; each offer's own answer decides: its fabric
+    # InfiniBand (met), another fabric (missing: RoCE is RDMA, not InfiniBand), or not known (unknown, never met).
+    c = {"ib": {**MANAGED_PAID, "infiniband": Cell("infiniband", "yes", source_url="https://doc/some-ib")}}
+    offers = [offer(1, provider="ib", price="3.00"), offer(2, provider="ib", price="1.00"),
+              offer(3, provider="ib", price="2.00"), offer(4, provider="ib", price="4.00")]
+    answers = {1: {"rdma": OfferAnswer("rdma", "yes", "", ("https://doc/a",)),
+                   "fabric": OfferAnswer("fabric", "infiniband", "", ("https://doc/a",))},
+               2: {"rdma": OfferAnswer("rdma", "unknown", "ask the provider"),
+                   "fabric": OfferAnswer("fabric", "unknown", "")},
+               3: {"rdma": OfferAnswer("rdma", "yes", ""), "fabric": OfferAnswer("fabric", "roce", "")}}
+    advice = engine.advise(WorkloadSpec(kind="batch", must_haves=("infiniband",)), offers=offers, cells=c,
+                           per_eur={}, answers=answers)
+    # offer 4 has no answer of its own: the provider's cell is all there is
+    assert [o.offer.id for o in advice.options] == [1, 4]
+    assert [(o.offer.id, o.unverified) for o in advice.unverified] == [(2, ("infiniband",))]
+    assert advice.excluded_missing == {"infiniband": 1}
+    (judgement,) = [j for j in advice.unverified[0].judgements if j.requirement.key == "infiniband"]
+    assert judgement.status == "unknown" and [e.value for e in judgement.evidence] == ["unknown", "unknown"]
+
+
 def test_a_replica_across_nodes_needs_a_multi_node_fabric():
     # ceil(140 / 48) = 3 one-GPU nodes per replica. "none" answers no for every RDMA fabric: left out, counted under
     # the fabric; "unk" does not say: unverified, never ranked as verified; "ib" documents InfiniBand.

@@ -13,7 +13,8 @@ type, and gets a memory-backed /dev/shm (NCCL and PyTorch data loaders use share
   select nodes by the labels NVIDIA GPU Feature Discovery sets, `nvidia.com/gpu.memory` (MiB per GPU) and
   `nvidia.com/gpu.count` (https://github.com/NVIDIA/k8s-device-plugin/blob/main/docs/gpu-feature-discovery/README.md),
   which needs GFD (the GPU Operator installs it); MIG and shared GPUs use GFD's `nvidia.com/mig.strategy` and
-  `nvidia.com/gpu.sharing-strategy` everywhere.
+  `nvidia.com/gpu.sharing-strategy`, except where the provider partitions or shares GPUs itself per node pool (GKE:
+  its own labels, whole `nvidia.com/gpu` requests, no ConfigMap; the node-label table's `gpu_sharing`).
 - GPU node pools are commonly tainted `nvidia.com/gpu` (GKE adds `nvidia.com/gpu=present:NoSchedule`); an `Exists`
   toleration matches any value (https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
 - RDMA, where the provider documents the resource a pod requests: EKS's EFA device plugin advertises
@@ -163,19 +164,46 @@ class _Target:
         return self.option.offer
 
     @property
+    def provider_sharing(self) -> node_labels.GpuSharingLabels | None:
+        """The provider's own GPU partitioning and sharing labels (GKE), or None: NVIDIA's device plugin and GFD."""
+        return node_labels.gpu_sharing_labels(self.offer.provider_slug)
+
+    @property
     def by_instance_type(self) -> bool:
         return node_labels.instance_type_label(self.offer.provider_slug, self.offer.instance_type,
                                                documented_only=True) is not None
+
+
+def mig_profile(layout: ReplicaLayout) -> str:
+    """The MIG profile of a layout sharing GPUs by MIG (its resource is the device plugin's
+    `nvidia.com/mig-<profile>`)."""
+    return layout.resource.removeprefix("nvidia.com/mig-")
+
+
+def gpu_request(target: _Target, layout: ReplicaLayout) -> str:
+    """The extended resource a pod asks for: a MIG slice is `nvidia.com/mig-<profile>` under the device plugin's mixed
+    strategy, but a whole `nvidia.com/gpu` where the provider partitions the GPUs itself (GKE)."""
+    if layout.shared == "mig" and target.provider_sharing is not None:
+        return GPU_RESOURCE
+    return layout.resource
 
 
 def _placement(target: _Target, layout: ReplicaLayout) -> tuple[dict, list[dict]]:
     """(nodeSelector, node-affinity expressions) that put a pod on the chosen node type."""
     selector: dict[str, str] = {}
     expressions: list[dict] = []
+    own = target.provider_sharing
     if layout.shared == "mig":
-        selector[LABEL_MIG_STRATEGY] = "mixed"
+        if own is not None:
+            selector[own.partition_label] = mig_profile(layout)
+        else:
+            selector[LABEL_MIG_STRATEGY] = "mixed"
     elif layout.shared in SHARING_STRATEGY_LABEL_VALUES:
-        selector[LABEL_SHARING] = SHARING_STRATEGY_LABEL_VALUES[layout.shared]
+        if own is not None:
+            selector[own.strategy_label] = own.strategy_values[layout.shared]
+            selector[own.clients_label] = str(target.shares_per_gpu)
+        else:
+            selector[LABEL_SHARING] = SHARING_STRATEGY_LABEL_VALUES[layout.shared]
     if target.by_instance_type:
         selector[LABEL_INSTANCE_TYPE] = target.offer.instance_type
     elif layout.resource == GPU_RESOURCE:
@@ -201,8 +229,7 @@ def host_requests(target: _Target, layout: ReplicaLayout) -> dict[str, str]:
         return {}
     pods_per_gpu = 1
     if layout.shared == "mig" and offer.gpu is not None:
-        profile = layout.resource.removeprefix("nvidia.com/mig-")
-        pods_per_gpu = mig_instances_per_gpu(profile, offer.gpu.mig_profiles)
+        pods_per_gpu = mig_instances_per_gpu(mig_profile(layout), offer.gpu.mig_profiles)
     elif layout.shared in SHARING_STRATEGY_LABEL_VALUES:
         pods_per_gpu = target.shares_per_gpu
     share = Decimal(layout.gpus_per_pod) / offer.whole_gpus / pods_per_gpu
@@ -216,7 +243,7 @@ def host_requests(target: _Target, layout: ReplicaLayout) -> dict[str, str]:
 
 def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restart_policy: str,
               rdma: bool, group_label: tuple[str, str] | None = None) -> dict:
-    limits = {layout.resource: str(layout.gpus_per_pod)}
+    limits = {gpu_request(target, layout): str(layout.gpus_per_pod)}
     if rdma and target.rdma is not None:
         limits[target.rdma.resource] = str(target.rdma.count)
     resources: dict = {"limits": limits}
@@ -351,7 +378,7 @@ def _leader_worker_set(target: _Target, layout: ReplicaLayout, spec: WorkloadSpe
 
 def _inference_objects(spec: WorkloadSpec, target: _Target, plan: PackingPlan | None) -> list[dict]:
     objects: list[dict] = []
-    if plan is not None and spec.sharing in (TIME_SLICING, MPS):
+    if plan is not None and spec.sharing in (TIME_SLICING, MPS) and target.provider_sharing is None:
         replicas = plan.time_slicing_replicas if spec.sharing == TIME_SLICING else plan.mps_replicas
         objects.append({
             "apiVersion": "v1", "kind": "ConfigMap",
@@ -435,6 +462,9 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
         notes.append("Needs the JobSet controller: https://jobset.sigs.k8s.io/docs/installation/")
     if spec.kueue_queue:
         notes.append(f"Kueue admits it through the LocalQueue {spec.kueue_queue}.")
+    own = target.provider_sharing
+    if own is not None and spec.sharing in ("mig", *SHARING_STRATEGY_LABEL_VALUES):
+        notes.append(_provider_sharing_note(spec, target, own))
     if target.by_instance_type:
         notes.append(f"Nodes: {LABEL_INSTANCE_TYPE} ({WELL_KNOWN_LABELS_URL}).")
     else:
@@ -455,6 +485,27 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
             notes.append(f"RDMA: {offer.provider_name} documents no Kubernetes resource name for its fabric that we "
                          "found; add its device plugin's resource here.")
     return notes
+
+
+def _provider_sharing_note(spec: WorkloadSpec, target: _Target, own: node_labels.GpuSharingLabels) -> str:
+    """How to create the node pool whose partitioned or shared GPUs the pods select (GKE sets it per pool)."""
+    accelerator = node_labels.accelerator_label(target.offer.provider_slug, target.offer.instance_type)
+    gpu_type = accelerator[1] if accelerator else "<gpu type>"
+    count = target.offer.whole_gpus or "<gpus>"
+    partition_url, sharing_url, mps_url = own.source_urls
+    if spec.sharing == "mig":
+        sizes = sorted({mig_profile(layout) for layout in target.option.layouts if layout.shared})
+        mixed = (" The packing above may put two sizes on one GPU, which one pool cannot: count a pool's GPUs per "
+                 "size." if len(sizes) > 1 else "")
+        return (f"GPU partitions: {target.offer.provider_name} partitions GPUs per node pool, one size a pool; the "
+                f"pods select {own.partition_label} and ask for {GPU_RESOURCE}: 1. Create a pool per size "
+                f"({', '.join(sizes)}): --accelerator type={gpu_type},count={count},gpu-partition-size=<size> "
+                f"({partition_url}).{mixed}")
+    value = own.strategy_values[spec.sharing]
+    return (f"GPU sharing: {target.offer.provider_name} shares GPUs per node pool (no device-plugin ConfigMap); the "
+            f"pods select {own.strategy_label}={value} and {own.clients_label}={target.shares_per_gpu}. Create the "
+            f"pool with --accelerator type={gpu_type},count={count},gpu-sharing-strategy={value},"
+            f"max-shared-clients-per-gpu={target.shares_per_gpu} ({mps_url if spec.sharing == MPS else sharing_url}).")
 
 
 def build_manifest(spec: WorkloadSpec, option: Option, plan: PackingPlan | None) -> Manifest | None:

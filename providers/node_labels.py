@@ -56,6 +56,18 @@ class ProviderLabels:
     basis: str = ""
 
 
+@dataclass(frozen=True)
+class GpuSharingLabels:
+    """A provider that partitions (MIG) or shares (time-sharing, MPS) GPUs itself, per node pool: the node labels a
+    pod selects; the pod asks for whole `nvidia.com/gpu` (one partition or one share)."""
+
+    partition_label: str
+    strategy_label: str
+    strategy_values: dict[str, str]  # the advisor's sharing mode (time_slicing, mps) -> the label's value
+    clients_label: str
+    source_urls: tuple[str, ...]
+
+
 @cache
 def _table() -> dict:
     with DATA_FILE.open("rb") as handle:
@@ -95,6 +107,19 @@ def provider_labels(slug: str) -> ProviderLabels | None:
         inferred=entry.get("confidence") == "inferred",
         basis=entry.get("basis", ""),
     )
+
+
+@cache
+def gpu_sharing_labels(slug: str) -> GpuSharingLabels | None:
+    """The provider's own GPU partitioning and sharing labels, or None where NVIDIA's device plugin and GPU Feature
+    Discovery do it (the GPU Operator, installed by the provider or by you)."""
+    entry = (_table().get(slug) or {}).get("gpu_sharing")
+    if entry is None or slug == "kubernetes":
+        return None
+    return GpuSharingLabels(
+        partition_label=entry["partition_label"], strategy_label=entry["strategy_label"],
+        strategy_values=dict(entry["strategy_values"]), clients_label=entry["clients_label"],
+        source_urls=tuple(entry[key] for key in ("partition_source_url", "source_url", "mps_source_url")))
 
 
 def inferred_notes(slugs) -> list[str]:

@@ -272,6 +272,36 @@ def test_shared_gpu_manifest_carries_the_device_plugin_sharing_config(name, stra
         assert pod(deployment)["nodeSelector"] == {"nvidia.com/gpu.sharing-strategy": label}
 
 
+def test_on_gke_mig_pods_select_the_node_pools_partition_size_and_ask_for_whole_gpus():
+    # GKE partitions a node pool's GPUs itself: a partition is a plain nvidia.com/gpu, the pool labelled with its
+    # size (providers/data/node_labels.toml, gcp.gpu_sharing); GFD's mig.strategy label is not on its nodes.
+    manifest = manifest_for(SPECS["inference_mig"], offer_for("gcp", instance="a3-highgpu-8g"))
+    assert_valid(manifest)
+    deployments = [o for o in manifest.objects if o["kind"] == "Deployment"]
+    assert [limits(pod(d)) for d in deployments] == [{"nvidia.com/gpu": "1"}, {"nvidia.com/gpu": "1"}]
+    assert [pod(d)["nodeSelector"] for d in deployments] == [
+        {"cloud.google.com/gke-gpu-partition-size": "1g.10gb", "node.kubernetes.io/instance-type": "a3-highgpu-8g"},
+        {"cloud.google.com/gke-gpu-partition-size": "3g.40gb", "node.kubernetes.io/instance-type": "a3-highgpu-8g"}]
+    (note,) = [n for n in manifest.notes if n.startswith("GPU partitions:")]
+    assert "type=nvidia-h100-80gb,count=8,gpu-partition-size=<size>" in note and "1g.10gb, 3g.40gb" in note
+
+
+@pytest.mark.parametrize("name, value, clients", [("inference_time_slicing", "time-sharing", "5"),
+                                                  ("inference_mps", "mps", "2")])
+def test_on_gke_shared_gpus_are_the_node_pools_setting_not_a_device_plugin_config(name, value, clients):
+    manifest = manifest_for(SPECS[name], offer_for("gcp", instance="a3-highgpu-8g"))
+    assert_valid(manifest)
+    assert "ConfigMap" not in {o["kind"] for o in manifest.objects}  # GKE installs and configures the plugin
+    for deployment in (o for o in manifest.objects if o["kind"] == "Deployment"):
+        assert limits(pod(deployment)) == {"nvidia.com/gpu": "1"}
+        assert pod(deployment)["nodeSelector"] == {
+            "cloud.google.com/gke-gpu-sharing-strategy": value,
+            "cloud.google.com/gke-max-shared-clients-per-gpu": clients,
+            "node.kubernetes.io/instance-type": "a3-highgpu-8g"}
+    (note,) = [n for n in manifest.notes if n.startswith("GPU sharing:")]
+    assert f"gpu-sharing-strategy={value},max-shared-clients-per-gpu={clients}" in note
+
+
 def test_batch_is_a_plain_parallel_job():
     (job,) = manifest_for(SPECS["batch"]).objects
     assert (job["kind"], job["spec"]["parallelism"]) == ("Job", 5)

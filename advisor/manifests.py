@@ -467,8 +467,15 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
         notes.append(_provider_sharing_note(spec, target, own))
     if target.by_instance_type:
         notes.append(f"Nodes: {LABEL_INSTANCE_TYPE} ({WELL_KNOWN_LABELS_URL}).")
+    elif any(layout.resource == GPU_RESOURCE or layout.shared for layout in target.option.layouts):
+        notes.append(f"Nodes: by the labels NVIDIA GPU Feature Discovery sets ({LABEL_MEMORY}, {LABEL_COUNT}; the "
+                     "GPU Operator installs GFD). Check that your nodes carry them (kubectl get nodes --show-labels); "
+                     f"where {offer.provider_name} runs the GPU software itself and its nodes do not, select its own "
+                     "node labels instead.")
     else:
-        notes.append("Nodes: by the labels NVIDIA GPU Feature Discovery sets (install the GPU Operator or GFD).")
+        notes.append(f"Nodes: not selected by label: {offer.provider_name} documents no node label naming this "
+                     "machine type that we found, so the pods go to any node with free GPUs of their resource; add "
+                     "a nodeSelector for the node pool you create.")
     spans_nodes = (spec.kind == TRAINING and spec.nodes > 1) or any(
         layout.pods_per_replica > 1 for layout in target.option.layouts)
     if spans_nodes:

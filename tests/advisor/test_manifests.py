@@ -302,6 +302,19 @@ def test_on_gke_shared_gpus_are_the_node_pools_setting_not_a_device_plugin_confi
     assert f"gpu-sharing-strategy={value},max-shared-clients-per-gpu={clients}" in note
 
 
+def test_the_node_note_never_tells_a_provider_that_runs_the_gpu_software_to_install_the_gpu_operator():
+    # CoreWeave says not to install the GPU Operator on CKS; an AMD machine has no NVIDIA labels to select at all.
+    note = next(n for n in manifest_for(SPECS["training"], OFFERS["coreweave"]).notes if n.startswith("Nodes:"))
+    assert "GPU Feature Discovery" in note and "kubectl get nodes --show-labels" in note
+    assert "install the GPU Operator" not in note
+    mi300x = GpuData(slug="mi300x", name="AMD Instinct MI300X", memory_gb=D(192), vendor="amd")
+    manifest = manifest_for(SPECS["batch"], offer_for("crusoe", gpus="8", instance="mi300x.8x", gpu=mi300x))
+    (spec,) = pod_specs(manifest.objects[0])
+    assert limits(spec) == {"amd.com/gpu": "1"} and "affinity" not in spec and "nodeSelector" not in spec
+    (note,) = [n for n in manifest.notes if n.startswith("Nodes:")]
+    assert note.startswith("Nodes: not selected by label") and "Feature Discovery" not in note
+
+
 def test_batch_is_a_plain_parallel_job():
     (job,) = manifest_for(SPECS["batch"]).objects
     assert (job["kind"], job["spec"]["parallelism"]) == ("Job", 5)

@@ -10,7 +10,11 @@ What the reader does, and so what this file is:
   label (topology.kubernetes.io/region) and the value of the row's InstanceIDField, here
   `metadata.labels.node.kubernetes.io/instance-type`. The reader keeps ONE InstanceIDField for all node rows, so every
   node row uses that one. A provider whose region label values are not documented gets a row without Region
-  (the reader's fallback key) only when the machine has one price in every selected region; else it is left out.
+  (the reader's fallback key) only when the machine has one price in every selected region and its instance type is
+  lower case; else it is left out. The reader stores every key lower-cased but looks a node up by its label's own
+  case: a region-less row is found only through that lookup, so `BM.GPU.A10.4` (OKE) never would be. A row with
+  Region is also found by its class key (region, instance type and "node" as written), so a mixed-case instance type
+  with a region (AKS's `Standard_ND96isr_H100_v5`) is.
 - `gpu` rows are keyed by InstanceID alone (Region must be empty) and matched against the node label named by their
   InstanceIDField (a bare label key); OpenCost then ADDS GPUs x that price to the node row's price, the GPU count
   being the node's `nvidia.com/gpu` capacity.
@@ -83,6 +87,11 @@ def opencost_rows(selection: Selection) -> tuple[list[tuple], list[tuple], Skipp
         if not regional and len({row["price_hour_usd"] for row in rows}) > 1:
             for _ in rows:
                 skipped.add(f"{slug}: region label values not documented and the price differs by region")
+            continue
+        if not regional and instance_type != instance_type.lower():
+            for _ in rows:
+                skipped.add(f"{slug}: region label values not documented, and a row without Region is found only "
+                            "for a lower-case instance type (the reader lower-cases its keys, not the node's label)")
             continue
         for row in rows if regional else rows[:1]:
             region = node_labels.region_value(slug, row["region"]) or ""

@@ -12,8 +12,8 @@ import yaml
 from django.core.management import call_command
 from rest_framework.test import APIClient
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "exports" / "schemas" /
-                     "skypilot-kubernetes-pricing.json").read_text())
+SCHEMA_DIR = Path(__file__).resolve().parents[2] / "exports" / "schemas"
+SCHEMA = json.loads((SCHEMA_DIR / "skypilot-kubernetes-pricing.json").read_text())
 
 
 def export(query: str = "") -> tuple[dict, str]:
@@ -30,6 +30,16 @@ def test_the_block_passes_skypilots_schema_with_canonical_names(machines):
     assert set(rates) == {"H100", "L4", "A100-80GB"}
     assert rates["H100"] == 2.99  # the cheapest per-GPU all-in rate among the selected offers (lambda)
     assert "GPU mi300x has no SkyPilot canonical name" in text
+
+
+def test_every_name_we_write_is_one_of_skypilots_canonical_gpu_names():
+    from exports.skypilot import SKYPILOT_NAMES
+
+    recorded = json.loads((SCHEMA_DIR / "skypilot-canonical-gpu-names.json").read_text())
+    canonical = set(recorded["names"])
+    assert set(SKYPILOT_NAMES.values()) | {"H100-MEGA"} <= canonical
+    # AWS's Graviton T4G (g5g) is SkyPilot's T4g, not left out as nameless
+    assert SKYPILOT_NAMES["t4g"] == "T4g" and "T4g" in canonical
 
 
 def test_per_context_block_passes_the_schema(machines):

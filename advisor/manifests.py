@@ -106,8 +106,9 @@ class Rdma:
     note: str
 
 
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
 RDMA_RESOURCES = {
-    "aws": Rdma("vpc.amazonaws.com/efa", 1, "https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html",
+    "aws": Rdma(EFA_RESOURCE, 1, "https://docs.aws.amazon.com/eks/latest/userguide/device-management-efa.html",
                 "EFA: raise vpc.amazonaws.com/efa to the instance's number of EFA interfaces to use them all."),
     "coreweave": Rdma("rdma/ib", 1, "https://docs.coreweave.com/products/networking/hpc-interconnect/use-gpudirect-rdma",
                       "InfiniBand: rdma/ib 1 schedules the pod on an InfiniBand node."),
@@ -162,6 +163,14 @@ class _Target:
     @property
     def offer(self):
         return self.option.offer
+
+    @property
+    def rdma_count(self) -> int:
+        """How many of the RDMA resource a pod asks for: every EFA interface of the instance where its facts state
+        them (EKS advertises one vpc.amazonaws.com/efa per interface), else the resource's documented count."""
+        if self.rdma is not None and self.rdma.resource == EFA_RESOURCE and self.offer.efa_interfaces:
+            return self.offer.efa_interfaces
+        return self.rdma.count if self.rdma is not None else 0
 
     @property
     def provider_sharing(self) -> node_labels.GpuSharingLabels | None:
@@ -245,7 +254,7 @@ def _pod_spec(target: _Target, layout: ReplicaLayout, *, container: dict, restar
               rdma: bool, group_label: tuple[str, str] | None = None) -> dict:
     limits = {gpu_request(target, layout): str(layout.gpus_per_pod)}
     if rdma and target.rdma is not None:
-        limits[target.rdma.resource] = str(target.rdma.count)
+        limits[target.rdma.resource] = str(target.rdma_count)
     resources: dict = {"limits": limits}
     requests = host_requests(target, layout)
     if requests:
@@ -479,7 +488,10 @@ def _notes(spec: WorkloadSpec, target: _Target, objects: list[dict]) -> list[str
     spans_nodes = (spec.kind == TRAINING and spec.nodes > 1) or any(
         layout.pods_per_replica > 1 for layout in target.option.layouts)
     if spans_nodes:
-        if target.rdma is not None:
+        if target.rdma is not None and target.rdma_count != target.rdma.count:
+            notes.append(f"RDMA: {EFA_RESOURCE} {target.rdma_count}, every EFA interface of {offer.instance_type} "
+                         f"({target.rdma.source_url}).")
+        elif target.rdma is not None:
             notes.append(f"RDMA: {target.rdma.note} ({target.rdma.source_url})")
         elif offer.provider_slug == "gcp":
             notes.append("Fabric: on GKE, pods on A3 machines talk across nodes at full bandwidth only through "

@@ -60,6 +60,7 @@ def _filtered(data: dict[str, str]) -> QuerySet[Offer]:
 OFFER_FIELDS = (
     "id", "instance_type", "region", "country", "continent", "gpu_name", "gpu_count", "gpu_memory_gb",
     "price_hour_usd", "spot_price_hour_usd", "availability", "last_seen", "vcpus", "ram_gb", "form_factor",
+    "efa_interfaces",
     "provider__slug", "provider__name", "provider__name_zh", "provider__kind", "source__name", "source__url",
     "gpu__slug", "gpu__name", "gpu__memory_gb", "gpu__vendor", "gpu__mig_profiles", "gpu__mig_source_url",
     "gpu__source_url", "gpu__family",
@@ -93,7 +94,7 @@ def _offer_data(offer: Offer) -> OfferData:
         gpu_memory_gb=offer.gpu_memory_gb, price_hour_usd=offer.price_hour_usd,
         spot_price_hour_usd=offer.spot_price_hour_usd, availability=offer.availability,
         source_name=offer.source.name, source_url=offer.source.url, last_seen=offer.last_seen,
-        vcpus=offer.vcpus, ram_gb=offer.ram_gb, form_factor=offer.form_factor,
+        vcpus=offer.vcpus, ram_gb=offer.ram_gb, form_factor=offer.form_factor, efa_interfaces=offer.efa_interfaces,
         gpu=GpuData(slug=gpu.slug, name=gpu.name, memory_gb=gpu.memory_gb, vendor=gpu.vendor,
                            mig_profiles=tuple(gpu.mig_profiles or ()), mig_source_url=gpu.mig_source_url,
                            source_url=gpu.source_url, family=gpu.family) if gpu else None,

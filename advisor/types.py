@@ -181,6 +181,7 @@ class OfferData:
     vcpus: Decimal | None = None  # the machine's host resources, where the source states them
     ram_gb: Decimal | None = None
     form_factor: str = ""  # sxm / pcie / nvl where the machine's sources state it
+    efa_interfaces: int | None = None  # AWS: the instance type's EFA interfaces, where its facts state them
 
     @property
     def memory_per_gpu_gb(self) -> Decimal | None:

@@ -218,6 +218,23 @@ def test_a_replica_across_nodes_is_a_leader_worker_set_with_rdma_where_documente
     assert service["spec"]["selector"] == {"leaderworkerset.sigs.k8s.io/name": "llama-3.1-405b", "role": "leader"}
 
 
+def test_an_aws_pod_across_nodes_asks_for_every_efa_interface_the_instance_has():
+    # EKS advertises one vpc.amazonaws.com/efa per interface; p5.48xlarge has 32 (its instance facts): asking for 1
+    # would use one of them. Without the fact, 1 and a note saying to raise it.
+    from dataclasses import replace
+
+    known = replace(OFFERS["aws"], efa_interfaces=32)
+    manifest = manifest_for(SPECS["training"], known)
+    (spec,) = pod_specs(manifest.objects[0])
+    assert limits(spec)["vpc.amazonaws.com/efa"] == "32"
+    assert any(n.startswith("RDMA: vpc.amazonaws.com/efa 32, every EFA interface of p5.48xlarge")
+               for n in manifest.notes)
+    unknown = manifest_for(SPECS["training"], OFFERS["aws"])
+    (spec,) = pod_specs(unknown.objects[0])
+    assert limits(spec)["vpc.amazonaws.com/efa"] == "1"
+    assert any("raise vpc.amazonaws.com/efa" in n for n in unknown.notes)
+
+
 def test_training_is_a_jobset_with_rendezvous_rdma_and_an_optional_kueue_queue():
     (jobset,) = manifest_for(SPECS["training"], OFFERS["coreweave"]).objects
     assert (jobset["kind"], jobset["metadata"]["labels"]["kueue.x-k8s.io/queue-name"]) == ("JobSet", "team-a")

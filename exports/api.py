@@ -32,12 +32,12 @@ from providers.filters import OfferFilterSet, multi_valued_parameters, offer_fil
 from providers.limits import export_slot
 
 from . import dataset
-from .kueue import ORDERS, kueue_yaml
+from .kueue import ORDERS, SPOT_FLAVORS, kueue_yaml
 from .machines import selection
 from .opencost import opencost_csv
 from .skypilot import skypilot_yaml
 
-KUEUE_PARAMETERS = frozenset({"gpu_quota", "namespace", "queue", "order"})
+KUEUE_PARAMETERS = frozenset({"gpu_quota", "namespace", "queue", "order", "spot_flavors"})
 TOOL_PARAMETERS = {"opencost": frozenset(), "kueue": KUEUE_PARAMETERS, "skypilot": frozenset({"context"})}
 CONTENT_TYPES = {"opencost": "text/csv; charset=utf-8", "kueue": "application/yaml; charset=utf-8",
                  "skypilot": "application/yaml; charset=utf-8"}
@@ -77,8 +77,12 @@ def tool_options(tool: str, params) -> dict:
         order = params.get("order", "price")
         if order not in ORDERS:
             raise ValidationError({"order": [f"Use one of: {', '.join(ORDERS)}."]})
+        spot_flavors = params.get("spot_flavors", "after")
+        if spot_flavors not in SPOT_FLAVORS:
+            raise ValidationError({"spot_flavors": [f"Use one of: {', '.join(SPOT_FLAVORS)}."]})
         return {"gpu_quota": _whole_number(params, "gpu_quota", 8, 1_000_000), "namespace": _name(
-            params, "namespace", "default"), "queue": _name(params, "queue", "gpu"), "order": order}
+            params, "namespace", "default"), "queue": _name(params, "queue", "gpu"), "order": order,
+            "spot_flavors": spot_flavors}
     if tool == "skypilot":
         context = params.get("context")
         if context is not None and not (0 < len(context) <= 253 and "\x00" not in context):
@@ -105,6 +109,8 @@ KUEUE_OPTIONS = [
                      description="the ClusterQueue's and LocalQueue's name (default `gpu`)."),
     OpenApiParameter("order", str, enum=list(ORDERS),
                      description="flavours by price per GPU-hour, or that price over the 7-day in-stock share."),
+    OpenApiParameter("spot_flavors", str, enum=list(SPOT_FLAVORS),
+                     description="spot flavours after every on-demand one (default), mixed in by price, or none."),
 ]
 SKYPILOT_OPTIONS = [
     OpenApiParameter("context", {"type": "string", "minLength": 1, "maxLength": 253, "pattern": "^[^\\x00]*$"},

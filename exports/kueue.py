@@ -9,7 +9,9 @@ it admits there (https://kueue.sigs.k8s.io/docs/concepts/resource_flavor/). The 
 8 taints and 8 tolerations per flavour and 64 flavours per resource group: a machine beyond the 64th is left out and
 counted, as is a machine whose node labels are not documented (never a made-up label).
 
-Order: by the machine type's lowest hourly price per GPU among the selected offers (spot price for a spot flavour);
+Order: spot flavours after every on-demand one (`spot_flavors=after`, the default; `mixed` ranks them by price with
+the others, `none` leaves them out), each group by the machine type's lowest hourly price per GPU among the
+selected offers (spot price for a spot flavour);
 with `order=in_stock`, that price divided by the share of the last 7 days the offer was seen in stock, so a
 flavour that is often out of stock moves down (offers with no recorded stock keep their plain price; 0% goes last).
 """
@@ -29,6 +31,9 @@ API_VERSION = "kueue.x-k8s.io/v1beta2"
 MAX_FLAVORS = 64  # per resource group (ClusterQueue CRD, spec.resourceGroups[].flavors maxItems)
 GPU_RESOURCE = "nvidia.com/gpu"
 ORDERS = ("price", "in_stock")
+# Where spot flavours go: after every on-demand one (the default: a job is admitted onto capacity that can be taken
+# back only when the on-demand quota is used up), mixed in by price (the old order, spot usually first), or none.
+SPOT_FLAVORS = ("after", "mixed", "none")
 
 
 def flavor_name(provider: str, instance_type: str, spot: bool) -> str:
@@ -45,7 +50,7 @@ def _rank(price: Decimal, share, order: str) -> tuple:
 
 
 def kueue_objects(selection: Selection, *, gpu_quota: int, namespace: str, queue: str,
-                  order: str = "price") -> tuple[list[dict], Skipped, list[str]]:
+                  order: str = "price", spot_flavors: str = "after") -> tuple[list[dict], Skipped, list[str]]:
     """(objects, skipped, notes): ResourceFlavors, then the ClusterQueue, then the LocalQueue."""
     skipped = Skipped()
     best: dict[str, dict] = {}  # flavour name -> {labels, taints, price, share, offer}
@@ -63,15 +68,16 @@ def kueue_objects(selection: Selection, *, gpu_quota: int, namespace: str, queue
             continue
         choices = [(False, row["price_hour_usd"], labels, None)]
         marker = node_labels.provider_labels(slug).spot
-        if row["spot_price_hour_usd"] is not None and marker is not None:
+        if row["spot_price_hour_usd"] is not None and marker is not None and spot_flavors != "none":
             choices.append((True, row["spot_price_hour_usd"], {**labels, marker.key: marker.value}, marker.taint))
         for spot, price, flavour_labels, taint in choices:
             name = flavor_name(slug, instance_type, spot)
             per_gpu = price / gpus
             if name not in best or per_gpu < best[name]["price"]:
-                best[name] = {"labels": flavour_labels, "taint": taint, "price": per_gpu,
+                best[name] = {"labels": flavour_labels, "taint": taint, "price": per_gpu, "spot": spot,
                               "share": row["in_stock_share_7d"], "offer": row}
-    ranked = sorted(best.items(), key=lambda item: (*_rank(item[1]["price"], item[1]["share"], order), item[0]))
+    ranked = sorted(best.items(), key=lambda item: (item[1]["spot"] and spot_flavors == "after",
+                                                    *_rank(item[1]["price"], item[1]["share"], order), item[0]))
     for _ in ranked[MAX_FLAVORS:]:
         skipped.add(f"beyond the {MAX_FLAVORS} flavours a ClusterQueue resource group may list")
     ranked = ranked[:MAX_FLAVORS]
@@ -106,7 +112,8 @@ def kueue_objects(selection: Selection, *, gpu_quota: int, namespace: str, queue
 def kueue_yaml(selection: Selection, **options) -> str:
     objects, skipped, notes = kueue_objects(selection, **options)
     lines = [*selection.header_lines("Kueue"), f"objects: {API_VERSION} as in Kueue v0.19.2's CRDs",
-             f"flavours in preference order ({options.get('order', 'price')}), each {GPU_RESOURCE} quota "
+             f"flavours in preference order ({options.get('order', 'price')}; spot flavours "
+             f"{options.get('spot_flavors', 'after')}), each {GPU_RESOURCE} quota "
              f"{options['gpu_quota']}:", *notes, *skipped.lines()]
     head = "".join(f"# {line}\n" for line in lines)
     # One document, a v1 List, which `kubectl apply -f` applies item by item: a single YAML document is what every

@@ -79,10 +79,22 @@ def test_flavours_are_listed_cheapest_per_gpu_first_and_unknown_labels_are_left_
     objects, text = export()
     queue = next(obj for obj in objects if obj["kind"] == "ClusterQueue")
     names = [flavor["name"] for flavor in queue["spec"]["resourceGroups"][0]["flavors"]]
-    # per GPU: azure A100 spot 0.404, g2 spot 0.3 ... cheapest first
-    assert names[0] == "gcp-g2-standard-4-spot"
-    assert names.index("azure-standard-nc24ads-a100-v4-spot") < names.index("gcp-g2-standard-4")
+    # on-demand flavours first, cheapest per GPU first, then the spot ones (capacity that can be taken back only
+    # once the on-demand quota is used up)
+    spot = [name.endswith("-spot") for name in names]
+    assert any(spot) and spot == sorted(spot)
     assert names.index("aws-p5.48xlarge") < names.index("gcp-a3-highgpu-8g")  # 6.88 < 11.06 per GPU
+    assert names.index("gcp-g2-standard-4-spot") < names.index("azure-standard-nc24ads-a100-v4-spot")  # 0.3 < 0.404
+    # mixed: by price alone, spot among the others (g2 spot at 0.3 per GPU first); none: no spot flavour at all
+    mixed, _ = export("spot_flavors=mixed")
+    mixed_names = [f["name"] for f in next(o for o in mixed if o["kind"] == "ClusterQueue")["spec"][
+        "resourceGroups"][0]["flavors"]]
+    assert mixed_names[0] == "gcp-g2-standard-4-spot"
+    assert names.index("azure-standard-nc24ads-a100-v4-spot") > names.index("gcp-g2-standard-4")
+    assert sorted(mixed_names) == sorted(names)
+    without, _ = export("spot_flavors=none")
+    assert [o["metadata"]["name"] for o in without if o["kind"] == "ResourceFlavor"] == [
+        name for name in names if not name.endswith("-spot")]
     assert not any(name.startswith("lambda") for name in names)
     assert "lambda: the instance-type label value of its nodes is not documented" in text
     assert "not an NVIDIA GPU" in text
@@ -113,6 +125,7 @@ def test_in_stock_order_moves_a_rarely_available_flavour_down(machines):
 
 
 @pytest.mark.parametrize("query, name", [("gpu_quota=ten", "gpu_quota"), ("order=cheap", "order"),
+                                         ("spot_flavors=first", "spot_flavors"),
                                          ("namespace=Team_A", "namespace"), ("context=x", "context")])
 def test_bad_options_are_a_400_naming_them(machines, query, name):
     response = APIClient().get(f"/api/v1/exports/kueue/?{query}")

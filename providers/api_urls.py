@@ -6,6 +6,7 @@ other missing object rather than the site's HTML error page.
 """
 
 from django.urls import path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import api
@@ -28,6 +29,9 @@ urlpatterns = [
     path("v1/sources/", api.SourceListApi.as_view(), name="source-list"),
     path("v1/compare/", api.CompareApi.as_view(), name="compare"),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    # Where people look for them next to the versioned operations: sent on to the one schema and docs page.
+    path("v1/schema/", RedirectView.as_view(pattern_name="api:schema", query_string=True)),
+    path("v1/docs/", RedirectView.as_view(pattern_name="api:docs", query_string=True)),
     # The split view serves Swagger UI's start-up script from its own URL, and our template moves its inline style
     # to a file: the strict Content-Security-Policy (comparator.security) allows no inline script or style.
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema", template_name="api/swagger_ui.html"),

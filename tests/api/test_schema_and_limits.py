@@ -20,6 +20,15 @@ def schema(api):
     return yaml.safe_load(response.content)
 
 
+@pytest.mark.parametrize(("asked", "found"), [("/api/v1/schema/", "/api/schema/"),
+                                               ("/api/v1/schema/?format=json", "/api/schema/?format=json"),
+                                               ("/api/v1/docs/", "/api/docs/")])
+def test_the_schema_and_docs_are_found_under_v1_too(api, asked, found):
+    response = api.get(asked)
+    assert (response.status_code, response["Location"]) == (302, found)
+    assert api.get(found).status_code == 200
+
+
 def test_schema_is_openapi_3_and_documents_every_operation(schema):
     assert schema["openapi"].startswith("3.")
     for path in ("/api/v1/offers/", "/api/v1/offers/{offer_id}/", "/api/v1/offers/{offer_id}/history/",

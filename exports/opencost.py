@@ -83,7 +83,13 @@ def opencost_rows(selection: Selection) -> tuple[list[tuple], list[tuple], Skipp
     for (slug, instance_type), rows in machines.items():
         label = node_labels.accelerator_label(slug, instance_type)
         gpu_price = gpu_rows[label][0] if label else Decimal(0)
-        regional = node_labels.region_value(slug, rows[0]["region"]) is not None
+        regional = node_labels.provider_labels(slug).region_known
+        if regional:
+            placed = [row for row in rows if node_labels.region_value(slug, row["region"]) is not None]
+            for _ in range(len(rows) - len(placed)):
+                skipped.add(f"{slug}: a region its nodes' region label never carries (an AWS Local Zone or "
+                            "Wavelength Zone carries its parent Region's, and is priced apart from it)")
+            rows = placed
         if not regional and len({row["price_hour_usd"] for row in rows}) > 1:
             for _ in rows:
                 skipped.add(f"{slug}: region label values not documented and the price differs by region")

@@ -54,6 +54,7 @@ class ProviderLabels:
     verified_on: str
     inferred: bool = False  # values read from the provider's own code, not a page about its managed Kubernetes
     basis: str = ""
+    region_pattern: str = ""  # the offer regions its nodes' region label carries (AWS: not Local Zone groups)
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def provider_labels(slug: str) -> ProviderLabels | None:
         verified_on=str(entry["verified_on"]),
         inferred=entry.get("confidence") == "inferred",
         basis=entry.get("basis", ""),
+        region_pattern=entry.get("region_pattern", ""),
     )
 
 
@@ -153,6 +155,8 @@ def region_value(slug: str, region: str) -> str | None:
     labels = provider_labels(slug)
     if labels is None or not labels.region_known or not region or not valid_label_value(region):
         return None
+    if labels.region_pattern and not re.match(labels.region_pattern, region):
+        return None  # an AWS Local Zone or Wavelength Zone group: its nodes carry the parent Region
     return region
 
 

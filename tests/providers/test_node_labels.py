@@ -44,6 +44,10 @@ def test_instance_type_labels_only_where_documented_and_valid():
 def test_region_values_accelerator_values_and_the_aks_spot_taint():
     assert node_labels.region_value("gcp", "us-central1") == "us-central1"
     assert node_labels.region_value("oci", "us-ashburn-1") is None
+    # an AWS Local Zone or Wavelength Zone group is not a region label value: its nodes carry the parent Region
+    assert [node_labels.region_value("aws", region) for region in (
+        "us-east-1", "us-gov-west-1", "us-west-2-lax-1", "eu-west-3-wl1-cmn1")] == [
+        "us-east-1", "us-gov-west-1", None, None]
     assert node_labels.accelerator_label("gcp", "a3-megagpu-8g") == ("cloud.google.com/gke-accelerator",
                                                                      "nvidia-h100-mega-80gb")
     assert node_labels.accelerator_label("gcp", "n1-standard-4") is None

@@ -607,3 +607,11 @@ def offer_kubernetes_answers(*, offer_ids) -> dict[int, dict[str, OfferAnswer]]:
     never_derived = kubernetes_answers_of(None)
     return {offer_id: built.get(profile_id, never_derived) for offer_id, profile_id in profile_of.items()}
 
+
+
+def offer_places(*, provider: Provider) -> list[tuple[str, int]]:
+    """(continent code, how many regions) where the provider's active offers are, most regions first: where our
+    sources list its machines, which is not all the provider sells (a catalog may cover some regions only)."""
+    rows = (Offer.objects.filter(provider=provider, is_active=True).exclude(continent="").order_by()
+            .values("continent").annotate(regions=Count("region", distinct=True)))
+    return sorted(((row["continent"], row["regions"]) for row in rows), key=lambda item: (-item[1], item[0]))

@@ -30,6 +30,7 @@ from providers import capacity, offer_reads, pricing, selectors, versions
 from providers.capabilities import CAPABILITIES, GROUPS, QUESTIONS, UNKNOWN
 from providers.coverage import offers_left_out_for_unknown
 from providers.filters import (
+    CONTINENTS,
     OfferFilterSet,
     multi_valued_parameters,
     offer_filterset,
@@ -375,6 +376,19 @@ def _capability_groups(cells: dict[str, Capability]):
     return groups
 
 
+def _places(provider: Provider) -> dict:
+    """Where our sources list the provider's offers (continent, regions) and the continents where they list none:
+    said on its page, so that a filter by continent that finds none of its machines is not read as "it sells none
+    there" (Azure's bundled catalog covers US regions only)."""
+    names = dict(CONTINENTS)
+    places = selectors.offer_places(provider=provider)
+    found = {code for code, _regions in places}
+    missing = [str(name) for code, name in CONTINENTS[:6] if code not in found] if places else []
+    separator = "、" if (get_language() or "").startswith("zh") else ", "
+    return {"places": [(names.get(code, code), regions) for code, regions in places],
+            "places_missing": separator.join(missing)}
+
+
 def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
     """Capability matrix with sources, managed versus bring-your-own for this provider, facts from its API, its
     offers (through the shared FilterSet) and the health of its data sources and of our source links."""
@@ -403,6 +417,7 @@ def provider_detail(request: HttpRequest, slug: str) -> HttpResponse:
         "node_software": node_summary.provider_summary(provider.slug),
         "capacity_ways": [way.as_dict() for way in capacity.provider_ways(provider.slug)],
         "unpriced": pricing.UNPRICED.get(provider.slug),
+        **_places(provider),
     })
 
 

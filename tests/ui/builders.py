@@ -51,7 +51,8 @@ def offer(prov, src, gpu_model, instance_type, price_per_gpu, *, count=1, region
     now = timezone.now()
     per_gpu = Decimal(price_per_gpu)
     created = Offer.objects.create(
-        provider=prov, source=src, instance_type=instance_type, region=region, country="US", continent="NA",
+        provider=prov, source=src, instance_type=instance_type, region=region, country=extra.pop("country", "US"),
+        continent=extra.pop("continent", "NA"),
         region_confirmed=extra.pop("region_confirmed", True), gpu=gpu_model,
         gpu_name=gpu_model.name if gpu_model else "Mystery GPU", gpu_count=Decimal(count),
         gpu_memory_gb=gpu_model.memory_gb if gpu_model else None, currency="USD",

@@ -11,7 +11,7 @@ from django.http import QueryDict
 from django.utils.translation import gettext_lazy as _
 
 from providers.filters import OfferFilterSet
-from providers.filters.fields import CatalogChoiceField, catalog_spelling
+from providers.filters.fields import CatalogChoiceField, accepted_values, catalog_spelling
 
 from .filter_panel import BOOLEAN_FILTERS, CHECKBOX_FILTERS
 
@@ -53,9 +53,7 @@ def canonical_query(params: QueryDict) -> QueryDict:
             parts = [part.strip() for value in values for part in value.split(",")]
             values = [renamed.get(part, part) for part in parts]
             if key in CATALOG_CHOICES:
-                choices = CATALOG_CHOICES[key]
-                accepted = {str(value) for value, _label in (choices() if callable(choices) else choices)}
-                values = catalog_spelling(values, accepted)
+                values = catalog_spelling(values, accepted_values(CATALOG_CHOICES[key]))
         kept = [v for v in values if v.strip() and not (key in BOOLEAN_FILTERS and v == "unknown")
                 and DISPLAY_DEFAULTS.get(key) != v]
         if kept:

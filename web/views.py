@@ -39,6 +39,7 @@ from providers.filters import (
 )
 from providers.models import Capability, Provider, in_language
 from providers.presentation import gpu_name, price_per_gpu
+from scrapers.normalize import GLOBAL
 
 from .availability import duration_text, share_text, stock_text
 from .badges import kubernetes_answers_html, label_cells, offer_kubernetes_html
@@ -383,7 +384,7 @@ def _places(provider: Provider) -> dict:
     names = dict(CONTINENTS)
     places = selectors.offer_places(provider=provider)
     found = {code for code, _regions in places}
-    missing = [str(name) for code, name in CONTINENTS[:6] if code not in found] if places else []
+    missing = [str(name) for code, name in CONTINENTS if code not in found and code != GLOBAL] if places else []
     separator = "、" if (get_language() or "").startswith("zh") else ", "
     return {"places": [(names.get(code, code), regions) for code, regions in places],
             "places_missing": separator.join(missing)}

@@ -49,12 +49,8 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
 
     def accepted(self) -> set[str]:
         """The accepted values, read once per clean: Django checks each value against the choices one by one, and
-        iterating database-backed choices (GPU or provider slugs) normalises the whole list again each time; the
-        callable's own list (kept per data version, providers.filters.gpu_choices) is read as it is."""
-        choices = self.choices
-        if isinstance(choices, CallableChoiceIterator):
-            choices = choices.func()
-        return {str(key) for key, _label in choices}
+        iterating database-backed choices (GPU or provider slugs) normalises the whole list again each time."""
+        return accepted_values(self.choices)
 
     def validate(self, value, accepted: set[str] | None = None):
         if not value:
@@ -65,6 +61,16 @@ class CommaMultipleChoiceField(forms.MultipleChoiceField):
         for item in value:
             if item not in valid:
                 raise invalid_choice(item, valid)
+
+
+def accepted_values(choices) -> set[str]:
+    """The keys of a choice list, a callable giving one, or Django's wrapper of that callable: the callable's own
+    list (kept per data version, providers.filters.gpu_choices) is read as it is, not normalised again."""
+    if isinstance(choices, CallableChoiceIterator):
+        choices = choices.func
+    if callable(choices):
+        choices = choices()
+    return {str(key) for key, _label in choices}
 
 
 def catalog_spelling(values: list[str], valid: set[str]) -> list[str]:
